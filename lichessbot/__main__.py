@@ -1,0 +1,3 @@
+from lichessbot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""The ``lichessbot`` command.
+
+Each subcommand lives in the module of the room that owns it. That module provides
+``add_arguments(parser)`` and ``run(args) -> int``; it is imported only when its subcommand runs,
+so ``lichessbot uci`` starts without loading the lichess client and ``lichessbot play`` without the
+match runner.
+
+Errors meant for the user (:class:`lichessbot.errors.LichessbotError`) are printed as one line on
+stderr, with exit status 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from lichessbot import __version__
+from lichessbot.errors import LichessbotError
+
+# name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "play": ("lichessbot.play.service", "run the lichess bot"),
+    "check-config": ("lichessbot.play.check_config", "validate a config file and exit"),
+    "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
+    "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
+    "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
+    "match": ("lichessbot.match", "play a match between two UCI engines"),
+}
+_BENCH: dict[str, tuple[str, str]] = {
+    "nn": ("lichessbot.engine.bench", "network evaluations per second by batch size"),
+    "search": ("lichessbot.search.bench", "search nodes per second"),
+    "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
+}
+
+
+def _add(sub: argparse._SubParsersAction, name: str, module: str, help_: str) -> None:
+    p = sub.add_parser(name, help=help_, description=help_)
+    p.set_defaults(_module=module)
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name != module:
+            raise
+        p.set_defaults(_missing=True)
+        return
+    mod.add_arguments(p)
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The argument parser. Only the module of the chosen subcommand is imported."""
+    parser = argparse.ArgumentParser(prog="lichessbot", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"lichessbot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_) in _COMMANDS.items():
+        if name == chosen:
+            _add(sub, name, module, help_)
+        else:
+            sub.add_parser(name, help=help_)
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman)")
+    bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
+    rest = [a for a in argv if not a.startswith("-")]
+    bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None
+    for name, (module, help_) in _BENCH.items():
+        if name == bchosen:
+            _add(bsub, name, module, help_)
+        else:
+            bsub.add_parser(name, help=help_)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lichessbot`` console script. Returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list)
+    args = parser.parse_args(args_list)
+    if getattr(args, "_missing", False):
+        print(f"lichessbot: '{args.command}' is not available in this build", file=sys.stderr)
+        return 2
+    try:
+        mod = importlib.import_module(args._module)
+        return int(mod.run(args) or 0)
+    except LichessbotError as err:
+        print(f"lichessbot: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

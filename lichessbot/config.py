@@ -1,0 +1,268 @@
+"""The configuration of lichessbot: pydantic models of ``config.yml``, declared once.
+
+Every key is documented here and in ``config.yml.example``. Where lichess-bot has a key with the same
+meaning, the name is the same. Unknown keys, wrong types and impossible values are refused with the
+key's dotted path and the reason (:class:`ConfigError`).
+
+The models are frozen: a loaded config never changes while the bot runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+__all__ = [
+    "BookConfig",
+    "BotConfig",
+    "ChallengeConfig",
+    "ChatConfig",
+    "ConfigError",
+    "DrawOrResignConfig",
+    "EngineConfig",
+    "GreetingConfig",
+    "SearchParams",
+    "TimemanConfig",
+    "load_config",
+    "parse_config",
+]
+
+TOKEN_ENV = "LICHESS_BOT_TOKEN"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used. The message names the key's dotted path and the reason."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Search (lichessbot/search reads these). Defaults: lc0 src/search/classic/params.cc (v0.33.0-dev),
+# see ../shared/spec/lc0-facts.md §5.
+# --------------------------------------------------------------------------------------------------
+class SearchParams(_Strict):
+    """PUCT search parameters. Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc)."""
+
+    cpuct: float = Field(1.745, gt=0, description="CPuct: exploration constant at N = 0.")
+    cpuct_base: float = Field(38739.0, gt=0, description="CPuctBase: visits scale of cpuct growth.")
+    cpuct_factor: float = Field(3.894, ge=0, description="CPuctFactor: cpuct growth multiplier.")
+    fpu_strategy: Literal["reduction", "absolute"] = Field(
+        "reduction", description="FpuStrategy: FPU = parent Q - fpu_value*sqrt(visited policy), or fpu_value."
+    )
+    fpu_value: float = Field(0.330, description="FpuValue: reduction (or absolute value) for unvisited moves.")
+    fpu_strategy_at_root: Literal["same", "reduction", "absolute"] = Field(
+        "same", description="FpuStrategyAtRoot: 'same' uses fpu_strategy/fpu_value at the root."
+    )
+    fpu_value_at_root: float = Field(1.0, description="FpuValueAtRoot: used only when fpu_strategy_at_root != same.")
+    policy_temperature: float = Field(1.359, gt=0, description="PolicyTemperature: softmax temperature of priors.")
+    minibatch_size: int = Field(256, ge=1, le=1024, description="MinibatchSize: positions per network batch.")
+    max_out_of_order_evals_factor: float = Field(
+        2.4, ge=0, description="MaxOutOfOrderEvalsFactor: cache hits/terminals per batch, as a multiple of minibatch."
+    )
+    max_collision_visits: int = Field(80000, ge=1, description="MaxCollisionVisits (lc0 search.cc).")
+    max_collision_visits_scaling_start: int = Field(28, ge=1, description="MaxCollisionVisitsScalingStart.")
+    max_collision_visits_scaling_end: int = Field(145000, ge=1, description="MaxCollisionVisitsScalingEnd.")
+    max_collision_visits_scaling_power: float = Field(1.25, gt=0, description="MaxCollisionVisitsScalingPower.")
+    two_fold_draws: bool = Field(True, description="TwoFoldDraws: a repetition inside the tree is a draw.")
+    sticky_endgames: bool = Field(True, description="StickyEndgames: propagate proven wins/losses/draws up.")
+    draw_score: float = Field(0.0, ge=-1, le=1, description="DrawScore, from white's view.")
+    temperature: float = Field(
+        0.0, ge=0, description="Temperature: sample the move by visits^(1/T); 0 plays the best move (lc0 default)."
+    )
+    temp_decay_moves: int = Field(0, ge=0, description="TempDecayMoves: linear decay of temperature to 0 (moves).")
+    temp_cutoff_move: int = Field(0, ge=0, description="TempCutoffMove: from this full move on, temperature 0.")
+    temp_value_cutoff: float = Field(100.0, ge=0, description="TempValueCutoff: skip moves with Q < best - x/50.")
+    temp_visit_offset: float = Field(0.0, description="TempVisitOffset: added to visits before sampling.")
+    seed: int | None = Field(None, description="Seed of the move-sampling generator (None: from the OS).")
+
+
+class EngineConfig(_Strict):
+    """The network and how it runs."""
+
+    network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
+    backend: Literal["auto", "tensorrt", "cuda", "cpu"] = Field(
+        "auto", description="onnxruntime execution provider; auto = best available."
+    )
+    input_format: int | None = Field(
+        None, description="Lc0 input format for .onnx files that do not record it (1 = classical). None: 1."
+    )
+    threads: int = Field(0, ge=0, description="onnxruntime intra-op threads; 0 lets onnxruntime decide.")
+    nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
+    ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
+    search: SearchParams = Field(default_factory=SearchParams)
+
+    @model_validator(mode="after")
+    def _check_format(self) -> EngineConfig:
+        if self.input_format is not None and self.input_format not in (1, 2, 3, 4, 5, 132, 133):
+            raise ValueError(f"input_format {self.input_format} is not an Lc0 input format (1, 2, 3, 4, 5, 132, 133)")
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
+# Time manager (lichessbot/timeman reads these).
+# --------------------------------------------------------------------------------------------------
+class TimemanConfig(_Strict):
+    """Time management. Times in milliseconds unless the name says otherwise."""
+
+    move_overhead: int = Field(
+        300, ge=0, description="Milliseconds kept back per move for network and server latency (lc0: MoveOverheadMs)."
+    )
+    model_config = ConfigDict(extra="allow", frozen=True)  # the timeman owner refines this section
+
+
+# --------------------------------------------------------------------------------------------------
+# Opening book (lichessbot/book reads these). lichess-bot: engine.polyglot.
+# --------------------------------------------------------------------------------------------------
+class BookConfig(_Strict):
+    """Polyglot opening book."""
+
+    enabled: bool = False
+    paths: dict[Literal["standard", "chess960"], list[str]] = Field(
+        default_factory=dict, description="Per variant, .bin files tried in order."
+    )
+    selection: Literal["weighted_random", "uniform_random", "best_move"] = "weighted_random"
+    min_weight: int = Field(1, ge=0, description="Entries with a lower weight are ignored.")
+    max_depth: int = Field(20, ge=1, description="Use the book only up to this full move number.")
+
+
+# --------------------------------------------------------------------------------------------------
+# The bot: challenges, chat, draws and resignation. Names as in lichess-bot.
+# --------------------------------------------------------------------------------------------------
+Variant = Literal[
+    "standard", "chess960", "fromPosition", "antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill",
+    "racingKings", "threeCheck",
+]
+TimeControl = Literal["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"]
+
+
+class ChallengeConfig(_Strict):
+    """Which challenges to accept (lichess-bot's `challenge` section)."""
+
+    concurrency: int = Field(1, ge=1, description="Games played at once.")
+    accept_bot: bool = Field(False, description="Accept challenges from bots.")
+    only_bot: bool = Field(False, description="Accept challenges from bots only.")
+    variants: list[Variant] = Field(default_factory=lambda: ["standard"])
+    time_controls: list[TimeControl] = Field(default_factory=lambda: ["bullet", "blitz", "rapid", "classical"])
+    modes: list[Literal["casual", "rated"]] = Field(default_factory=lambda: ["casual", "rated"])
+    min_base: int = Field(0, ge=0, description="Seconds.")
+    max_base: int = Field(10800, ge=0, description="Seconds.")
+    min_increment: int = Field(0, ge=0, description="Seconds.")
+    max_increment: int = Field(180, ge=0, description="Seconds.")
+    min_rating: int | None = None
+    max_rating: int | None = None
+    block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
+    allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> ChallengeConfig:
+        if self.min_base > self.max_base:
+            raise ValueError("min_base is greater than max_base")
+        if self.min_increment > self.max_increment:
+            raise ValueError("min_increment is greater than max_increment")
+        if self.min_rating is not None and self.max_rating is not None and self.min_rating > self.max_rating:
+            raise ValueError("min_rating is greater than max_rating")
+        return self
+
+
+class GreetingConfig(_Strict):
+    """Chat greetings; {me} and {opponent} are replaced."""
+
+    hello: str = "Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands."
+    goodbye: str = "Good game, {opponent}!"
+    hello_spectators: str = "Hi! I'm {me}. Type !help for commands."
+    goodbye_spectators: str = "Thanks for watching!"
+
+
+class ChatConfig(_Strict):
+    """Engine evals in chat."""
+
+    eval_room: Literal["spectator", "player", "both", "none"] = "spectator"
+    eval_every: int = Field(1, ge=1, description="Post an eval after every N of our moves.")
+
+
+class DrawOrResignConfig(_Strict):
+    """Draw offers and resignation (lichess-bot's `draw_or_resign`). Scores in centipawns, our view."""
+
+    resign_enabled: bool = False
+    resign_score: int = -1000
+    resign_moves: int = Field(3, ge=1)
+    offer_draw_enabled: bool = True
+    offer_draw_score: int = Field(0, ge=0)
+    offer_draw_moves: int = Field(10, ge=1)
+
+
+class BotConfig(_Strict):
+    """The whole config.yml."""
+
+    token: SecretStr | None = Field(None, description=f"Bot API token; the environment's {TOKEN_ENV} wins.")
+    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API.")
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    timeman: TimemanConfig = Field(default_factory=TimemanConfig)
+    book: BookConfig = Field(default_factory=BookConfig)
+    challenge: ChallengeConfig = Field(default_factory=ChallengeConfig)
+    greeting: GreetingConfig = Field(default_factory=GreetingConfig)
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    draw_or_resign: DrawOrResignConfig = Field(default_factory=DrawOrResignConfig)
+    abort_time: int = Field(30, ge=1, description="Seconds to wait for the opponent's first move before aborting.")
+    pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+
+    def resolved_token(self) -> str | None:
+        """The token to use: the environment variable wins over the file. Never log the result."""
+        env = os.environ.get(TOKEN_ENV)
+        if env:
+            return env
+        return self.token.get_secret_value() if self.token is not None else None
+
+
+def _format_errors(err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"{path}: {msg}")
+    return "; ".join(lines)
+
+
+def parse_config(data: dict[str, Any] | None) -> BotConfig:
+    """Validate a mapping (as read from YAML) into a :class:`BotConfig`.
+
+    Raises:
+        ConfigError: with each bad key's dotted path and the reason.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the config must be a mapping of keys to values")
+    try:
+        return BotConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_errors(err)) from None
+
+
+def load_config(path: str | os.PathLike[str]) -> BotConfig:
+    """Read and validate a YAML config file.
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or has a bad key (path and reason in the message).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{p}: cannot read the config file ({err.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{p}: not valid YAML ({err})") from None
+    try:
+        return parse_config(data)
+    except ConfigError as err:
+        raise ConfigError(f"{p}: {err}") from None

@@ -1,0 +1,37 @@
+"""Shared fixtures: the ../shared fixtures (skipped cleanly when absent) and tiny test networks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.tinynet import build_tiny_onnx
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+NETS = SHARED / "nets"
+REF = SHARED / "ref"
+STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None)
+
+
+def shared_file(rel: str) -> Path:
+    """A file under ../shared, or skip the test when it is absent."""
+    p = SHARED / rel
+    if not p.exists():
+        pytest.skip(f"../shared/{rel} is not available")
+    return p
+
+
+@pytest.fixture(scope="session")
+def tiny_net(tmp_path_factory) -> Path:
+    """A tiny random-weight WDL network in Lc0's ONNX layout."""
+    return build_tiny_onnx(tmp_path_factory.mktemp("nets") / "tiny.onnx", seed=1)
+
+
+@pytest.fixture(scope="session")
+def stockfish_path() -> str:
+    if STOCKFISH is None:
+        pytest.skip("stockfish is not installed (apt-get install stockfish)")
+    return STOCKFISH
