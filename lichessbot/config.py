@@ -122,11 +122,13 @@ class TimemanConfig(_Strict):
 class BookConfig(_Strict):
     """Polyglot opening book."""
 
-    enabled: bool = False
+    enabled: bool = Field(False, description="Play book moves (files are checked at startup).")
     paths: dict[Literal["standard", "chess960"], list[str]] = Field(
-        default_factory=dict, description="Per variant, .bin files tried in order."
+        default_factory=dict, description="Per variant, .bin files tried in order (fromPosition uses standard)."
     )
-    selection: Literal["weighted_random", "uniform_random", "best_move"] = "weighted_random"
+    selection: Literal["weighted_random", "uniform_random", "best_move"] = Field(
+        "weighted_random", description="weighted_random: by weight; uniform_random; best_move: highest weight."
+    )
     min_weight: int = Field(1, ge=0, description="Entries with a lower weight are ignored.")
     max_depth: int = Field(20, ge=1, description="Use the book only up to this full move number.")
 
