@@ -108,12 +108,83 @@ class EngineConfig(_Strict):
 # Time manager (lichessbot/timeman reads these).
 # --------------------------------------------------------------------------------------------------
 class TimemanConfig(_Strict):
-    """Time management. Times in milliseconds unless the name says otherwise."""
+    """Time management (lichessbot/timeman, docs/timeman.md). Times in milliseconds unless stated.
+
+    Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc (../shared/spec/lc0-facts.md §6);
+    the early/late stop rules follow NeuralchessGM (issue 4); "ours" marks a value chosen here.
+    """
 
     move_overhead: int = Field(
         300, ge=0, description="Milliseconds kept back per move for network and server latency (lc0: MoveOverheadMs)."
     )
-    model_config = ConfigDict(extra="allow", frozen=True)  # the timeman owner refines this section
+    # -- allocation ------------------------------------------------------------------------------
+    safety_margin: int = Field(
+        50, ge=0, description="Milliseconds kept back on top of move_overhead from the hard maximum (ours)."
+    )
+    low_clock: int = Field(
+        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly (ours)."
+    )
+    low_clock_margin: int = Field(
+        250, ge=0, description="Milliseconds added to safety_margin at an empty clock; half at low_clock/2 (ours)."
+    )
+    max_move_share: float = Field(
+        0.3, gt=0, le=1, description="Share of the remaining clock one move may use at most (ours; lc0 smooth: 0.42)."
+    )
+    midpoint_move: float = Field(
+        51.5, gt=0, description="Expected-moves-left model: midpoint of the game length, moves (lc0 legacy.cc)."
+    )
+    steepness: float = Field(
+        7.0, gt=0, description="Expected-moves-left model: steepness of the log-logistic curve (lc0 legacy.cc)."
+    )
+    min_moves_left: float = Field(
+        15.0, ge=1, description="Floor of the expected moves left, so long games keep time (ours; lc0 has none)."
+    )
+    first_move_bonus: float = Field(
+        1.8, ge=0, description="First search of a game thinks (1 + this + book bonus) times longer (lc0 legacy.cc)."
+    )
+    book_ply_bonus: float = Field(
+        0.25, ge=0, description="Extra first-search factor per ply already played, up to 12 plies (lc0 legacy.cc)."
+    )
+    bank_use: float = Field(
+        1.0, ge=0, le=1, description="Share of the banked (spared) time spent on the next move (lc0 immediate-use)."
+    )
+    first_moves_think: int = Field(
+        1000, ge=0,
+        description="Milliseconds per move while lichess's clock does not run yet (each side's first move; ours).",
+    )
+    # -- stop rules ------------------------------------------------------------------------------
+    immediate: bool = Field(True, description="Move at once when there is one legal move (lc0 stoppers.cc).")
+    smart_pruning: bool = Field(
+        True, description="Stop when the best move cannot be overtaken in the time left (lc0 SmartPruningStopper)."
+    )
+    smart_pruning_factor: float = Field(
+        1.33, gt=0, description="Smart pruning: remaining playouts are divided by this (lc0 SmartPruningFactor)."
+    )
+    smart_pruning_min_time: int = Field(
+        200, ge=0, description="Milliseconds of search before smart pruning may stop (lc0 kSmartPruningToleranceMs)."
+    )
+    early_stop: bool = Field(True, description="NeuralchessGM early stop: a clear, stable best move stops early.")
+    early_stop_after: float = Field(
+        0.5, ge=0, le=1, description="Early stop: share of the target time searched first (NeuralchessGM)."
+    )
+    early_stop_q_drop: float = Field(
+        0.05, ge=0, description="Early stop: best Q at most this far below the previous move's Q (NeuralchessGM)."
+    )
+    early_stop_prior: float = Field(
+        0.9, ge=0, le=1, description="Early stop: a prior above this makes the best move clear (NeuralchessGM)."
+    )
+    early_stop_visit_ratio: float = Field(
+        2.0, ge=1, description="Early stop: or its visits at least this many times the second's (ours)."
+    )
+    late_stop: bool = Field(
+        True, description="Search past the target while the best move is unstable (NeuralchessGM; lc0 smooth)."
+    )
+    late_stop_factor: float = Field(
+        2.0, ge=1, description="Late stop: at most this many times the target, never past the hard maximum."
+    )
+    late_stop_q_drop: float = Field(
+        0.05, ge=0, description="Late stop: extend while the best Q is more than this below the previous move's."
+    )
 
 
 # --------------------------------------------------------------------------------------------------
