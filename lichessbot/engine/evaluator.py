@@ -1,0 +1,221 @@
+"""The network evaluator: onnxruntime session, batched evaluation, priors, the NN cache in front.
+
+One :class:`Evaluator` per process is shared by every game and search thread. ``run`` and ``evaluate``
+are thread-safe: onnxruntime's ``InferenceSession.run`` may be called concurrently and releases the
+GIL while it computes; the cache has its own lock.
+
+Priors follow lc0 src/neural/wrapper.cc ``SoftmaxPolicy`` (../shared/spec/lc0-facts.md §2.3): the
+legal moves' logits, minus their maximum, divided by the policy temperature (lc0's default 1.359,
+src/neural/shared_params.cc), exponentiated and normalized (exact ``exp``, where lc0 uses an
+approximation). Values follow lc0 src/neural/backends/onnx/network_onnx.cc: Q = W - L, D = draw
+probability, from the side to move's view; a scalar-value net gives W = (1+q)/2, D = 0, L = (1-q)/2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import chess
+import numpy as np
+import onnxruntime as ort
+import structlog
+
+from lichessbot.engine.cache import NNCache
+from lichessbot.engine.encoding import Snapshot, choose_transform, encode
+from lichessbot.engine.network import (
+    INPUT_NAME,
+    MLH_NAME,
+    POLICY_NAME,
+    VALUE_NAME,
+    WDL_NAME,
+    Network,
+    NetworkError,
+)
+from lichessbot.engine.policy_map import move_indices
+
+__all__ = ["BACKENDS", "EvalRequest", "Evaluation", "Evaluator", "select_providers"]
+
+log = structlog.get_logger("lichessbot.engine")
+
+#: engine.backend -> onnxruntime execution providers, best first (CPU is always the last resort).
+_TRT, _CUDA, _CPU = "TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"
+BACKENDS = {"auto": (_TRT, _CUDA, _CPU), "tensorrt": (_TRT, _CUDA, _CPU), "cuda": (_CUDA, _CPU), "cpu": (_CPU,)}
+#: lc0's maximum batch for the ONNX backend (src/neural/backends/onnx/network_onnx.cc); TensorRT profile.
+MAX_BATCH = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """The network's view of one position."""
+
+    priors: np.ndarray  #: float32 [n], in the order of the request's moves, sums to 1 (n = 0: empty)
+    wdl: tuple[float, float, float]  #: win, draw, loss for the side to move
+    q: float  #: W - L, side to move's view
+    m: float  #: moves left (plies), 0.0 without an MLH head
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRequest:
+    """One position to evaluate: its history (oldest first, current last) and its legal moves."""
+
+    history: Sequence[Snapshot]
+    moves: Sequence[chess.Move]
+    key: Hashable  #: position_key(history[-1])
+
+
+def select_providers(backend: str, available: Sequence[str] | None = None) -> list[str]:
+    """The providers to ask onnxruntime for, best first, among those it lists (``available``).
+
+    Raises NetworkError for an unknown backend name.
+    """
+    if backend not in BACKENDS:
+        raise NetworkError(f"unknown engine backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+    have = set(ort.get_available_providers() if available is None else available)
+    chosen = [p for p in BACKENDS[backend] if p in have or p == _CPU]
+    return chosen
+
+
+def _provider_options(provider: str) -> dict:
+    if provider == _TRT:  # one engine for every batch size instead of a rebuild per new shape
+        shape = "{}:{{}}x112x8x8".format(INPUT_NAME)
+        return {"trt_profile_min_shapes": shape.format(1), "trt_profile_opt_shapes": shape.format(256),
+                "trt_profile_max_shapes": shape.format(MAX_BATCH), "trt_engine_cache_enable": True,
+                "trt_engine_cache_path": str(_trt_cache_dir())}
+    return {}
+
+
+def _trt_cache_dir():
+    from pathlib import Path
+
+    path = Path.home() / ".cache" / "lichessbot" / "tensorrt"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Evaluator:
+    """Evaluates positions with one network; shared by all games and threads (thread-safe).
+
+    ``backend``: "auto" (TensorRT > CUDA > CPU, the first that really starts), "tensorrt", "cuda" or
+    "cpu". ``threads``: onnxruntime intra-op threads (0 = onnxruntime's default). ``cache_size``: NN
+    cache entries (0 disables it). ``policy_temperature``: softmax temperature of the priors (lc0
+    PolicyTemperature, default 1.359). ``history_fill``: lc0 HistoryFill ("fen_only", "no", "always").
+    Raises NetworkError when onnxruntime cannot load the model.
+    """
+
+    def __init__(self, network: Network, *, backend: str = "auto", threads: int = 0, cache_size: int = 200_000,
+                 policy_temperature: float = 1.359, history_fill: str = "fen_only") -> None:
+        if policy_temperature <= 0:
+            raise NetworkError(f"policy temperature must be > 0, got {policy_temperature}")
+        self.network = network
+        self.input_format = network.input_format
+        self.policy_temperature = float(policy_temperature)
+        self.history_fill = history_fill
+        self.cache = NNCache(cache_size)
+        wanted = select_providers(backend)
+        self._session = self._create_session(network, wanted, threads)
+        self.provider: str = self._session.get_providers()[0]
+        want = BACKENDS[backend][0]
+        fallback = None
+        if self.provider != want:
+            fallback = ("onnxruntime does not list it" if want not in wanted
+                        else "it failed to start (no usable GPU or missing CUDA/TensorRT libraries)")
+            if backend != "auto":  # the user asked for this provider: say clearly that it is not used
+                log.warning(f"{want} is not usable, running on {self.provider}: {fallback}", backend=backend)
+        log.info("network ready", network=network.name, provider=self.provider, backend=backend,
+                 input_format=self.input_format, wdl=network.has_wdl, mlh=network.has_mlh,
+                 threads=threads or "default", cache_size=cache_size,
+                 **({"not_used": want} if fallback and backend == "auto" else {}))
+        inp = self._session.get_inputs()[0]
+        self._input_dtype = np.float16 if inp.type == "tensor(float16)" else np.float32
+        self._outputs = [POLICY_NAME, WDL_NAME if network.has_wdl else VALUE_NAME]
+        if network.has_mlh:
+            self._outputs.append(MLH_NAME)
+        self._lock = threading.Lock()
+        self.evaluations = 0  #: positions sent to the network (cache misses), for stats
+
+    @staticmethod
+    def _create_session(network: Network, providers: list[str], threads: int) -> ort.InferenceSession:
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads > 0:
+            opts.intra_op_num_threads = threads
+        prov = [(p, _provider_options(p)) for p in providers]
+        # onnxruntime-gpu lists CUDA/TensorRT even without a GPU and then prints a stack of errors (C++
+        # log at ERROR level, Python prints on stdout -- which would corrupt UCI): silence both here.
+        quiet = providers != [_CPU]
+        buf = io.StringIO()
+        try:
+            if quiet:
+                ort.set_default_logger_severity(4)
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                return ort.InferenceSession(network.model, opts, providers=prov)
+        except Exception as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise NetworkError(f"onnxruntime cannot load network {network.source}: {first[:300]}") from None
+        finally:
+            ort.set_default_logger_severity(3)
+
+    # ----------------------------------------------------------------------------------------------
+    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Run the network on ``planes`` float32 [B, 112, 8, 8].
+
+        Returns raw logits float32 [B, 1858], WDL float32 [B, 3] (side to move; computed from the value
+        head for scalar nets) and moves-left float32 [B] (plies) or None. Thread-safe.
+        """
+        if planes.ndim != 4 or planes.shape[1:] != (112, 8, 8):
+            raise ValueError(f"planes must be [B, 112, 8, 8], got {list(planes.shape)}")
+        x = np.ascontiguousarray(planes, dtype=self._input_dtype)
+        outs = self._session.run(self._outputs, {INPUT_NAME: x})
+        logits = np.asarray(outs[0], dtype=np.float32)
+        if self.network.has_wdl:
+            wdl = np.asarray(outs[1], dtype=np.float32)
+        else:
+            v = np.asarray(outs[1], dtype=np.float32).reshape(-1)
+            wdl = np.stack([(1 + v) / 2, np.zeros_like(v), (1 - v) / 2], axis=1)
+        mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
+        return logits, wdl, mlh
+
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[Evaluation]:
+        """Evaluations of ``requests``, in order: cache hits first, every miss in one network batch.
+
+        Equal keys within one call are evaluated once. Results are stored in the cache. Thread-safe.
+        """
+        results: list[Evaluation | None] = [None] * len(requests)
+        pending: dict[tuple[Hashable, int], list[int]] = {}  # (key, n_moves) -> request indices
+        for i, req in enumerate(requests):
+            ev = self.cache.get(req.key, len(req.moves))
+            if ev is not None:
+                results[i] = ev
+            else:
+                pending.setdefault((req.key, len(req.moves)), []).append(i)
+        if pending:
+            firsts = [idxs[0] for idxs in pending.values()]
+            planes = encode([requests[i].history for i in firsts], self.input_format, self.history_fill)
+            logits, wdl, mlh = self.run(planes)
+            with self._lock:
+                self.evaluations += len(firsts)
+            for row, idxs in enumerate(pending.values()):
+                req = requests[idxs[0]]
+                ev = self._make(req, logits[row], wdl[row], None if mlh is None else mlh[row])
+                self.cache.put(req.key, ev)
+                for i in idxs:
+                    results[i] = ev
+        return results  # type: ignore[return-value]
+
+    def _make(self, req: EvalRequest, logits: np.ndarray, wdl: np.ndarray, mlh: float | None) -> Evaluation:
+        s = req.history[-1]
+        if req.moves:
+            idx = move_indices(req.moves, s, choose_transform(s, self.input_format))
+            x = logits[idx].astype(np.float64)
+            x = np.exp((x - x.max()) / self.policy_temperature)
+            priors = (x / x.sum()).astype(np.float32)
+        else:
+            priors = np.zeros(0, dtype=np.float32)
+        priors.flags.writeable = False  # shared through the cache
+        w, d, l_ = (float(v) for v in wdl)
+        return Evaluation(priors=priors, wdl=(w, d, l_), q=w - l_, m=0.0 if mlh is None else float(mlh))
