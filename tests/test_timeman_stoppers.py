@@ -258,3 +258,20 @@ def test_stops_are_logged_with_their_reason():
         st.should_stop(even(1.5))
     stops = [e for e in logs if e["event"] == "timeman.stop"]
     assert stops and stops[0]["reason"] == "target at 1.50 s of 1.00 s"
+
+
+@dataclass
+class ProvenRM(RM):
+    proven: int | None = None
+
+
+def test_a_proven_win_or_a_single_unlost_move_stops_at_once():
+    st, _ = make(immediate=True)
+    win = [ProvenRM(E2E4, 10, q=1.0, proven=1), ProvenRM(D2D4, 40)]
+    assert st.should_stop(Stats(0.01, win, legal_moves=2)).startswith("immediate: proven win e2e4")
+    st2, _ = make(immediate=True)
+    lost = [ProvenRM(E2E4, 10), ProvenRM(D2D4, 5, proven=-1), ProvenRM(G1F3, 5, proven=-1)]
+    assert st2.should_stop(Stats(0.01, lost, legal_moves=3)).startswith("immediate: 2 of 3 moves proven lost")
+    st3, _ = make(immediate=True)
+    open_ = [ProvenRM(E2E4, 10), ProvenRM(D2D4, 5, proven=-1), ProvenRM(G1F3, 5)]
+    assert st3.should_stop(Stats(0.01, open_, legal_moves=3)) is None

@@ -7,7 +7,8 @@ count only this search's playouts.
 
 Rules, checked in this order (the first that fires wins):
 
-1. *immediate*: one legal move (lc0 stoppers.cc, SmartPruningStopper step 1);
+1. *immediate*: one legal move, a proven win, or every move but one proven lost (lc0 stoppers.cc,
+   SmartPruningStopper steps 1-3; proofs read from ``RootMove.proven`` when the search sets it);
 2. *hard maximum*: the budget's ``hard_max`` is reached;
 3. *target* / *late stop*: the target is reached, unless the best move is unstable (the most visited
    move is not the best by Q, or its Q fell more than ``late_stop_q_drop`` since our previous move):
@@ -35,7 +36,8 @@ if TYPE_CHECKING:  # annotations only: the time manager never imports the search
     from lichessbot.search import RootMove, SearchStats
 
 __all__ = ["MIN_RIVAL_SHARE", "NoStopper", "TimeStopper", "best_by_visits", "early_stop_reason",
-           "instability", "smart_pruning_reason"]
+           "instability", "proven_reason",
+           "smart_pruning_reason"]
 
 log = structlog.get_logger("lichessbot.timeman")
 
@@ -85,6 +87,20 @@ def instability(stats: SearchStats, prev_q: float | None, q_drop: float) -> str 
         return f"most visited {best.move} (Q {best.q:+.3f}) is not best by Q ({rival.move} Q {rival.q:+.3f})"
     if prev_q is not None and prev_q - best.q > q_drop:
         return f"Q fell {prev_q - best.q:.3f} since the previous move ({prev_q:+.3f} -> {best.q:+.3f})"
+    return None
+
+
+def proven_reason(stats: SearchStats) -> str | None:
+    """lc0 SmartPruningStopper steps 2-3: a root move is a proven win, or at most one move is not a
+    proven loss. Reads ``RootMove.proven`` (+1 win, -1 loss, root side's view) when present."""
+    lost = 0
+    for rm in stats.root_moves:
+        proven = getattr(rm, "proven", None)
+        if proven == 1:
+            return f"proven win {rm.move}"
+        lost += proven == -1
+    if lost and lost >= stats.legal_moves - 1:
+        return f"{lost} of {stats.legal_moves} moves proven lost"
     return None
 
 
@@ -179,6 +195,8 @@ class TimeStopper:
         kind = ""
         if cfg.immediate and stats.legal_moves == 1:
             reason, kind = f"immediate: one legal move at {t:.2f} s", "immediate"
+        elif cfg.immediate and (proof := proven_reason(stats)) is not None:
+            reason, kind = f"immediate: {proof} at {t:.2f} s", "immediate"
         elif t >= b.hard_max:
             kind = "late-stop" if self.extended else "hard-max"
             reason = f"{kind} at {t:.2f} s of max {b.hard_max:.2f} s (target {b.target:.2f} s)"
