@@ -243,7 +243,7 @@ def play_game(
     game.headers["Black"] = black.spec.name
     game.headers["Result"] = result
     game.headers["Termination"] = termination
-    if tcs[0] == tcs[1]:
+    if tcs[0].pgn() == tcs[1].pgn():
         game.headers["TimeControl"] = tcs[0].pgn()
     else:
         game.headers["WhiteTimeControl"], game.headers["BlackTimeControl"] = tcs[0].pgn(), tcs[1].pgn()
