@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 
 import numpy as np
@@ -16,11 +15,8 @@ from lichessbot.cli import main as cli_main
 from lichessbot.engine import protowire as pw
 from lichessbot.engine.lc0_weights import convert_pb_gz, decode_layer
 from lichessbot.engine.network import NetworkError
-from lichessbot.engine.onnx_build import conv_policy_map, lc0_moves
+from lichessbot.engine.onnx_build import conv_policy_map
 from tests.conftest import shared_file
-
-SQ = [f + r for r in "12345678" for f in "abcdefgh"]
-
 
 def _session(model: bytes | str) -> ort.InferenceSession:
     so = ort.SessionOptions()
@@ -34,15 +30,6 @@ def _run(sess: ort.InferenceSession, x: np.ndarray) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- policy map
-
-
-def test_lc0_move_list_matches_the_spec_hash_and_check_indices():
-    moves = [SQ[f] + SQ[t] + p for f, t, p in lc0_moves()]
-    assert hashlib.sha256("\n".join(moves).encode()).hexdigest() == (
-        "4a901f49851725496e39e34648dd58f240950fa6b72a0bbf6b2816b9af767cc7"
-    )
-    for move, idx in {"e2e4": 322, "g1f3": 159, "e1h1": 103, "e7e8q": 1828, "h7h8b": 1857}.items():
-        assert moves.index(move) == idx
 
 
 def test_conv_policy_map_geometry():

@@ -98,38 +98,19 @@ class Lc0Net:
 
 
 
-def lc0_moves() -> list[tuple[int, int, str]]:
-    """lc0's 1858 policy entries as (from square, to square, promotion letter or ""), a1 = 0.
-
-    Order (lc0 src/neural/encoder.cc kMoveStrs; regeneration rule in lc0-facts.md §2.1): for each
-    from-square ascending, every queen-like or knight destination ascending; then promotions from
-    rank 7 by from-file, to-file ascending, pieces q, r, b.
-    """
-    out: list[tuple[int, int, str]] = []
-    for sq in range(64):
-        r, f = divmod(sq, 8)
-        dests = set()
-        for dr, df in _QUEEN_DIRS:
-            for k in range(1, 8):
-                if 0 <= r + dr * k < 8 and 0 <= f + df * k < 8:
-                    dests.add((r + dr * k) * 8 + f + df * k)
-        for dr, df in _KNIGHT_JUMPS:
-            if 0 <= r + dr < 8 and 0 <= f + df < 8:
-                dests.add((r + dr) * 8 + f + df)
-        out.extend((sq, to, "") for to in sorted(dests))
-    for f in range(8):
-        for tf in (f - 1, f, f + 1):
-            if 0 <= tf < 8:
-                out.extend((48 + f, 56 + tf, p) for p in "qrb")
-    return out
+def _square(name: str) -> int:
+    return "abcdefgh".index(name[0]) + 8 * (int(name[1]) - 1)
 
 
 @lru_cache(maxsize=1)
 def conv_policy_map() -> np.ndarray:
-    """int64 [1858]: for each lc0 policy index, the flat index ``plane*64 + from_square`` into the
-    conv policy head's [73, 8, 8] output. Read-only (cached)."""
-    out = np.empty(1858, np.int64)
-    for i, (fr, to, promo) in enumerate(lc0_moves()):
+    """int64 [1858]: for each lc0 policy index (:data:`policy_map.MOVES`), the flat index
+    ``plane*64 + from_square`` into the conv policy head's [73, 8, 8] output. Read-only (cached)."""
+    from lichessbot.engine.policy_map import MOVES  # the 1858 UCI strings, lc0's order
+
+    out = np.empty(len(MOVES), np.int64)
+    for i, uci in enumerate(MOVES):
+        fr, to, promo = _square(uci[0:2]), _square(uci[2:4]), uci[4:]
         dr, df = to // 8 - fr // 8, to % 8 - fr % 8
         if promo:
             plane = 64 + 3 * _PROMO_FILE_STEPS.index(df) + _PROMO_PIECES.index(promo)
