@@ -1,0 +1,122 @@
+"""Chat off the move's path: a background sender, the eval line, and the ``!`` commands.
+
+Games only *enqueue* lines; one sender thread posts them in order. A slow or failing chat call (lichess
+answers 400 when a chat is closed, 429 when too fast) is logged and dropped: it never delays a move.
+Lines are cut to lichess's 140 characters.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+
+import chess
+import structlog
+
+from lichessbot.play.thinker import Decision
+
+__all__ = ["MAX_CHAT", "ChatSender", "answer_command", "eval_line"]
+
+#: lichess's limit on a chat line (characters).
+MAX_CHAT = 140
+HELP = "Commands: !eval (my current evaluation), !name (who I am), !help"
+
+log = structlog.get_logger("lichessbot.chat")
+
+
+class ChatSender:
+    """A daemon thread posting ``(game_id, room, text)`` with ``post(game_id, room, text)``.
+
+    ``send`` never blocks (the queue is unbounded) and never raises.
+    """
+
+    def __init__(self, post: Callable[[str, str, str], None]):
+        self._post = post
+        self._q: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="chat", daemon=True)
+        self.sent = 0
+        self.failed = 0
+        self._thread.start()
+
+    def send(self, game_id: str, room: str, text: str) -> None:
+        """Queue ``text`` (cut to 140 characters) for ``room`` ("player" or "spectator")."""
+        text = " ".join(text.split())
+        if not text:
+            return
+        if len(text) > MAX_CHAT:
+            text = text[: MAX_CHAT - 1] + "…"
+        self._q.put((game_id, room, text))
+
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            game_id, room, text = item
+            try:
+                self._post(game_id, room, text)
+                self.sent += 1
+            except Exception as err:  # noqa: BLE001 - chat must never take anything down
+                self.failed += 1
+                log.warning("chat not sent", game_id=game_id, room=room, error=str(err))
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Send what is queued (up to ``timeout`` seconds), then stop."""
+        self._q.put(None)
+        self._thread.join(timeout)
+
+
+def _pv_san(board: chess.Board, pv: tuple[chess.Move, ...], limit: int) -> list[str]:
+    b = board.copy(stack=False)
+    out: list[str] = []
+    for m in pv[:limit]:
+        if m not in b.legal_moves:
+            break
+        out.append(b.san(m))
+        b.push(m)
+    return out
+
+
+def _si(x: float) -> str:
+    return f"{x / 1e6:.1f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e4 else f"{x:.0f}"
+
+
+def eval_line(decision: Decision, board: chess.Board) -> str:
+    """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
+
+    Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
+    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``.
+    """
+    if decision.source == "book":
+        return f"book move {board.san(decision.move)}"
+    if decision.mate is not None:
+        score = f"mate {decision.mate:+d}"
+    elif decision.cp is not None:
+        score = f"eval {decision.cp / 100:+.2f}"
+    else:
+        score = "eval ?"
+    parts = [score]
+    if decision.wdl is not None:
+        w, d, l = (round(100 * x) for x in decision.wdl)
+        parts.append(f"W {w}% D {d}% L {l}%")
+    parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
+    head = " | ".join(parts)
+    for n in range(8, 0, -1):
+        pv = _pv_san(board, decision.pv or (decision.move,), n)
+        line = f"{head} | pv {' '.join(pv)}"
+        if len(line) <= MAX_CHAT:
+            return line
+    return head[:MAX_CHAT]
+
+
+def answer_command(text: str, *, last_eval: str | None, name: str) -> str | None:
+    """The answer to a chat command (``!eval``, ``!name``, ``!help``), or None for other lines."""
+    cmd = text.strip().lower().split(maxsplit=1)[0] if text.strip() else ""
+    if cmd == "!eval":
+        return last_eval or "No evaluation yet."
+    if cmd == "!name":
+        return name
+    if cmd in ("!help", "!commands"):
+        return HELP
+    return None

@@ -1,0 +1,290 @@
+"""``lichessbot play``: the bot service. Events in, challenges answered, one thread per game.
+
+Running games are counted from the event stream's ``gameStart`` and ``gameFinish`` (one source of
+truth; after an event-stream reconnect the set is rebuilt from ``/api/account/playing``), plus the
+challenges accepted whose game has not started yet, so a burst of challenges never exceeds
+``challenge.concurrency``: the extra ones are declined with ``later``.
+
+Ctrl-C once: stop taking challenges (they are declined with ``later``) and finish the running games.
+Twice: resign (or abort, before both sides moved) every game and exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+import time
+from typing import Any, Protocol
+
+import structlog
+
+from lichessbot.config import BotConfig, ConfigError, load_config
+from lichessbot.errors import LichessbotError
+from lichessbot.lichess.challenge import decide
+from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError
+from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.play.chat import ChatSender
+from lichessbot.play.game import Game
+from lichessbot.play.logs import configure_logging
+from lichessbot.play.thinker import Thinker
+
+__all__ = ["BotService", "NotBotError", "add_arguments", "check_account", "run"]
+
+log = structlog.get_logger("lichessbot.bot")
+
+#: Seconds an accepted challenge counts as a running game while its gameStart is awaited.
+PENDING_TTL = 30.0
+
+
+class NotBotError(LichessbotError, ValueError):
+    """The token's account is not a BOT account (and --upgrade was not given)."""
+
+
+class EngineLike(Protocol):
+    name: str
+
+    def new_game(self) -> Thinker:
+        ...
+
+
+def check_account(client: LichessClient, upgrade: bool) -> dict[str, Any]:
+    """Read the account; upgrade it to BOT when ``upgrade``. Raises NotBotError, LichessError."""
+    account = client.account()
+    if account.get("title") != "BOT":
+        name = account.get("username", "?")
+        if not upgrade:
+            raise NotBotError(f"the account {name} is not a BOT account; run `lichessbot play --upgrade` to "
+                              "upgrade it (irreversible, and only for an account that has never played a game)")
+        client.upgrade_to_bot()
+        log.warning("account upgraded to BOT", username=name)
+        account = {**account, "title": "BOT"}
+    return account
+
+
+class BotService:
+    """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread."""
+
+    def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
+                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0):
+        self.config, self.client, self.engine = config, client, engine
+        self._account, self._upgrade = account, upgrade
+        self._backoff = reconnect_backoff
+        self._lock = threading.Lock()
+        self.running: set[str] = set()           # from gameStart / gameFinish (or the server's list)
+        self._pending: dict[str, float] = {}     # accepted challenge id -> monotonic time
+        self.games: dict[str, Game] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._stopping = threading.Event()
+        self._quit = threading.Event()
+        self._done = threading.Event()
+        self._wake = threading.Event()
+        self._fatal: BaseException | None = None
+        self._events: ReconnectingStream | None = None
+        self.chat: ChatSender | None = None
+        self.me = ""
+        self.games_played = 0
+
+    # control -----------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop taking challenges; ``run`` returns once the running games are over."""
+        self._stopping.set()
+        self._wake.set()
+
+    def quit(self) -> None:
+        """Resign or abort every game and return from ``run`` now."""
+        self._stopping.set()
+        self._quit.set()
+        self._wake.set()
+
+    def busy(self) -> int:
+        """Games running plus accepted challenges not started yet."""
+        now = time.monotonic()
+        with self._lock:
+            self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
+            return len(self.running | set(self._pending))
+
+    # the main loop -----------------------------------------------------------------------------
+    def run(self) -> int:
+        """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
+        account = self._account or check_account(self.client, self._upgrade)
+        self.me = str(account.get("username") or account.get("id"))
+        log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
+                 concurrency=self.config.challenge.concurrency)
+        self.chat = ChatSender(self.client.post_chat)
+        events = threading.Thread(target=self._read_events, name="events", daemon=True)
+        events.start()
+        try:
+            while True:
+                self._wake.wait(0.2)
+                self._wake.clear()
+                self._reap()
+                if self._fatal is not None or self._quit.is_set():
+                    break
+                if self._stopping.is_set() and not self._threads:
+                    break
+        finally:
+            self._done.set()
+            if self._events is not None:
+                self._events.close()
+            for g in list(self.games.values()):
+                if self._quit.is_set():
+                    g.quit.set()
+            for t in list(self._threads.values()):
+                t.join(timeout=15)
+            self.chat.close()
+            log.info("bot offline", games_played=self.games_played)
+        if self._fatal is not None:
+            raise self._fatal
+        return 0
+
+    def _reap(self) -> None:
+        for gid, t in list(self._threads.items()):
+            if not t.is_alive():
+                del self._threads[gid]
+                self.games.pop(gid, None)
+
+    def _read_events(self) -> None:
+        self._events = ReconnectingStream(self.client.open_event_stream, "events",
+                                          keep_going=lambda: not self._done.is_set(), backoff=self._backoff)
+        try:
+            for event in self._events:
+                try:
+                    self._on_event(event)
+                except Exception as err:  # noqa: BLE001 - one bad event never stops the bot
+                    log.exception("event not handled", type=event.get("type"), error=str(err))
+        except LichessError as err:
+            log.error("event stream refused", error=str(err))
+            self._fatal = err
+        finally:
+            self._wake.set()
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == CONNECTED:
+            log.info("event stream connected", reconnect=event["reconnect"])
+            if event["reconnect"]:
+                self._resync_games()
+        elif kind == "challenge":
+            self._on_challenge(event.get("challenge") or {})
+        elif kind == "gameStart":
+            game = event.get("game") or {}
+            gid = str(game.get("gameId") or game.get("id"))
+            with self._lock:
+                self._pending.pop(gid, None)
+                self.running.add(gid)
+            self._start_game(gid)
+        elif kind == "gameFinish":
+            game = event.get("game") or {}
+            gid = str(game.get("gameId") or game.get("id"))
+            with self._lock:
+                self.running.discard(gid)
+            log.info("game finished", game_id=gid, status=(game.get("status") or {}).get("name"),
+                     winner=game.get("winner"))
+        elif kind in ("challengeCanceled", "challengeDeclined"):
+            cid = str((event.get("challenge") or {}).get("id"))
+            with self._lock:
+                self._pending.pop(cid, None)
+        else:
+            log.debug("event ignored", type=kind)
+
+    def _on_challenge(self, ch: dict[str, Any]) -> None:
+        cid = str(ch.get("id"))
+        challenger = (ch.get("challenger") or {}).get("name", "?")
+        if str((ch.get("challenger") or {}).get("id", "")).lower() == self.me.lower():
+            return  # our own outgoing challenge
+        if self._stopping.is_set():
+            verdict_accept, reason, why = False, "later", "shutting down"
+        else:
+            with self._lock:  # decide and reserve atomically: a burst never exceeds concurrency
+                now = time.monotonic()
+                self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
+                v = decide(self.config.challenge, ch, len(self.running | set(self._pending)))
+                if v.accept:
+                    self._pending[cid] = now
+            verdict_accept, reason, why = v.accept, v.reason, v.why
+        log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
+                 variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
+                 accept=verdict_accept, reason=reason, why=why or None)
+        try:
+            if verdict_accept:
+                self.client.accept_challenge(cid)
+            else:
+                self.client.decline_challenge(cid, reason or "generic")
+        except LichessError as err:
+            log.warning("challenge answer failed", challenge_id=cid, error=str(err))
+            with self._lock:
+                self._pending.pop(cid, None)
+
+    def _resync_games(self) -> None:
+        """After an event-stream reconnect: the server's list of ongoing games is the truth."""
+        try:
+            ongoing = self.client.ongoing_games()
+        except LichessError as err:
+            log.warning("ongoing games not listed", error=str(err))
+            return
+        ids = {str(g.get("gameId") or g.get("id")) for g in ongoing}
+        with self._lock:
+            self.running = ids
+        for gid in ids:
+            self._start_game(gid)
+
+    def _start_game(self, gid: str) -> None:
+        with self._lock:
+            t = self._threads.get(gid)
+            if (t is not None and t.is_alive()) or self._done.is_set():
+                return
+            game = Game(gid, client=self.client, thinker=self.engine.new_game(), config=self.config, me=self.me,
+                        chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff)  # type: ignore[arg-type]
+            if self._quit.is_set():
+                game.quit.set()
+            self.games[gid] = game
+            self.games_played += 1
+            t = threading.Thread(target=game.run, name=f"game-{gid}", daemon=True)
+            self._threads[gid] = t
+        t.start()
+
+
+# the CLI -----------------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade the account to a BOT account first (irreversible)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``lichessbot play``."""
+    from lichessbot.play.thinker import Engine
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        raise LichessbotError(str(err)) from None
+    token = config.resolved_token()
+    configure_logging(level=args.log_level, secrets=[token or ""])
+    if not token:
+        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config")
+    client = LichessClient(token, config.url, ClientSettings())
+    account = check_account(client, args.upgrade)
+    engine = Engine(config)
+    service = BotService(config, client, engine, account=account)
+    presses = 0
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1 and signum == signal.SIGINT:
+            log.warning("stopping: no new challenges; running games are finished (Ctrl-C again: resign/abort)",
+                        games=len(service.games))
+            service.stop()
+        else:
+            log.warning("quitting: resigning or aborting running games", games=len(service.games))
+            service.quit()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        return service.run()
+    finally:
+        client.close()
