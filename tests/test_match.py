@@ -123,6 +123,15 @@ def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
     assert bad.games[0].termination == "rules infraction"
 
 
+def test_a_hung_engine_loses_on_time_and_is_restarted():
+    config = MatchConfig(scripted("live"), scripted("hung", "sleep=30"), games=2, tc=TimeControl(nodes=1),
+                         move_timeout_margin=0.3)
+    result = run_match(config)
+    # killed twice; restarted once, for the second game (no game needs it after the second)
+    assert result.faults("time") == {"hung": 2} and result.restarts == {"live": 0, "hung": 1}
+    assert "did not answer" in result.games[0].reason
+
+
 def test_latency_is_charged_to_the_movers_clock(tmp_path):
     config = MatchConfig(scripted("a"), scripted("b"), games=1, tc=TimeControl.parse("2+0"), latency=0.5,
                          pgn_path=str(tmp_path / "m.pgn"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from lichessbot.match.openings import load_openings
@@ -106,7 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     adj.add_argument("--max-plies", type=int, help="a game still running after this many plies is drawn")
 
 
-def _progress(total: int) -> callable:
+def _progress(total: int) -> Callable[[GameRecord, MatchResult], None]:
     tty = sys.stderr.isatty()
 
     def on_game(record: GameRecord, result: MatchResult) -> None:

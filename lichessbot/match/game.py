@@ -79,16 +79,18 @@ class EnginePlayer:
         except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
             raise _Hung from None
 
-    def close(self) -> None:
-        """Ask the engine to quit, then close the process. Never raises."""
+    def close(self, kill: bool = False) -> None:
+        """Ask the engine to quit (unless ``kill``: a hung engine), then close the process, killing it if
+        it still runs. Never raises."""
         engine, self.engine = self.engine, None
         if engine is None:
             return
-        try:
-            engine.quit()
-        except Exception:  # noqa: BLE001 - a dead or hung engine: closing below is enough
-            pass
-        engine.close()
+        if not kill:
+            try:
+                engine.quit()
+            except Exception:  # noqa: BLE001 - a dead or hung engine: closing below is enough
+                pass
+        engine.close()  # closing the asyncio subprocess transport kills a process still running
 
 
 @dataclass
@@ -214,7 +216,7 @@ def play_game(
         if error is not None:
             faulty = mover.player.spec.name
             if restart:
-                mover.player.close()  # a fresh process is started for its next move
+                mover.player.close(kill=True)  # a fresh process is started for its next move
             if fault == "time" and board.has_insufficient_material(not board.turn):
                 result, reason, faulty = "1/2-1/2", error + ", but the opponent cannot mate", None
             else:
