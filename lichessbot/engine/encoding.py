@@ -276,61 +276,43 @@ def encode(histories: Sequence[Sequence[Snapshot]], input_format: int = 1, fill:
     if fill not in FILL_MODES:
         raise ValueError(f"unknown history fill mode {fill!r} (expected one of {FILL_MODES})")
     nb = len(histories)
-    masks = np.zeros((nb, 112), dtype=_U64)
-    rule50 = np.empty(nb, dtype=np.float32)
-    transforms = []
-    # Raw rows: per slot, 12 piece masks in the current STM's view, before mirroring.
-    rows: list[list[int]] = []
-    row_pos: list[int] = []  # flat index b*8 + slot
-    mirror_rows: list[bool] = []
     hecto = input_format >= 4
+    rows: list[tuple] = []  # per written slot: (pawns, knights, bishops, rooks, queens, kings, white, black)
+    reps: list[bool] = []  # per slot: repetition plane set
+    where: list[int] = []  # per slot: b * 8 + slot
+    black_rows: list[bool] = []  # per slot: the current side to move is black
+    aux_rows: list[list[int]] = []  # per position: masks of planes 104..111
+    rule50: list[float] = []
+    transforms: list[int] = []
     for b, hist in enumerate(histories):
         if not hist:
             raise ValueError("encode() needs at least one position per history")
         cur = hist[-1]
         black = not cur.turn
         for slot, (pos, undo) in enumerate(_slots(hist, input_format, fill)):
-            if undo:
-                pos = _undo_ep(pos)
-            ours, theirs = (pos.black, pos.white) if black else (pos.white, pos.black)
-            p, n, bi, r, q, k = pos[:6]
-            rows.append([p & ours, n & ours, bi & ours, r & ours, q & ours, k & ours,
-                         p & theirs, n & theirs, bi & theirs, r & theirs, q & theirs, k & theirs,
-                         _ALL if pos.repetitions >= 1 else 0])
-            row_pos.append(b * _HISTORY + slot)
-            mirror_rows.append(black)
-        # Auxiliary planes 104..111 (lc0-facts §1.3).
-        aux = masks[b]
-        if input_format == 1:
-            wq, wk = bool(cur.castling & chess.BB_A1), bool(cur.castling & chess.BB_H1)
-            bq, bk = bool(cur.castling & chess.BB_A8), bool(cur.castling & chess.BB_H8)
-            if black:
-                wq, wk, bq, bk = bq, bk, wq, wk
-            aux[104:108] = [_ALL if x else 0 for x in (wq, wk, bq, bk)]
-        else:
-            qs, ks = _castle_masks(cur)
-            if black:
-                qs, ks = _mirror_bb(qs), _mirror_bb(ks)
-            aux[104], aux[105] = qs, ks
+            rows.append((_undo_ep(pos) if undo else pos)[:8])
+            reps.append(pos.repetitions >= 1)
+            where.append(b * _HISTORY + slot)
+            black_rows.append(black)
+        aux_rows.append(_aux(cur, input_format))
+        rule50.append(cur.rule50 / 100.0 if hecto else float(cur.rule50))
         if input_format >= 3:
-            if cur.ep_square is not None:
-                ep = cur.ep_square ^ 56 if black else cur.ep_square  # now on rank 6 of the STM view
-                aux[108] = 1 << (56 + (ep & 7))
-            if input_format in (132, 133) and black:
-                aux[110] = _ALL
-        elif black:
-            aux[108] = _ALL
-        aux[109] = _ALL
-        aux[111] = _ALL
-        rule50[b] = cur.rule50 / 100.0 if hecto else float(cur.rule50)
-        transforms.append(choose_transform(cur, input_format) if input_format >= 3 else 0)
+            transforms.append(choose_transform(cur, input_format))
+    masks = np.zeros((nb, 112), dtype=_U64)
     if rows:
-        arr = np.array(rows, dtype=_U64)  # [R, 13]
-        mirror = np.array(mirror_rows)
-        if mirror.any():
-            arr[mirror] = arr[mirror].byteswap()
-        pos_idx = np.array(row_pos)
-        masks[:, :104].reshape(nb, _HISTORY, 13)[pos_idx // _HISTORY, pos_idx % _HISTORY] = arr
+        raw = np.array(rows, dtype=_U64)  # [R, 8]
+        blk = np.array(black_rows)
+        ours = np.where(blk, raw[:, 7], raw[:, 6])[:, None]
+        theirs = np.where(blk, raw[:, 6], raw[:, 7])[:, None]
+        pieces = np.empty((len(rows), 13), dtype=_U64)
+        np.bitwise_and(raw[:, :6], ours, out=pieces[:, :6])
+        np.bitwise_and(raw[:, :6], theirs, out=pieces[:, 6:12])
+        pieces[:, 12] = np.where(np.array(reps), _U64(_ALL), _U64(0))
+        if blk.any():
+            pieces[blk] = pieces[blk].byteswap()  # vertical mirror: rank r -> 7 - r
+        pos_idx = np.array(where)
+        masks[:, :104].reshape(nb, _HISTORY, 13)[pos_idx // _HISTORY, pos_idx % _HISTORY] = pieces
+    masks[:, 104:] = np.array(aux_rows, dtype=_U64).reshape(nb, 8)
     bits = np.unpackbits(masks.view(np.uint8).reshape(nb, 112, 8), axis=-1, bitorder="little")
     if out is None:
         out = np.empty((nb, 112, 8, 8), dtype=np.float32)
@@ -338,12 +320,35 @@ def encode(histories: Sequence[Sequence[Snapshot]], input_format: int = 1, fill:
         out = out[:nb]
     flat_out = out.reshape(nb, 112, 64)
     np.copyto(flat_out, bits.reshape(nb, 112, 64), casting="unsafe")
-    flat_out[:, 109, :] *= rule50[:, None]
-    if input_format >= 3:
-        for b, t in enumerate(transforms):
-            if t:
-                out[b, :109] = _apply_transform(out[b, :109], t)
+    flat_out[:, 109, :] *= np.array(rule50, dtype=np.float32)[:, None]
+    for b, t in enumerate(transforms):
+        if t:
+            out[b, :109] = _apply_transform(out[b, :109], t)
     return out
+
+
+def _aux(cur: Snapshot, input_format: int) -> list[int]:
+    """Masks of the auxiliary planes 104..111 for the current position (lc0-facts §1.3)."""
+    black = not cur.turn
+    aux = [0] * 8
+    if input_format == 1:
+        c = cur.castling
+        rights = [c & chess.BB_A1, c & chess.BB_H1, c & chess.BB_A8, c & chess.BB_H8]
+        if black:
+            rights = rights[2:] + rights[:2]
+        aux[0:4] = [_ALL if x else 0 for x in rights]
+    else:
+        qs, ks = _castle_masks(cur)
+        aux[0], aux[1] = (_mirror_bb(qs), _mirror_bb(ks)) if black else (qs, ks)
+    if input_format >= 3:
+        if cur.ep_square is not None:
+            aux[4] = 1 << (56 + (cur.ep_square & 7))  # rank 8 of the side to move's view
+        if input_format in (132, 133) and black:
+            aux[6] = _ALL
+    elif black:
+        aux[4] = _ALL
+    aux[5] = aux[7] = _ALL
+    return aux
 
 
 def _apply_transform(planes: np.ndarray, t: int) -> np.ndarray:

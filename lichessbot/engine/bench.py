@@ -1,0 +1,109 @@
+"""``lichessbot bench nn``: network evaluations per second by batch size.
+
+    lichessbot bench nn --network PATH [--json] [--backend B] [--threads N] [--seconds S]
+
+For each batch size (1, 8, 32, 64, 128, 256 by default) it runs the network on real positions from
+seeded random games for about ``--seconds`` seconds after one warm-up batch and reports evaluations
+per second (batch size x batches / wall seconds). It also measures the Python side: ``encode``
+microseconds per position at the largest batch, and the full ``Evaluator.evaluate`` path (encode, run,
+priors over legal moves; cache off) in positions per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+
+import chess
+
+from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
+
+__all__ = ["add_arguments", "bench_positions", "run"]
+
+DEFAULT_BATCHES = (1, 8, 32, 64, 128, 256)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``lichessbot bench nn``."""
+    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="auto",
+                        help="onnxruntime execution provider (default auto)")
+    parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
+    parser.add_argument("--seconds", type=float, default=1.5, help="time per batch size, seconds (default 1.5)")
+    parser.add_argument("--batches", default=",".join(map(str, DEFAULT_BATCHES)),
+                        help="comma-separated batch sizes (default 1,8,32,64,128,256)")
+    parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
+
+
+def bench_positions(n: int, seed: int = 1):
+    """``n`` EvalRequests from seeded random games (histories of the last 8 positions, legal moves)."""
+    from lichessbot.engine.encoding import game_history, position_key
+    from lichessbot.engine.evaluator import EvalRequest
+
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < 120 and len(out) < n:
+            board.push(rng.choice(list(board.legal_moves)))
+            hist = game_history(board)[-8:]
+            out.append(EvalRequest(history=hist, moves=list(board.legal_moves), key=position_key(hist[-1])))
+    return out
+
+
+def _timed(fn, seconds: float) -> tuple[int, float]:
+    fn()  # warm-up
+    count, start = 0, time.perf_counter()
+    while True:
+        fn()
+        count += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return count, elapsed
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark and print the table (or JSON). Returns 0."""
+    configure_stderr_logging()
+    try:
+        batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    except ValueError:
+        raise EvalInputError(f"--batches must be comma-separated integers, got {args.batches!r}") from None
+    if not batches or min(batches) < 1 or max(batches) > 1024:
+        raise EvalInputError("--batches must hold sizes from 1 to 1024")
+    if args.seconds <= 0:
+        raise EvalInputError("--seconds must be > 0")
+    from lichessbot.engine.encoding import encode
+    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.engine.network import load_network
+
+    net = load_network(args.network, args.input_format)
+    ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=0)
+    reqs = bench_positions(max(batches))
+    hists = [r.history for r in reqs]
+    rows = []
+    for b in batches:
+        planes = encode(hists[:b], ev.input_format)
+        count, elapsed = _timed(lambda planes=planes: ev.run(planes), args.seconds)
+        rows.append({"batch": b, "evals_per_s": round(b * count / elapsed, 1),
+                     "ms_per_batch": round(1000 * elapsed / count, 3)})
+        if not args.json:
+            r = rows[-1]
+            print(f"batch {b:5d}: {r['evals_per_s']:10.1f} evals/s  {r['ms_per_batch']:8.3f} ms/batch", flush=True)
+    big = max(batches)
+    count, elapsed = _timed(lambda: encode(hists[:big], ev.input_format), min(args.seconds, 1.0))
+    encode_us = 1e6 * elapsed / (count * big)
+    count, elapsed = _timed(lambda: ev.evaluate(reqs[:big]), args.seconds)
+    evaluate_ps = big * count / elapsed
+    result = {"network": net.name, "provider": ev.provider, "threads": args.threads, "results": rows,
+              "encode_us_per_position": round(encode_us, 2), "encode_batch": big,
+              "evaluate_per_s": round(evaluate_ps, 1)}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"encode: {encode_us:.1f} us/position at batch {big}; evaluate (encode + run + priors): "
+              f"{evaluate_ps:.1f} positions/s at batch {big}  [{net.name}, {ev.provider}]")
+    return 0

@@ -1,0 +1,109 @@
+"""``lichessbot eval``: the raw network's view of one position (priors of every legal move, W/D/L, Q).
+
+    lichessbot eval --network PATH (--startpos | --fen FEN) [--moves "e2e4 e7e5 ..."] [--json]
+                    [--policy-temperature T]
+
+Priors are at temperature 1 by default (the network's own softmax; lc0's search uses 1.359). Moves are
+printed in UCI with standard castling (e1g1). JSON output: ``{"moves": {"e2e4": 0.6606, ...},
+"wdl": [w, d, l], "q": q}``, priors as probabilities, best first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import chess
+
+from lichessbot.errors import LichessbotError
+
+__all__ = ["EvalInputError", "add_arguments", "board_from_args", "configure_stderr_logging", "run"]
+
+
+class EvalInputError(LichessbotError, ValueError):
+    """A position or move given on the command line that cannot be used."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``lichessbot eval``."""
+    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--startpos", action="store_true", help="start from the standard start position")
+    where.add_argument("--fen", help="start from this FEN")
+    parser.add_argument("--moves", default="", help='UCI moves played from there, e.g. "e2e4 e7e5"')
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--policy-temperature", type=float, default=1.0,
+                        help="softmax temperature of the priors (default 1.0; lc0's search uses 1.359)")
+    parser.add_argument("--input-format", type=int, default=None,
+                        help="lc0 input format of a .onnx file (default 1, classical)")
+    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="cpu",
+                        help="onnxruntime execution provider (default cpu)")
+    parser.add_argument("--history-fill", choices=("fen_only", "no", "always"), default="fen_only",
+                        help="lc0 HistoryFill mode (default fen_only, as lc0's UCI default)")
+
+
+def configure_stderr_logging() -> None:
+    """Send structlog output to stderr, so stdout holds only the command's result."""
+    import structlog
+
+    # sys.stderr is looked up at each call (it may be swapped, e.g. by test capture), not bound once.
+    structlog.configure(logger_factory=lambda *args: structlog.PrintLogger(sys.stderr))
+
+
+def board_from_args(fen: str | None, moves: str) -> chess.Board:
+    """The board after ``moves`` from ``fen`` (None: the start position), with its move stack.
+
+    Raises EvalInputError for an invalid FEN or an illegal or malformed move.
+    """
+    if fen is None:
+        board = chess.Board()
+    else:
+        try:
+            board = chess.Board(fen)
+        except ValueError as err:
+            raise EvalInputError(f"invalid FEN {fen!r}: {err}") from None
+        status = board.status() & ~chess.STATUS_INVALID_EP_SQUARE
+        if status:
+            names = [f.name.lower().replace("_", " ") for f in chess.Status if f and status & f]
+            raise EvalInputError(f"invalid FEN {fen!r}: {', '.join(names)}")
+    for uci in moves.split():
+        try:
+            board.push_uci(uci)
+        except chess.InvalidMoveError:
+            raise EvalInputError(f"malformed move {uci!r} (expected UCI such as e2e4 or e7e8q)") from None
+        except chess.IllegalMoveError:
+            raise EvalInputError(f"illegal move {uci!r} in position {board.fen()}") from None
+    return board
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the position and print it. Returns 0; user errors raise LichessbotError (exit 2)."""
+    configure_stderr_logging()
+    if args.policy_temperature <= 0:
+        raise EvalInputError(f"--policy-temperature must be > 0, got {args.policy_temperature}")
+    board = board_from_args(None if args.startpos else args.fen, args.moves)
+    from lichessbot.engine.encoding import game_history, position_key
+    from lichessbot.engine.evaluator import EvalRequest, Evaluator
+    from lichessbot.engine.network import load_network
+
+    net = load_network(args.network, args.input_format)
+    ev = Evaluator(net, backend=args.backend, cache_size=0, policy_temperature=args.policy_temperature,
+                   history_fill=args.history_fill)
+    hist = game_history(board)
+    moves = list(board.legal_moves)
+    (res,) = ev.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))])
+    ranked = sorted(zip(moves, res.priors.tolist()), key=lambda mp: -mp[1])
+    if args.json:
+        out = {"moves": {m.uci(): round(p, 6) for m, p in ranked}, "wdl": [round(x, 6) for x in res.wdl],
+               "q": round(res.q, 6)}
+        print(json.dumps(out))
+        return 0
+    print(f"network {net.name} ({ev.provider}), {board.fen()}")
+    print(f"W {res.wdl[0]:.4f}  D {res.wdl[1]:.4f}  L {res.wdl[2]:.4f}  Q {res.q:+.4f}"
+          + (f"  M {res.m:.1f}" if net.has_mlh else "") + "  (side to move)")
+    if not moves:
+        print("no legal moves")
+    for m, p in ranked:
+        print(f"{m.uci():6} {board.san(m):8} {100 * p:7.2f}%")
+    return 0
