@@ -100,7 +100,7 @@ def test_pgn_openings_are_played_as_book_moves(tmp_path):
 def test_a_crashed_engine_loses_is_restarted_and_the_match_goes_on(tmp_path):
     marker = tmp_path / "crashed"
     config = MatchConfig(
-        scripted("steady"), scripted("fragile", f"crash_once={marker}"), games=3, tc=TimeControl.parse("5"),
+        scripted("steady"), scripted("fragile", f"crash_once={marker}"), games=3, tc=TimeControl.parse("30"),
         pgn_path=str(tmp_path / "m.pgn"),
     )
     result = run_match(config)
@@ -115,7 +115,8 @@ def test_a_crashed_engine_loses_is_restarted_and_the_match_goes_on(tmp_path):
 
 
 def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
-    slow = run_match(MatchConfig(scripted("fast"), scripted("slow", "sleep=0.25"), games=2, tc=TimeControl.parse("0.6")))
+    fast = scripted("fast", tc=TimeControl.parse("30"))
+    slow = run_match(MatchConfig(fast, scripted("slow", "sleep=0.25"), games=2, tc=TimeControl.parse("0.6")))
     assert slow.faults("time") == {"slow": 2} and slow.wins == 2
     assert all(g.termination == "time forfeit" for g in slow.games)
     bad = run_match(MatchConfig(scripted("good"), scripted("bad", "illegal_at=1"), games=1, tc=TimeControl(nodes=1)))
@@ -125,7 +126,7 @@ def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
 
 def test_a_hung_engine_loses_on_time_and_is_restarted():
     config = MatchConfig(scripted("live"), scripted("hung", "sleep=30"), games=2, tc=TimeControl(nodes=1),
-                         move_timeout_margin=0.3)
+                         move_timeout_margin=1.0)
     result = run_match(config)
     # killed twice; restarted once, for the second game (no game needs it after the second)
     assert result.faults("time") == {"hung": 2} and result.restarts == {"live": 0, "hung": 1}
