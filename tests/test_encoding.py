@@ -190,3 +190,31 @@ def test_bad_format_and_fill_are_refused():
 def test_snapshot_is_a_plain_tuple_of_ints():
     s = snapshot(chess.Board())
     assert isinstance(s, Snapshot) and s.turn is True and s.castling == chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
+
+
+@pytest.mark.parametrize("fmt", [1, 2, 3, 4, 5, 132, 133])
+@pytest.mark.parametrize("fill", ["fen_only", "no", "always"])
+def test_every_format_and_fill_encodes_random_games_with_the_canonical_king_placement(fmt, fill):
+    import random
+
+    rng = random.Random(fmt * 7 + len(fill))
+    hists = []
+    for start in (chess.STARTING_FEN, "8/8/3k4/8/8/8/1Q6/4K3 b - - 4 60", "4k3/8/8/8/8/8/8/R3K2R w K - 3 9"):
+        b = chess.Board(start)
+        for _ in range(30):
+            if b.is_game_over():
+                break
+            b.push(rng.choice(list(b.legal_moves)))
+            hists.append(game_history(b)[-8:])
+    planes = encode(hists, input_format=fmt, fill=fill)
+    assert planes.shape == (len(hists), 112, 8, 8) and np.isfinite(planes).all()
+    assert (planes[:, 111] == 1).all()
+    for h, p in zip(hists, planes):
+        s = h[-1]
+        king = np.argwhere(p[5])
+        assert len(king) == 1
+        if fmt >= 3 and not s.castling:
+            assert king[0][1] >= 4  # files e-h after the canonical Flip
+            if not s.pawns:
+                assert king[0][0] <= 3  # ranks 1-4 after Mirror
+        assert p[13:104].any() or len(h) == 1 or fill == "no" or fmt >= 3
