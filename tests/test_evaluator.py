@@ -23,9 +23,10 @@ def request(board: chess.Board) -> EvalRequest:
     return EvalRequest(history=hist, moves=list(board.legal_moves), key=position_key(hist[-1]))
 
 
+@pytest.mark.parametrize("suffix", ["onnx", "pb.gz"])
 @pytest.mark.parametrize("net", ["maia-1100", "maia-1900"])
-def test_every_reference_position_matches_lc0_exact_outputs(net):
-    path = shared_file(f"nets/{net}.onnx")
+def test_every_reference_position_matches_lc0_exact_outputs(net, suffix):
+    path = shared_file(f"nets/{net}.{suffix}")
     tag = net.replace("-", "")
     recs = []
     for name in (f"ref/lc0ref_{tag}.jsonl", f"ref/lc0ref_{tag}_fen.jsonl"):
@@ -164,3 +165,16 @@ def test_backend_selection_prefers_gpu_then_cpu_and_refuses_unknown():
 def test_bad_planes_shape_is_refused(tiny_eval):
     with pytest.raises(ValueError, match=r"\[B, 112, 8, 8\]"):
         tiny_eval.run(np.zeros((1, 104, 8, 8), np.float32))
+
+
+def test_model_onnxruntime_cannot_run_is_a_network_error(tmp_path):
+    import dataclasses
+
+    from tests.tinynet import tiny_model
+
+    model = tiny_model()
+    model.graph.node[1].op_type = "NoSuchOp"
+    net = load_network(str(build_tiny_onnx(tmp_path / "ok.onnx")))
+    bad = dataclasses.replace(net, model=model.SerializeToString(), source="bad.onnx")
+    with pytest.raises(NetworkError, match="onnxruntime cannot load network bad.onnx"):
+        Evaluator(bad, backend="cpu")
