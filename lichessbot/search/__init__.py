@@ -1,1 +1,10 @@
-"""search"""
+"""The PUCT search (lc0's classic search in Python): tree, selection, backup, tree reuse, stats.
+
+Public API (docs/interfaces.md): :class:`Searcher`, :class:`SearchHandle`, :class:`Limits`,
+:class:`Stopper`, :class:`RootMove`, :class:`SearchStats`, :class:`SearchResult`, :class:`SearchError`.
+"""
+
+from lichessbot.search.searcher import SearchHandle, Searcher
+from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
+
+__all__ = ["Limits", "RootMove", "SearchError", "SearchHandle", "SearchResult", "SearchStats", "Searcher", "Stopper"]

@@ -1,0 +1,94 @@
+"""Value objects of the search API (docs/interfaces.md, "search")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import chess
+
+from lichessbot.errors import LichessbotError
+
+__all__ = ["Limits", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper"]
+
+
+class SearchError(LichessbotError, ValueError):
+    """A search that cannot run, e.g. a position without legal moves."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard limits of one search. ``nodes`` counts all nodes, reused ones included (lc0 VisitsStopper);
+    ``movetime`` is in seconds; ``infinite`` runs until ``stop()``."""
+
+    nodes: int | None = None
+    movetime: float | None = None
+    infinite: bool = False
+
+
+class Stopper(Protocol):
+    """Filled by the time manager; consulted after every batch. Returns a reason to stop, or None."""
+
+    def should_stop(self, stats: SearchStats) -> str | None: ...
+
+
+@dataclass
+class RootMove:
+    """One root edge: visits ``n``, prior ``p``, ``q`` (root side to move's view, with draw score),
+    exploration term ``u``, draw probability ``d`` and moves left ``m`` (plies)."""
+
+    move: chess.Move
+    n: int
+    p: float
+    q: float
+    u: float
+    d: float
+    m: float
+    wl: float = 0.0
+    in_flight: int = 0
+    proven: int | None = None  # +1 proven win, 0 proven draw, -1 proven loss (root side's view)
+    v: float | None = None  # the child's first (network) value, when visited
+
+
+@dataclass
+class SearchStats:
+    """Live view of a running search, handed to stoppers and info callbacks."""
+
+    elapsed: float  # seconds since the search started
+    playouts: int
+    nodes: int
+    reused_nodes: int
+    nps: float
+    depth: float
+    seldepth: int
+    root_moves: list[RootMove]  # best first (lc0 ranking)
+    best: RootMove | None
+    legal_moves: int
+    remaining_playouts_hint: float | None = None
+    root_n: int = 0
+    root_wl: float = 0.0
+    root_d: float = 0.0
+    root_m: float = 0.0
+    ply: int = 0  # plies played in the game before the root
+
+
+@dataclass
+class SearchResult:
+    """The outcome of one search; values from the root side to move's view."""
+
+    best_move: chess.Move
+    ponder_move: chess.Move | None
+    pv: list[chess.Move]
+    q: float
+    wdl: tuple[float, float, float]
+    cp: int
+    mate: int | None
+    nodes: int
+    playouts: int
+    reused_nodes: int
+    nps: float
+    depth: float
+    seldepth: int
+    time: float  # seconds
+    stop_reason: str
+    root_moves: list[RootMove] = field(default_factory=list)
