@@ -205,6 +205,8 @@ def _slots(history: Sequence[Snapshot], input_format: int, fill: str) -> list[tu
     """(snapshot, undo-ep) per written slot, newest first. Orientation is handled by the caller."""
     n = len(history)
     canonical = input_format >= 3
+    if not canonical and n >= _HISTORY:  # the common case: 8 real positions, nothing to decide
+        return [(pos, False) for pos in history[-1:-_HISTORY - 1:-1]]
     v2 = input_format in (5, 133)
     cur = history[-1]
     oldest = history[0]
@@ -289,11 +291,12 @@ def encode(histories: Sequence[Sequence[Snapshot]], input_format: int = 1, fill:
             raise ValueError("encode() needs at least one position per history")
         cur = hist[-1]
         black = not cur.turn
-        for slot, (pos, undo) in enumerate(_slots(hist, input_format, fill)):
+        slots = _slots(hist, input_format, fill)
+        for pos, undo in slots:
             rows.append((_undo_ep(pos) if undo else pos)[:8])
             reps.append(pos.repetitions >= 1)
-            where.append(b * _HISTORY + slot)
-            black_rows.append(black)
+        where.extend(range(b * _HISTORY, b * _HISTORY + len(slots)))
+        black_rows.extend([black] * len(slots))
         aux_rows.append(_aux(cur, input_format))
         rule50.append(cur.rule50 / 100.0 if hecto else float(cur.rule50))
         if input_format >= 3:
