@@ -326,3 +326,24 @@ def test_convert_cli_writes_a_loadable_file_and_fails_in_one_line(tmp_path, caps
     assert cli_main(["convert", str(src), str(tmp_path / "x.onnx")]) == 2
     err = capsys.readouterr().err
     assert "truncated" in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_damaged_files_give_network_error_or_a_model(tmp_path):
+    """Byte damage anywhere in the protobuf: a NetworkError or a model, never another exception."""
+    data, _ = _make_net(c=2, enc="f32")
+    raw = bytearray(gzip.decompress(data))
+    rng = np.random.default_rng(3)
+    path = tmp_path / "damaged.pb.gz"
+    outcomes = set()
+    for _ in range(150):
+        bad = bytearray(raw)
+        for pos in rng.integers(0, len(bad), size=3):
+            bad[pos] = int(rng.integers(0, 256))
+        path.write_bytes(gzip.compress(bytes(bad), compresslevel=1))
+        try:
+            convert_pb_gz(path)
+            outcomes.add("model")
+        except NetworkError as err:
+            assert "\n" not in str(err)
+            outcomes.add("error")
+    assert "error" in outcomes

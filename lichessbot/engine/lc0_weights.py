@@ -110,23 +110,31 @@ def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
     """
     if not fields:
         return np.zeros(0, np.float32)
-    params = bytes(fields[3][-1]) if 3 in fields else b""
+    params = fields[3][-1] if 3 in fields else b""  # a memoryview into the file's bytes: no copy
     encoding = _enum(fields, 4, 1)
     size = 4 if encoding == 4 else 2
     if encoding not in (1, 2, 3, 4):
         raise _network_error(f"unsupported lc0 weights ({where}): unknown layer encoding {encoding}")
+    bounds = [fields[n][-1] for n in (1, 2) if n in fields]
+    if isinstance(params, int) or any(isinstance(b, int) or len(b) != 4 for b in bounds):
+        raise _network_error(f"corrupt lc0 weights ({where}): a layer field has the wrong type")
     if len(params) % size:
         raise _network_error(f"corrupt lc0 weights ({where}): {len(params)} bytes is not a whole number of values")
-    if encoding == 1:
-        lo = np.float32(struct.unpack("<f", fields[1][-1])[0]) if 1 in fields else np.float32(0)
-        hi = np.float32(struct.unpack("<f", fields[2][-1])[0]) if 2 in fields else np.float32(0)
-        theta = np.frombuffer(params, "<u2").astype(np.float32) / np.float32(0xFFFF)
-        return lo * (np.float32(1) - theta) + hi * theta
-    if encoding == 2:
-        return np.frombuffer(params, "<f2").astype(np.float32)
-    if encoding == 3:
-        return (np.frombuffer(params, "<u2").astype(np.uint32) << 16).view(np.float32)
-    return np.frombuffer(params, "<f4").astype(np.float32)
+    with np.errstate(all="ignore"):
+        if encoding == 1:
+            lo = np.float32(struct.unpack("<f", fields[1][-1])[0]) if 1 in fields else np.float32(0)
+            hi = np.float32(struct.unpack("<f", fields[2][-1])[0]) if 2 in fields else np.float32(0)
+            theta = np.frombuffer(params, "<u2").astype(np.float32) / np.float32(0xFFFF)
+            values = lo * (np.float32(1) - theta) + hi * theta
+        elif encoding == 2:
+            values = np.frombuffer(params, "<f2").astype(np.float32)
+        elif encoding == 3:
+            values = (np.frombuffer(params, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            values = np.frombuffer(params, "<f4").astype(np.float32)
+    if not np.isfinite(values).all():
+        raise _network_error(f"corrupt lc0 weights ({where}): non-finite values (NaN or infinity)")
+    return values
 
 
 def _layer(fields: dict[int, list] | None, num: int, where: str) -> np.ndarray:
@@ -166,9 +174,12 @@ def _conv_block(fields: dict[int, list] | None, where: str, in_channels: int, ke
         for name, arr in (("bn_stddivs", var), ("bn_gammas", gammas), ("bn_betas", betas), ("biases", bias)):
             if arr.size != out:
                 raise _network_error(f"corrupt lc0 weights ({where}): {name} has {arr.size} values, expected {out}")
-        g = gammas / np.sqrt(var + np.float32(BN_EPSILON))
-        w = w.reshape(out, per_out) * g[:, None]
-        bias = betas - g * (means - bias)
+        with np.errstate(all="ignore"):
+            g = gammas / np.sqrt(var + np.float32(BN_EPSILON))
+            w = w.reshape(out, per_out) * g[:, None]
+            bias = betas - g * (means - bias)
+        if not (np.isfinite(g).all() and np.isfinite(w).all() and np.isfinite(bias).all()):
+            raise _network_error(f"corrupt lc0 weights ({where}): batch-norm statistics give non-finite weights")
     elif bias.size != out:
         raise _network_error(f"corrupt lc0 weights ({where}): biases has {bias.size} values, expected {out}")
     return ConvBlock(np.ascontiguousarray(w, np.float32).reshape(out, in_channels, kernel, kernel), bias.astype(np.float32))
