@@ -74,6 +74,18 @@ def staller() -> Opponent:
     return lambda board: None
 
 
+RESIGN = "resign"
+
+
+def resign_after(plies: int, then: Opponent | None = None) -> Opponent:
+    """Plays ``then`` (random by default) and resigns once the game has ``plies`` plies."""
+    then = then or random_mover(7)
+
+    def move(board: chess.Board):  # noqa: ANN202
+        return RESIGN if len(board.move_stack) >= plies else then(board)
+    return move
+
+
 @dataclass
 class FakeGame:
     id: str
@@ -225,7 +237,7 @@ class FakeLichess:
 
     def _state(self, g: FakeGame) -> dict[str, Any]:
         moves = []
-        b = chess.Board(g.board.starting_fen if g.initial_fen != "startpos" else chess.STARTING_FEN)
+        b = g.board.root()
         for m in g.board.move_stack:
             u = m.uci()
             if self.castling_as_rook and b.is_castling(m):
@@ -339,7 +351,9 @@ class FakeLichess:
                 if g.over or g.ply() != ply:
                     return
                 move = g.opponent(g.board.copy())
-                if move is not None:
+                if move == RESIGN:
+                    self._finish(g, "resign", g.bot_color)
+                elif move is not None:
                     self._apply(g, move)
         threading.Thread(target=play, daemon=True).start()
 
@@ -571,3 +585,93 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _make_handler(server: FakeLichess) -> type[_Handler]:
     return type("Handler", (_Handler,), {"server_obj": server})
+
+
+# --------------------------------------------------------------------------------------------------
+# Running the bot in-process against the server (used by tests/test_bot_*.py).
+# --------------------------------------------------------------------------------------------------
+class StandInThinker:
+    """A thinker that plays a seeded random legal move with a fixed made-up eval (no engine needed)."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+        self.calls = 0
+
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Any:
+        from lichessbot.play.thinker import Decision
+
+        self.calls += 1
+        move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        return Decision(move=move, source="search", cp=12, wdl=(0.3, 0.4, 0.3), nodes=16, nps=1000.0, depth=2.0,
+                        pv=(move,), time=0.001, stop_reason="stand-in")
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class StandInEngine:
+    name = "stand-in"
+
+    def new_game(self) -> StandInThinker:
+        return StandInThinker()
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+class BotRun:
+    """The bot service running in a thread against ``server`` (context manager; quits on exit)."""
+
+    def __init__(self, server: FakeLichess, engine: Any, config: dict[str, Any] | None = None, *,
+                 token: str | None = None, upgrade: bool = False):
+        from lichessbot.config import parse_config
+        from lichessbot.lichess.client import ClientSettings, LichessClient
+        from lichessbot.play.service import BotService
+
+        base = {"url": server.url, "abort_time": 30, "pgn_directory": None,
+                "challenge": {"concurrency": 1, "accept_bot": True, "time_controls":
+                              ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"]}}
+        self.config = parse_config(_merge(base, config or {}))
+        self.server = server
+        settings = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=3, backoff=0.05,
+                                  rate_limit_pause=0.3, max_backoff=0.5)
+        self.client = LichessClient(token or server.token, server.url, settings)
+        self.service = BotService(self.config, self.client, engine, upgrade=upgrade, reconnect_backoff=0.05)
+        self.error: BaseException | None = None
+        self.rc: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.rc = self.service.run()
+        except BaseException as err:  # noqa: BLE001 - reported to the test
+            self.error = err
+
+    def __enter__(self) -> BotRun:
+        self.thread.start()
+        ok = self.server.wait_for(lambda: self.server.event_subscribers or not self.thread.is_alive(), 10)
+        assert ok, "the bot did not connect to the event stream"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service.quit()
+        self.thread.join(20)
+        self.client.close()
+
+    def join(self, timeout: float = 20) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the bot did not stop"
+
+    def play(self, timeout: float = 30, **challenge: Any) -> FakeGame:
+        """Challenge the bot, wait for the game to end, return it."""
+        cid = self.server.challenge(**challenge)
+        assert self.server.wait_for(lambda: cid in self.server.games and self.server.games[cid].over, timeout), \
+            f"game {cid} did not end: {self.server.games.get(cid)}"
+        return self.server.games[cid]

@@ -121,8 +121,8 @@ class BotService:
                 self._reap()
                 if self._fatal is not None or self._quit.is_set():
                     break
-                if self._stopping.is_set() and not self._threads:
-                    break
+                if self._stopping.is_set() and not self._threads and self.busy() == 0:
+                    break  # every game started (or accepted) is over
         finally:
             self._done.set()
             if self._events is not None:

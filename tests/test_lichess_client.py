@@ -1,0 +1,140 @@
+"""The lichess client and streams against the fake server: retries, 429 pauses, reconnects, token hygiene."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
+from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from tests.fake_lichess import FakeLichess, staller
+
+FAST = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=3, backoff=0.02, rate_limit_pause=0.3,
+                      max_backoff=0.1)
+
+
+@pytest.fixture
+def server():
+    with FakeLichess() as s:
+        yield s
+
+
+def _game(server: FakeLichess, client: LichessClient) -> str:
+    cid = server.challenge(opponent=staller(), bot_color="white")
+    client.accept_challenge(cid)
+    return cid
+
+
+def test_endpoint_key_replaces_ids():
+    assert endpoint_key("post", "https://lichess.org/api/bot/game/abcd1234/move/e2e4") == "POST /api/bot/game/*/move/*"
+    assert endpoint_key("POST", "http://x/api/bot/game/abcd1234/chat") == "POST /api/bot/game/*/chat"
+    assert endpoint_key("POST", "http://x/api/challenge/xyz/decline") == "POST /api/challenge/*/decline"
+    assert endpoint_key("GET", "http://x/api/account") == "GET /api/account"
+
+
+def test_5xx_on_a_move_post_is_retried_and_the_move_made_once(server):
+    client = LichessClient(server.token, server.url, FAST)
+    gid = _game(server, client)
+    server.move_failures = [500, 503]
+    client.make_move(gid, "e2e4")
+    game = server.games[gid]
+    assert [s for _, _, s in game.rejected_posts] == [500, 503]
+    assert game.posts == [(0, "e2e4", False)]
+
+
+def test_429_pauses_that_endpoint_for_retry_after_and_not_others(server):
+    client = LichessClient(server.token, server.url, ClientSettings(retries=0, rate_limit_pause=0.3, backoff=0.01))
+    gid = _game(server, client)
+    server.move_failures, server.retry_after = [429], 2
+    with pytest.raises(LichessError) as err:
+        client.make_move(gid, "e2e4")
+    assert err.value.status == 429
+    assert client.session.pause_left("POST /api/bot/game/*/move/*") > 1.0  # Retry-After (2 s) beats the 0.3 s minimum
+    assert client.session.pause_left("POST /api/bot/game/*/chat") == 0.0
+    client.post_chat(gid, "player", "not paused")
+    assert server.games[gid].chat == [("player", "not paused")]
+
+
+def test_429_then_success_posts_the_move_after_the_pause(server):
+    client = LichessClient(server.token, server.url, FAST)
+    gid = _game(server, client)
+    server.move_failures, server.retry_after = [429], 0
+    client.make_move(gid, "e2e4", offering_draw=True)
+    assert server.games[gid].posts == [(0, "e2e4", True)]
+
+
+def test_4xx_is_not_retried(server):
+    client = LichessClient(server.token, server.url, FAST)
+    gid = _game(server, client)
+    with pytest.raises(LichessError) as err:
+        client.make_move(gid, "e2e5")
+    assert err.value.status == 400 and "Illegal move" in str(err.value)
+    assert len(server.games[gid].rejected_posts) == 1
+
+
+def test_a_bad_token_gives_a_401_error_that_does_not_contain_the_token(server):
+    secret = "lip_WRONGsecretTOKEN42"
+    with pytest.raises(LichessError) as err:
+        LichessClient(secret, server.url, FAST).account()
+    assert err.value.status == 401
+    assert secret not in str(err.value) and secret not in repr(err.value)
+
+
+def test_connection_errors_are_retried_then_reported_without_the_token():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    secret = "lip_SECRET_conn_test"
+    client = LichessClient(secret, f"http://127.0.0.1:{port}", FAST)
+    with pytest.raises(LichessError) as err:
+        client.account()
+    assert err.value.status is None and secret not in str(err.value)
+
+
+def _collect(stream: ReconnectingStream, out: list, until: threading.Event) -> None:
+    for event in stream:
+        out.append(event)
+        if until.is_set():
+            break
+
+
+def test_event_stream_reconnects_after_a_drop_and_skips_a_malformed_line(server):
+    client = LichessClient(server.token, server.url, FAST)
+    stream = ReconnectingStream(client.open_event_stream, "events", backoff=0.02)
+    events: list = []
+    t = threading.Thread(target=_collect, args=(stream, events, threading.Event()), daemon=True)
+    t.start()
+    assert server.wait_for(lambda: server.event_subscribers, 5)
+    server.push_event_raw(b"{this is not json\n")
+    server.push_event_raw(b"[1, 2]\n")
+    server.drop_event_streams()
+    assert server.wait_for(lambda: server.event_connections >= 2 and server.event_subscribers, 5)
+    cid = server.challenge()
+    assert server.wait_for(lambda: any(e.get("type") == "challenge" for e in events), 5)
+    stream.close()
+    t.join(5)
+    assert not t.is_alive()
+    assert [e["reconnect"] for e in events if e["type"] == CONNECTED] == [False, True]
+    assert stream.malformed == 2
+    assert [e["challenge"]["id"] for e in events if e["type"] == "challenge"] == [cid]
+
+
+def test_a_silent_stream_is_reopened():
+    with FakeLichess(keepalive=30) as server:  # no keepalive within the read timeout
+        client = LichessClient(server.token, server.url, ClientSettings(stream_read_timeout=0.3, backoff=0.01))
+        stream = ReconnectingStream(client.open_event_stream, "events", backoff=0.01)
+        t = threading.Thread(target=_collect, args=(stream, [], threading.Event()), daemon=True)
+        t.start()
+        assert server.wait_for(lambda: server.event_connections >= 3, 10)
+        stream.close()
+        t.join(5)
+
+
+def test_game_stream_of_an_unknown_game_raises():
+    with FakeLichess() as server:
+        client = LichessClient(server.token, server.url, FAST)
+        with pytest.raises(LichessError) as err:
+            list(ReconnectingStream(lambda: client.open_game_stream("nope"), "game nope"))
+        assert err.value.status == 404
