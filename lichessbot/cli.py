@@ -79,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_missing", False):
         print(f"lichessbot: '{args.command}' is not available in this build", file=sys.stderr)
         return 2
+    # Logs go to stderr (stdout belongs to UCI and to --json output); subcommands may reconfigure.
+    from lichessbot.play.logs import configure_logging
+
+    configure_logging()
     try:
         mod = importlib.import_module(args._module)
         return int(mod.run(args) or 0)
