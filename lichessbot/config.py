@@ -220,15 +220,21 @@ class ChallengeConfig(_Strict):
     concurrency: int = Field(1, ge=1, description="Games played at once.")
     accept_bot: bool = Field(False, description="Accept challenges from bots.")
     only_bot: bool = Field(False, description="Accept challenges from bots only.")
-    variants: list[Variant] = Field(default_factory=lambda: ["standard"])
-    time_controls: list[TimeControl] = Field(default_factory=lambda: ["bullet", "blitz", "rapid", "classical"])
-    modes: list[Literal["casual", "rated"]] = Field(default_factory=lambda: ["casual", "rated"])
-    min_base: int = Field(0, ge=0, description="Seconds.")
-    max_base: int = Field(10800, ge=0, description="Seconds.")
-    min_increment: int = Field(0, ge=0, description="Seconds.")
-    max_increment: int = Field(180, ge=0, description="Seconds.")
-    min_rating: int | None = None
-    max_rating: int | None = None
+    variants: list[Variant] = Field(
+        default_factory=lambda: ["standard"], description="Variants accepted (lichess keys; the engine plays standard)."
+    )
+    time_controls: list[TimeControl] = Field(
+        default_factory=lambda: ["bullet", "blitz", "rapid", "classical"], description="Speeds accepted."
+    )
+    modes: list[Literal["casual", "rated"]] = Field(
+        default_factory=lambda: ["casual", "rated"], description="Casual and/or rated games."
+    )
+    min_base: int = Field(0, ge=0, description="Seconds: shortest initial clock accepted.")
+    max_base: int = Field(10800, ge=0, description="Seconds: longest initial clock accepted.")
+    min_increment: int = Field(0, ge=0, description="Seconds: smallest increment accepted.")
+    max_increment: int = Field(180, ge=0, description="Seconds: largest increment accepted.")
+    min_rating: int | None = Field(None, description="Decline challengers rated below this (null: no limit).")
+    max_rating: int | None = Field(None, description="Decline challengers rated above this (null: no limit).")
     block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
     allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
 
@@ -246,28 +252,34 @@ class ChallengeConfig(_Strict):
 class GreetingConfig(_Strict):
     """Chat greetings; {me} and {opponent} are replaced."""
 
-    hello: str = "Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands."
-    goodbye: str = "Good game, {opponent}!"
-    hello_spectators: str = "Hi! I'm {me}. Type !help for commands."
-    goodbye_spectators: str = "Thanks for watching!"
+    hello: str = Field("Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands.",
+                       description="Player chat at the start of a game ('' sends nothing).")
+    goodbye: str = Field("Good game, {opponent}!", description="Player chat at the end of a game.")
+    hello_spectators: str = Field("Hi! I'm {me}. Type !help for commands.",
+                                  description="Spectator chat at the start of a game.")
+    goodbye_spectators: str = Field("Thanks for watching!", description="Spectator chat at the end of a game.")
 
 
 class ChatConfig(_Strict):
     """Engine evals in chat."""
 
-    eval_room: Literal["spectator", "player", "both", "none"] = "spectator"
+    eval_room: Literal["spectator", "player", "both", "none"] = Field(
+        "spectator", description="Where the eval line goes after our moves (none: nowhere)."
+    )
     eval_every: int = Field(1, ge=1, description="Post an eval after every N of our moves.")
 
 
 class DrawOrResignConfig(_Strict):
     """Draw offers and resignation (lichess-bot's `draw_or_resign`). Scores in centipawns, our view."""
 
-    resign_enabled: bool = False
-    resign_score: int = -1000
-    resign_moves: int = Field(3, ge=1)
-    offer_draw_enabled: bool = True
-    offer_draw_score: int = Field(0, ge=0)
-    offer_draw_moves: int = Field(10, ge=1)
+    resign_enabled: bool = Field(False, description="Resign lost games.")
+    resign_score: int = Field(
+        -1000, description="Centipawns: resign when each of the last resign_moves scores is <= this."
+    )
+    resign_moves: int = Field(3, ge=1, description="Our consecutive searched moves at or below resign_score.")
+    offer_draw_enabled: bool = Field(True, description="Offer (or accept) draws in level positions.")
+    offer_draw_score: int = Field(0, ge=0, description="Centipawns: offer when |score| <= this for offer_draw_moves.")
+    offer_draw_moves: int = Field(10, ge=1, description="Our consecutive searched moves within offer_draw_score.")
 
 
 class BotConfig(_Strict):
