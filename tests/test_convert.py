@@ -347,3 +347,21 @@ def test_damaged_files_give_network_error_or_a_model(tmp_path):
             assert "\n" not in str(err)
             outcomes.add("error")
     assert "error" in outcomes
+
+
+def test_embedded_onnx_model_is_passed_through_and_odd_names_are_refused(tmp_path):
+    from tests.tinynet import tiny_model
+
+    onnx_bytes = tiny_model(seed=2).SerializeToString()
+
+    def write(policy_name: str):
+        nf = pw.message([pw.varint_field(1, 3), pw.varint_field(3, 5), pw.varint_field(5, 2)])
+        om = pw.message([pw.bytes_field(1, onnx_bytes), pw.varint_field(2, 1),
+                         pw.bytes_field(3, b"/input/planes"), pw.bytes_field(6, policy_name.encode())])
+        raw = pw.message([pw.fixed32_field(1, 0x1C0), pw.bytes_field(4, pw.bytes_field(2, nf)), pw.bytes_field(11, om)])
+        (tmp_path / "onnx.pb.gz").write_bytes(gzip.compress(raw))
+        return tmp_path / "onnx.pb.gz"
+
+    assert convert_pb_gz(write("/output/policy")) == (onnx_bytes, 3)
+    with pytest.raises(NetworkError, match="embedded ONNX model.*leela2onnx"):
+        convert_pb_gz(write("policy_out"))

@@ -236,9 +236,10 @@ def _net_format(net: dict[int, list]) -> NetFormat:
     )
 
 
-def _refuse(what: str, fmt: NetFormat) -> Exception:
+def _refuse(what: str, fmt: NetFormat, hint: bool = True) -> Exception:
     name = NETWORK_NAMES.get(fmt.network, f"network structure {fmt.network}")
-    return _network_error(f"cannot convert lc0 weights: {what} ({name}) is not supported; {_LEELA2ONNX_HINT}")
+    tail = f"; {_LEELA2ONNX_HINT}" if hint else " (neither by lichessbot nor by lc0's ONNX converter)"
+    return _network_error(f"cannot convert lc0 weights: {what} ({name}) is not supported{tail}")
 
 
 def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
@@ -250,13 +251,13 @@ def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
     if fmt.policy == POLICY_ATTENTION or any(n in weights for n in _W_ATTENTION_POLICY):
         raise _refuse("an attention policy head", fmt)
     if fmt.network not in (3, 4):
-        raise _refuse("this network structure", fmt)
+        raise _refuse("this network structure", fmt, hint=False)
     if fmt.policy not in (POLICY_CLASSICAL, POLICY_CONVOLUTION):
-        raise _refuse(f"policy format {fmt.policy}", fmt)
+        raise _refuse(f"policy format {fmt.policy}", fmt, hint=False)
     if fmt.value not in (VALUE_CLASSICAL, VALUE_WDL):
-        raise _refuse(f"value format {fmt.value}", fmt)
+        raise _refuse(f"value format {fmt.value}", fmt, hint=False)
     if fmt.activation not in (ACTIVATION_RELU, ACTIVATION_MISH):
-        raise _refuse(f"default activation {fmt.activation}", fmt)
+        raise _refuse(f"default activation {fmt.activation}", fmt, hint=False)
     if fmt.input not in INPUT_FORMATS:
         raise _network_error(f"cannot convert lc0 weights: unknown input format {fmt.input}")
 
