@@ -405,6 +405,16 @@ class Searcher:
                 return reason
         return ""
 
+    def _best_values(self, root: Node, bi: int) -> tuple[float, float, int | None, list[chess.Move]]:
+        """(wl, d, mate, pv) of root edge ``bi``, root side to move's view; the root's own value when the
+        edge has no visits yet."""
+        child = root.ch[bi]
+        pv = [root.moves[bi]]
+        if child is not None and child.n:
+            pv.extend(st.pv_of(child))
+            return child.wl, child.d, st.mate_in(child), pv
+        return -root.wl, root.d, None, pv
+
     def _stats(self, state: _State, root: Node, reused: int, ply: int) -> SearchStats:
         now = time.perf_counter()
         order = st.ranked_edges(root)
@@ -414,26 +424,20 @@ class Searcher:
         limits = state.limits
         if limits.nodes is not None:
             hint = float(max(0, limits.nodes - root.n))
+        wl, d, mate, pv = self._best_values(root, order[0])
         return SearchStats(
             elapsed=now - state.t0, playouts=self._playouts, nodes=root.n, reused_nodes=reused, nps=nps,
             depth=self._depth_avg(), seldepth=self._seldepth, root_moves=rms, best=rms[0] if rms else None,
             legal_moves=len(root.moves or ()), remaining_playouts_hint=hint, root_n=root.n,
-            root_wl=-root.wl, root_d=root.d, root_m=root.m, ply=ply,
+            root_wl=-root.wl, root_d=root.d, root_m=root.m, ply=ply, pv=pv,
+            cp=st.score_cp(wl, d, self.has_wdl), mate=mate, wdl=((1 + wl - d) / 2, d, (1 - wl - d) / 2),
         )
 
     def _result(self, root: Node, stats: SearchStats, reason: str, ply: int) -> SearchResult:
-        p = self.params
-        bi = st.sample_by_temperature(root, p, ply, self._rng)
+        bi = st.sample_by_temperature(root, self.params, ply, self._rng)
         if bi is None:
             bi = st.best_edge(root)
-        child = root.ch[bi]
-        pv = [root.moves[bi]]
-        if child is not None and child.n:
-            pv.extend(st.pv_of(child))
-            wl, d = child.wl, child.d
-        else:
-            wl, d = -root.wl, root.d
-        mate = st.mate_in(child) if child is not None and child.n else None
+        wl, d, mate, pv = self._best_values(root, bi)
         return SearchResult(
             best_move=root.moves[bi], ponder_move=pv[1] if len(pv) > 1 else None, pv=pv,
             q=wl + root.dsc * d, wdl=((1 + wl - d) / 2, d, (1 - wl - d) / 2), cp=st.score_cp(wl, d, self.has_wdl),

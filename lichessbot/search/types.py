@@ -70,6 +70,10 @@ class SearchStats:
     root_d: float = 0.0
     root_m: float = 0.0
     ply: int = 0  # plies played in the game before the root
+    pv: list[chess.Move] = field(default_factory=list)  # principal variation, root move first
+    cp: int = 0  # score of the best move, centipawns (lc0 WDL_mu), root side to move's view
+    mate: int | None = None  # moves to mate (negative: getting mated) when proven
+    wdl: tuple[float, float, float] = (0.0, 1.0, 0.0)  # of the best move, root side to move's view
 
 
 @dataclass

@@ -1,0 +1,444 @@
+"""``lichessbot uci``: the UCI protocol over the same engine, search and time manager (docs/uci.md).
+
+Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setoption, debug. ``go``
+returns at once; the search runs in its own thread and a ``bestmove`` always follows. Bad input (an
+illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string error ...`` and
+the engine keeps running. The network is loaded at the first ``isready`` or ``go``, so ``uci``
+answers at once. Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+import chess
+from pydantic import ValidationError
+
+from lichessbot import __version__
+from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher, Stopper
+
+__all__ = ["OPTIONS", "UciEngine", "UciOption", "add_arguments", "run"]
+
+
+@dataclass(frozen=True)
+class UciOption:
+    """One ``setoption``: UCI type (check, spin, combo, string), default, bounds or choices, and where
+    the value goes: ``target`` is "search.<SearchParams field>", "engine.<EngineConfig field>",
+    "timeman.<TimemanConfig field>" or "uci.<flag>"."""
+
+    name: str
+    type: str
+    default: Any
+    target: str
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] = ()
+
+    def declaration(self) -> str:
+        text = f"option name {self.name} type {self.type} default {_fmt(self.default)}"
+        if self.type == "spin":
+            text += f" min {self.min} max {self.max}"
+        for c in self.choices:
+            text += f" var {c}"
+        return text
+
+    def parse(self, raw: str) -> Any:
+        """The value of ``raw`` for this option; ValueError with a reason when it does not fit."""
+        if self.type == "check":
+            if raw.lower() not in ("true", "false"):
+                raise ValueError(f"{self.name} takes true or false, got {raw!r}")
+            return raw.lower() == "true"
+        if self.type == "spin":
+            value = int(raw)
+            if not self.min <= value <= self.max:
+                raise ValueError(f"{self.name} must be within {self.min}..{self.max}, got {value}")
+            return value
+        if self.type == "combo":
+            for c in self.choices:
+                if c.lower() == raw.lower():
+                    return c
+            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}")
+        if isinstance(self.default, float):
+            return float(raw)
+        return raw
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "<empty>" if value == "" else str(value)
+
+
+_S, _E = SearchParams(), EngineConfig()
+#: The option table (lc0 names where lc0 has the option). Add rows here to add options.
+OPTIONS: list[UciOption] = [
+    UciOption("WeightsFile", "string", "default", "engine.network"),
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=("auto", "tensorrt", "cuda", "cpu")),
+    UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
+    UciOption("NNCacheSize", "spin", _E.nn_cache_size, "engine.nn_cache_size", 0, 100_000_000),
+    UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 1, 1024),
+    UciOption("CPuct", "string", _S.cpuct, "search.cpuct"),
+    UciOption("CPuctBase", "string", _S.cpuct_base, "search.cpuct_base"),
+    UciOption("CPuctFactor", "string", _S.cpuct_factor, "search.cpuct_factor"),
+    UciOption("FpuStrategy", "combo", _S.fpu_strategy, "search.fpu_strategy", choices=("reduction", "absolute")),
+    UciOption("FpuValue", "string", _S.fpu_value, "search.fpu_value"),
+    UciOption("PolicyTemperature", "string", _S.policy_temperature, "search.policy_temperature"),
+    UciOption("DrawScore", "string", _S.draw_score, "search.draw_score"),
+    UciOption("TwoFoldDraws", "check", _S.two_fold_draws, "search.two_fold_draws"),
+    UciOption("StickyEndgames", "check", _S.sticky_endgames, "search.sticky_endgames"),
+    UciOption("Temperature", "string", _S.temperature, "search.temperature"),
+    UciOption("TempDecayMoves", "spin", _S.temp_decay_moves, "search.temp_decay_moves", 0, 1000),
+    UciOption("Seed", "spin", 0, "uci.seed", 0, 2**31 - 1),
+    UciOption("MoveOverhead", "spin", TimemanConfig().move_overhead, "timeman.move_overhead", 0, 100_000),
+    UciOption("Ponder", "check", False, "uci.ponder"),
+    UciOption("UCI_ShowWDL", "check", False, "uci.show_wdl"),
+    UciOption("UCI_Chess960", "check", False, "uci.chess960"),
+    UciOption("VerboseMoveStats", "check", False, "uci.verbose"),
+]
+_ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
+
+
+@dataclass
+class _Go:
+    wtime: int | None = None
+    btime: int | None = None
+    winc: int = 0
+    binc: int = 0
+    movestogo: int | None = None
+    movetime: int | None = None
+    nodes: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+
+
+_GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
+_GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
+
+
+def _make_stopper(timeman: Any, go: _Go, board: chess.Board, overhead_ms: int) -> tuple[Stopper | None, Limits]:
+    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman);
+    ``nodes`` and ``infinite`` are hard limits. Without a time manager, a simple fallback budget:
+    time/30 + inc/2 - overhead, capped at time - overhead."""
+    limits = Limits(nodes=go.nodes, infinite=go.infinite)
+    ours = go.wtime if board.turn == chess.WHITE else go.btime
+    inc = go.winc if board.turn == chess.WHITE else go.binc
+    movetime = go.movetime / 1000.0 if go.movetime is not None else None
+    if go.infinite or (ours is None and movetime is None):
+        return None, limits
+    if timeman is not None:
+        from lichessbot.timeman import Clock
+
+        clock = None
+        if ours is not None:
+            opp = go.btime if board.turn == chess.WHITE else go.wtime
+            clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
+        return timeman.stopper(clock, board, movetime), limits
+    budget = float("inf")
+    if ours is not None:
+        budget = min((ours / 30 + max(0, inc) / 2 - overhead_ms) / 1000.0, (ours - overhead_ms) / 1000.0)
+    if movetime is not None:
+        budget = min(budget, movetime - overhead_ms / 1000.0)
+    return None, Limits(nodes=go.nodes, movetime=max(0.01, budget))
+
+
+class UciEngine:
+    """The UCI state machine. ``handle(line)`` runs one command; False means quit."""
+
+    def __init__(self, out: IO[str] | None = None, config: EngineConfig | None = None,
+                 timeman_config: TimemanConfig | None = None) -> None:
+        self._out = out if out is not None else sys.stdout
+        self._out_lock = threading.Lock()
+        self.engine = config or EngineConfig()
+        self.params = self.engine.search
+        self.timeman_config = timeman_config or TimemanConfig()
+        self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0}
+        self.board = chess.Board()
+        self._evaluator = None
+        self._searcher: Searcher | None = None
+        self._timeman = None
+        self._handle: SearchHandle | None = None
+        self._waiter: threading.Thread | None = None
+        self._pending_go: _Go | None = None
+
+    # -- output -------------------------------------------------------------------------------------
+    def send(self, line: str) -> None:
+        with self._out_lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def error(self, message: str) -> None:
+        self.send(f"info string error {message}")
+
+    # -- dispatch -----------------------------------------------------------------------------------
+    def handle(self, line: str) -> bool:
+        tokens = line.strip().split()
+        if not tokens:
+            return True
+        cmd, args = tokens[0], tokens[1:]
+        handler: Callable[[list[str]], bool | None] | None = getattr(self, f"_cmd_{cmd}", None)
+        if handler is None:
+            self.error(f"unknown command {cmd!r}")
+            return True
+        try:
+            return handler(args) is not False
+        except Exception as err:  # noqa: BLE001 - the engine must keep running
+            self.error(f"{cmd}: {err}")
+            return True
+
+    def _cmd_uci(self, args: list[str]) -> None:
+        self.send(f"id name lichessbot {__version__}")
+        self.send("id author the lichessbot authors")
+        for opt in OPTIONS:
+            self.send(opt.declaration())
+        self.send("uciok")
+
+    def _cmd_debug(self, args: list[str]) -> None:
+        pass
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        self._ensure_engine()
+        self.send("readyok")
+
+    def _cmd_ucinewgame(self, args: list[str]) -> None:
+        self._stop_and_wait()
+        if self._searcher is not None:
+            self._searcher.new_game()
+        if self._evaluator is not None:
+            self._evaluator.cache.clear()
+        self._timeman = None
+
+    def _cmd_setoption(self, args: list[str]) -> None:
+        text = " ".join(args)
+        if not text.lower().startswith("name "):
+            raise ValueError("expected: setoption name <id> [value <x>]")
+        rest = text[5:]
+        low = rest.lower()
+        if " value " in low:
+            k = low.index(" value ")
+            name, raw = rest[:k].strip(), rest[k + 7:].strip()
+        else:
+            name, raw = rest.strip(), ""
+        opt = next((o for o in OPTIONS if o.name.lower() == name.lower()), None)
+        if opt is None:
+            raise ValueError(f"unknown option {name!r}")
+        value = opt.parse(raw)
+        self._set(opt.target, value)
+
+    def _set(self, target: str, value: Any) -> None:
+        room, key = target.split(".", 1)
+        if room == "uci":
+            self.flags[key] = value
+            if key == "seed":
+                self.params = SearchParams.model_validate({**self.params.model_dump(), "seed": value or None})
+                self._searcher = None
+            if key == "chess960":
+                self.board.chess960 = value
+            return
+        try:
+            if room == "search":
+                self.params = SearchParams.model_validate({**self.params.model_dump(), key: value})
+                self._searcher = None
+                if key == "policy_temperature":
+                    self._evaluator = None
+            elif room == "engine":
+                data = self.engine.model_dump()
+                data[key] = value
+                self.engine = EngineConfig.model_validate(data)
+                self._evaluator = self._searcher = None
+            elif room == "timeman":
+                self.timeman_config = TimemanConfig.model_validate({**self.timeman_config.model_dump(), key: value})
+                self._timeman = None
+        except ValidationError as err:
+            raise ValueError(err.errors()[0]["msg"]) from None
+
+    def _ensure_engine(self) -> bool:
+        """Load the network and build the searcher if needed; False (after an error line) if it fails."""
+        if self._searcher is not None:
+            return True
+        try:
+            if self._evaluator is None:
+                from lichessbot.engine.evaluator import Evaluator
+                from lichessbot.engine.network import load_network
+
+                net = load_network(self.engine.network, self.engine.input_format)
+                self._evaluator = Evaluator(net, backend=self.engine.backend, threads=self.engine.threads,
+                                            cache_size=self.engine.nn_cache_size,
+                                            policy_temperature=self.params.policy_temperature)
+                self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
+            self._searcher = Searcher(self._evaluator, self.params)
+        except Exception as err:  # noqa: BLE001 - reported, and the engine keeps running
+            self.error(f"cannot load network {self.engine.network!r}: {err}")
+            return False
+        return True
+
+    def _cmd_position(self, args: list[str]) -> None:
+        if not args:
+            raise ValueError("expected: position startpos|fen <fen> [moves ...]")
+        moves_at = args.index("moves") if "moves" in args else len(args)
+        if args[0] == "startpos":
+            board = chess.Board(chess960=self.flags["chess960"])
+        elif args[0] == "fen":
+            fen = " ".join(args[1:moves_at])
+            try:
+                board = chess.Board(fen, chess960=self.flags["chess960"])
+            except ValueError as err:
+                raise ValueError(f"bad FEN {fen!r}: {err}") from None
+            if not board.is_valid():
+                raise ValueError(f"bad FEN {fen!r}: {board.status()!r}")
+        else:
+            raise ValueError(f"expected startpos or fen, got {args[0]!r}")
+        for uci in args[moves_at + 1:]:
+            try:
+                board.push(board.parse_uci(uci))
+            except ValueError:
+                raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
+        self.board = board
+
+    def _parse_go(self, args: list[str]) -> _Go:
+        go = _Go()
+        i = 0
+        while i < len(args):
+            tok = args[i]
+            if tok in ("infinite", "ponder"):
+                setattr(go, tok, True)
+            elif tok == "searchmoves":
+                self.error("go searchmoves is not supported; searching all moves")
+                while i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
+                    i += 1
+            elif tok in _GO_INT:
+                if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
+                    self.error(f"go {tok} needs an integer")
+                    if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
+                        i += 1
+                else:
+                    i += 1
+                    if tok in ("depth", "mate"):
+                        self.error(f"go {tok} is not supported; ignored")
+                    else:
+                        setattr(go, tok, int(args[i]))
+            else:
+                self.error(f"unknown go parameter {tok!r}")
+                if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
+                    i += 1
+            i += 1
+        if go.nodes is not None and go.nodes < 1:
+            self.error("go nodes must be >= 1; using 1")
+            go.nodes = 1
+        return go
+
+    def _cmd_go(self, args: list[str]) -> None:
+        go = self._parse_go(args)
+        self._stop_and_wait()
+        board = self.board.copy()
+        if not any(board.generate_legal_moves()):
+            self.error("no legal moves in this position")
+            self.send("bestmove 0000")
+            return
+        if not self._ensure_engine():
+            self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
+            return
+        if self._timeman is None:
+            self._timeman = self._new_timeman()
+        if go.ponder:
+            stopper, limits = None, Limits(nodes=go.nodes, infinite=True)
+            self._pending_go = go
+        else:
+            stopper, limits = _make_stopper(self._timeman, go, board, self.timeman_config.move_overhead)
+        searcher = self._searcher
+        handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
+        self._handle = handle
+        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher), daemon=True)
+        self._waiter.start()
+
+    def _new_timeman(self) -> Any:
+        try:
+            from lichessbot.timeman import TimeManager
+        except ImportError:
+            return None
+        return TimeManager(self.timeman_config)
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        if self._handle is None or self._pending_go is None:
+            return
+        go, self._pending_go = self._pending_go, None
+        go.ponder = False
+        stopper, limits = _make_stopper(self._timeman, go, self.board, self.timeman_config.move_overhead)
+        self._handle.ponderhit(stopper, limits)
+
+    def _cmd_stop(self, args: list[str]) -> None:
+        self._pending_go = None
+        if self._handle is not None:
+            self._handle.stop()
+            if self._waiter is not None:
+                self._waiter.join()
+
+    def _cmd_quit(self, args: list[str]) -> bool:
+        self._stop_and_wait()
+        if self._searcher is not None:
+            self._searcher.close()
+        return False
+
+    def _stop_and_wait(self) -> None:
+        self._cmd_stop([])
+
+    # -- search output ------------------------------------------------------------------------------
+    def _info(self, s: SearchStats) -> None:
+        parts = [f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)}",
+                 f"nodes {s.nodes}"]
+        parts.append(f"score mate {s.mate}" if s.mate is not None else f"score cp {s.cp}")
+        if self.flags["show_wdl"]:
+            w, d, l_ = (round(1000 * x) for x in s.wdl)
+            d = 1000 - w - l_
+            parts.append(f"wdl {w} {d} {l_}")
+        parts.append(f"nps {int(s.nps)} tbhits 0")
+        if s.pv:
+            parts.append("pv " + " ".join(m.uci() for m in s.pv))
+        self.send(" ".join(parts))
+
+    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher) -> None:
+        try:
+            result: SearchResult = handle.wait()
+        except Exception as err:  # noqa: BLE001 - a bestmove must still come
+            self.error(f"search failed: {err}")
+            self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
+            return
+        if self.flags["verbose"]:
+            for line in searcher.verbose_stats():
+                self.send(f"info string {line}")
+        if self._timeman is not None:
+            try:
+                self._timeman.move_done(result)
+            except Exception as err:  # noqa: BLE001
+                self.error(f"time manager: {err}")
+        move = result.best_move.uci()
+        ponder = f" ponder {result.ponder_move.uci()}" if result.ponder_move is not None else ""
+        self.send(f"bestmove {move}{ponder}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--network", default=None, help="network: 'default', a .onnx or a .pb.gz (WeightsFile)")
+    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Speak UCI on stdin/stdout until ``quit`` or end of input. Logs go to stderr."""
+    import structlog
+
+    structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(sys.stderr))
+    engine = UciEngine()
+    if getattr(args, "network", None):
+        engine._set("engine.network", args.network)
+    if getattr(args, "backend", None):
+        engine._set("engine.backend", args.backend)
+    for line in sys.stdin:
+        if not engine.handle(line):
+            break
+    else:
+        engine.handle("quit")
+    return 0
