@@ -208,3 +208,15 @@ def test_collision_budget_ramps_like_lc0():
     assert collisions_allowed(10, p) == 1
     assert collisions_allowed(200_000, p) == 80_000
     assert 1 < collisions_allowed(10_000, p) < 80_000
+
+
+def test_bench_search_reports_nodes_per_second(capsys):
+    import json
+
+    from lichessbot.cli import main
+
+    assert main(["bench", "search", "--nodes", "40", "--no-pipeline", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = report["runs"][0]["positions"]
+    assert [r["position"] for r in rows][:2] == ["startpos", "sicilian-najdorf"]
+    assert all(r["nodes"] == 40 and r["nps"] > 0 for r in rows)
