@@ -47,7 +47,6 @@ class RootMove:
     wl: float = 0.0
     in_flight: int = 0
     proven: int | None = None  # +1 proven win, 0 proven draw, -1 proven loss (root side's view)
-    v: float | None = None  # the child's first (network) value, when visited
 
 
 @dataclass
