@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import chess
@@ -22,15 +21,13 @@ from lichessbot.config import SearchParams
 from lichessbot.engine.encoding import Snapshot, game_history, position_key
 from lichessbot.engine.evaluator import EvalRequest, Evaluation, Evaluator
 from lichessbot.search import stats as st
+from lichessbot.search.handle import InfoCallback, SearchHandle, _State
 from lichessbot.search.tree import (
     TERMINAL_TWOFOLD, Node, backup, cancel_path, expand_leaf, history_of, set_edges, update_bounds,
 )
 from lichessbot.search.types import Limits, SearchError, SearchResult, SearchStats, Stopper
 
 __all__ = ["Searcher", "SearchHandle"]
-
-InfoCallback = Callable[[SearchStats], None]
-
 
 def collisions_allowed(n: int, p: SearchParams) -> int:
     """Collision visits allowed in one batch for a tree of ``n`` visits (lc0 search.cc
@@ -52,60 +49,6 @@ class _Batch:
         self.requests: list[EvalRequest] = []
         self.future: Future | None = None
         self.results: list[Evaluation] | None = None
-
-
-class _State:
-    """Shared between a running search and its handle."""
-
-    def __init__(self, limits: Limits, stopper: Stopper | None, ponder: bool, on_info: InfoCallback | None) -> None:
-        self.limits = limits
-        self.stopper = stopper
-        self.pondering = ponder
-        self.on_info = on_info
-        self.stop_event = threading.Event()
-        self.t0 = time.perf_counter()
-        self.limit_t0 = self.t0
-        self.result: SearchResult | None = None
-        self.error: BaseException | None = None
-        self.lock = threading.Lock()
-
-
-class SearchHandle:
-    """A running search: ``stop()``, ``wait()``, ``ponderhit()``, ``done``."""
-
-    def __init__(self, state: _State, thread: threading.Thread) -> None:
-        self._state = state
-        self._thread = thread
-
-    def stop(self) -> None:
-        """Ask the search to stop after the batch under way; ``wait()`` then returns at once."""
-        self._state.stop_event.set()
-
-    def wait(self, timeout: float | None = None) -> SearchResult:
-        """The result, once the search has stopped. Raises TimeoutError if ``timeout`` (seconds) passes,
-        and re-raises an error of the search thread."""
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            raise TimeoutError("the search is still running")
-        if self._state.error is not None:
-            raise self._state.error
-        assert self._state.result is not None
-        return self._state.result
-
-    def ponderhit(self, stopper: Stopper | None, limits: Limits | None = None) -> None:
-        """The opponent played the pondered move: the search goes on under ``stopper`` and ``limits``
-        (movetime counted from now)."""
-        s = self._state
-        with s.lock:
-            s.stopper = stopper
-            if limits is not None:
-                s.limits = limits
-            s.limit_t0 = time.perf_counter()
-            s.pondering = False
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
 
 
 class Searcher:
