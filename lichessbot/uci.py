@@ -122,29 +122,21 @@ _GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
 
 
 def _make_stopper(timeman: Any, go: _Go, board: chess.Board, overhead_ms: int) -> tuple[Stopper | None, Limits]:
-    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman);
-    ``nodes`` and ``infinite`` are hard limits. Without a time manager, a simple fallback budget:
-    time/30 + inc/2 - overhead, capped at time - overhead."""
+    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman,
+    docs/timeman.md); ``nodes`` and ``infinite`` are hard limits."""
     limits = Limits(nodes=go.nodes, infinite=go.infinite)
     ours = go.wtime if board.turn == chess.WHITE else go.btime
     inc = go.winc if board.turn == chess.WHITE else go.binc
     movetime = go.movetime / 1000.0 if go.movetime is not None else None
     if go.infinite or (ours is None and movetime is None):
         return None, limits
-    if timeman is not None:
-        from lichessbot.timeman import Clock
+    from lichessbot.timeman import Clock
 
-        clock = None
-        if ours is not None:
-            opp = go.btime if board.turn == chess.WHITE else go.wtime
-            clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
-        return timeman.stopper(clock, board, movetime), limits
-    budget = float("inf")
+    clock = None
     if ours is not None:
-        budget = min((ours / 30 + max(0, inc) / 2 - overhead_ms) / 1000.0, (ours - overhead_ms) / 1000.0)
-    if movetime is not None:
-        budget = min(budget, movetime - overhead_ms / 1000.0)
-    return None, Limits(nodes=go.nodes, movetime=max(0.01, budget))
+        opp = go.btime if board.turn == chess.WHITE else go.wtime
+        clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
+    return timeman.stopper(clock, board, movetime), limits
 
 
 class UciEngine:
@@ -350,6 +342,8 @@ class UciEngine:
             self._pending_go = go
         else:
             stopper, limits = _make_stopper(self._timeman, go, board, self.timeman_config.move_overhead)
+            if getattr(stopper, "budget", None) is not None:
+                self.send(f"info string timeman {stopper.budget.describe()}")
         searcher = self._searcher
         handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
         self._handle = handle
@@ -357,10 +351,8 @@ class UciEngine:
         self._waiter.start()
 
     def _new_timeman(self) -> Any:
-        try:
-            from lichessbot.timeman import TimeManager
-        except ImportError:
-            return None
+        from lichessbot.timeman import TimeManager
+
         return TimeManager(self.timeman_config)
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
@@ -416,6 +408,8 @@ class UciEngine:
                 self._timeman.move_done(result)
             except Exception as err:  # noqa: BLE001
                 self.error(f"time manager: {err}")
+        if result.stop_reason:
+            self.send(f"info string stop: {result.stop_reason}")
         move = result.best_move.uci()
         ponder = f" ponder {result.ponder_move.uci()}" if result.ponder_move is not None else ""
         self.send(f"bestmove {move}{ponder}")
