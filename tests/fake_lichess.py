@@ -255,7 +255,8 @@ class FakeLichess:
                 btime = max(0, btime - spent)
         st = {"type": "gameState", "moves": " ".join(moves), "wtime": wtime, "btime": btime,
               "winc": g.increment_ms, "binc": g.increment_ms, "status": g.status,
-              "wdraw": g.opp_draw_offer and g.bot_color == "black", "bdraw": g.opp_draw_offer and g.bot_color == "white"}
+              "wdraw": g.opp_draw_offer and g.bot_color == "black",
+              "bdraw": g.opp_draw_offer and g.bot_color == "white"}
         if g.winner:
             st["winner"] = g.winner
         return st

@@ -226,3 +226,49 @@ def test_black_side_and_castling_sent_king_takes_rook(server, engine):
         game = bot.play(bot_color="black", opponent=scripted(line, then=resign_after(0)), limit=60)
     assert game.status == "resign" and _unique_plies(game)
     assert chess.Move.from_uci("e1g1") in game.board.move_stack or len(game.board.move_stack) < 7
+
+
+def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_move(server, tmp_path):
+    from tests.tinynet import build_tiny_onnx
+
+    net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
+    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1, "ponder": True,
+                                   "search": {"minibatch_size": 8}}})
+    pondering = Engine(cfg, nodes=24)
+    expected: list[chess.Move] = []
+
+    def plays_the_ponder_move(board: chess.Board) -> chess.Move:  # the bot's expected reply when it has one
+        thinker_moves = [d for d in expected if d in board.legal_moves]
+        return thinker_moves[-1] if thinker_moves else next(iter(board.legal_moves))
+
+    original = pondering.new_game
+
+    def new_game():
+        thinker = original()
+        ponder = thinker.ponder
+
+        def spy(board, reply):
+            expected.append(reply)
+            ponder(board, reply)
+        thinker.ponder = spy
+        return thinker
+    pondering.new_game = new_game
+    with BotRun(server, pondering) as bot:
+        game = bot.play(opponent=resign_after(9, plays_the_ponder_move), limit=60, increment=1)
+    assert game.status == "resign" and len(game.posts) == 5 and _unique_plies(game)
+    assert pondering.ponders >= 3 and pondering.ponder_hits >= 2
+
+
+def test_resigns_after_resign_moves_bad_scores(server, engine):
+    config = {"draw_or_resign": {"resign_enabled": True, "resign_score": 100_000, "resign_moves": 2}}
+    with BotRun(server, engine, config) as bot:
+        game = bot.play(opponent=resign_after(40))
+    assert (game.status, game.winner) == ("resign", "black")
+    assert len(game.posts) == 1  # the second searched move triggers the resignation instead of a post
+
+
+def test_offers_a_draw_with_the_move_after_offer_draw_moves_level_scores(server, engine):
+    config = {"draw_or_resign": {"offer_draw_enabled": True, "offer_draw_score": 100_000, "offer_draw_moves": 2}}
+    with BotRun(server, engine, config) as bot:
+        game = bot.play(opponent=resign_after(7))
+    assert [offer for _, _, offer in game.posts] == [False, True, True, True]

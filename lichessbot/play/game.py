@@ -189,7 +189,8 @@ class Game:
         if self.initial is None:
             raise ValueError("gameState before gameFull")
         moves = str(state.get("moves", ""))
-        self._times = tuple(int(state.get(k, 0) or 0) for k in ("wtime", "btime", "winc", "binc"))  # type: ignore[assignment]
+        keys = ("wtime", "btime", "winc", "binc")
+        self._times = tuple(int(state.get(k, 0) or 0) for k in keys)  # type: ignore[assignment]
         self._state_at = time.monotonic()
         if moves != self._moves_str:
             board = parse_moves(self.initial, moves)
@@ -214,7 +215,8 @@ class Game:
         b, init = self.board, self.initial
         if b is None or init is None or self.color is None:
             return
-        opp_moves = sum(1 for i in range(len(b.move_stack)) if (init.turn if i % 2 == 0 else not init.turn) != self.color)
+        movers = ((init.turn if i % 2 == 0 else not init.turn) for i in range(len(b.move_stack)))
+        opp_moves = sum(1 for mover in movers if mover != self.color)
         if opp_moves == 0 and b.turn != self.color:
             self._opp_wait_since = self._opp_wait_since or time.monotonic()
         else:
@@ -303,6 +305,11 @@ class Game:
             return
         self._posted.add(ply)
         self.record.decisions[ply] = decision
+        ponder = getattr(self.thinker, "ponder", None)
+        if ponder is not None and decision.ponder is not None:
+            after = board.copy()
+            after.push(decision.move)
+            ponder(after, decision.ponder)
         self._our_moves += 1
         self._last_eval = eval_line(decision, board)
         self.log.info("move", ply=ply, move=decision.move.uci(), source=decision.source,

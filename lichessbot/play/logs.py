@@ -60,8 +60,8 @@ def configure_logging(*, stream: IO[str] | None = None, json: bool | None = None
     def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
         return _redact(event, hidden) if hidden else event
 
-    renderer: Any = (structlog.processors.JSONRenderer() if json
-                     else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback))
+    renderer: Any = (structlog.processors.JSONRenderer() if json else
+                     structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback))
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

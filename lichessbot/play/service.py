@@ -234,8 +234,9 @@ class BotService:
             t = self._threads.get(gid)
             if (t is not None and t.is_alive()) or self._done.is_set():
                 return
+            assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(), config=self.config, me=self.me,
-                        chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff)  # type: ignore[arg-type]
+                        chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff)
             if self._quit.is_set():
                 game.quit.set()
             self.games[gid] = game

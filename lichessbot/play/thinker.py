@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import chess
 
@@ -110,6 +110,8 @@ class Engine:
                                    policy_temperature=ec.search.policy_temperature)
         self.book = Book.from_config(config.book, random.Random())
         self.name = self.network.name
+        self.ponders = 0      # ponder searches started (all games)
+        self.ponder_hits = 0  # of which the opponent played the expected move
 
     def new_game(self) -> EngineThinker:
         """A thinker with its own search tree and time manager."""
@@ -127,6 +129,7 @@ class EngineThinker:
         self._searcher = Searcher(engine.evaluator, engine.config.engine.search)
         self._timeman = TimeManager(engine.config.timeman)
         self._handle = None
+        self._ponder: tuple[chess.Board, Any] | None = None  # (position pondered, its running search)
         self._lock = threading.Lock()
         self._stopped = False
 
@@ -134,10 +137,12 @@ class EngineThinker:
         from lichessbot.search import Limits
         from lichessbot.timeman import Clock
 
+        pondered = self._take_ponder()
         book = self._engine.book
         if book is not None:
             move = book.choose(board, "chess960" if board.chess960 else "standard")
             if move is not None:
+                self._drop(pondered)
                 return Decision(move=move, source="book")
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
@@ -146,7 +151,13 @@ class EngineThinker:
         with self._lock:
             if self._stopped:
                 raise RuntimeError("thinker stopped")
-            self._handle = self._searcher.start(board, Limits(nodes=self._engine.nodes), stopper=stopper)
+            if pondered is not None and pondered[0] == board and pondered[0].move_stack == board.move_stack:
+                self._engine.ponder_hits += 1
+                self._handle = pondered[1]
+                self._handle.ponderhit(stopper, Limits(nodes=self._engine.nodes))
+            else:
+                self._drop(pondered)
+                self._handle = self._searcher.start(board, Limits(nodes=self._engine.nodes), stopper=stopper)
         try:
             result = self._handle.wait()
         finally:
@@ -158,14 +169,49 @@ class EngineThinker:
                         depth=result.depth, seldepth=result.seldepth, pv=tuple(result.pv), time=result.time,
                         stop_reason=result.stop_reason)
 
+    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
+        """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.
+
+        ``board`` is the position after our move. The next ``think`` continues that search if the
+        opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
+        """
+        if not self._engine.config.engine.ponder or reply is None or reply not in board.legal_moves:
+            return
+        from lichessbot.search import Limits
+
+        target = board.copy()
+        target.push(reply)
+        if target.is_game_over():
+            return
+        with self._lock:
+            if self._stopped:
+                return
+            self._drop(self._ponder)
+            self._ponder = (target, self._searcher.start(target, Limits(infinite=True), ponder=True))
+            self._engine.ponders += 1
+
+    def _take_ponder(self) -> tuple[chess.Board, Any] | None:
+        with self._lock:
+            pondered, self._ponder = self._ponder, None
+        return pondered
+
+    @staticmethod
+    def _drop(pondered: tuple[chess.Board, Any] | None) -> None:
+        if pondered is not None:
+            pondered[1].stop()
+            pondered[1].wait()
+
     def stop(self) -> None:
-        """Cut a running search short (its best move so far is still returned)."""
+        """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
         with self._lock:
             if self._handle is not None:
                 self._handle.stop()
+            if self._ponder is not None:
+                self._ponder[1].stop()
 
     def close(self) -> None:
         with self._lock:
             self._stopped = True
             if self._handle is not None:
                 self._handle.stop()
+        self._drop(self._take_ponder())
