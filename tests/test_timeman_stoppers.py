@@ -275,3 +275,12 @@ def test_a_proven_win_or_a_single_unlost_move_stops_at_once():
     st3, _ = make(immediate=True)
     open_ = [ProvenRM(E2E4, 10), ProvenRM(D2D4, 5, proven=-1), ProvenRM(G1F3, 5)]
     assert st3.should_stop(Stats(0.01, open_, legal_moves=3)) is None
+
+
+def test_a_deadline_within_the_next_batch_counts_as_reached():
+    st, _ = make()
+    assert st.should_stop(even(0.7)) is None
+    assert st.should_stop(even(0.9)) == "target at 0.90 s of 1.00 s"  # the next check would come at 1.10 s
+    slow, _ = make()
+    assert slow.should_stop(even(0.01)) is None
+    assert slow.should_stop(even(0.4)) is None  # a long first interval counts for at most half the target

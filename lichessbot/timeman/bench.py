@@ -11,6 +11,7 @@ W/D/L. The stop kinds are read from our engine's ``info string`` lines (the stop
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import statistics
 import sys
@@ -174,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise BenchError("--games must be at least 1")
     sf_path = _stockfish(args.stockfish)
+    if not args.verbose:  # python-chess logs each stderr line of an engine (our structlog lines) as a warning
+        logging.getLogger("chess.engine").setLevel(logging.ERROR)
     cmd = args.engine_cmd.split() if args.engine_cmd else [sys.executable, "-m", "lichessbot", "uci"]
     try:
         ours = chess.engine.SimpleEngine.popen_uci(cmd, timeout=120)

@@ -163,7 +163,9 @@ class TimeStopper:
     """The stopper of one search: a :class:`Budget` and the rules of :class:`TimemanConfig`.
 
     Elapsed time is ``min(stats.elapsed, now - creation)``, so a stopper handed over at a ponderhit
-    counts from the ponderhit. After a stop, ``reason`` and ``elapsed`` (s) hold the decision;
+    counts from the ponderhit. A deadline nearer than the interval since the previous check (one batch;
+    at most half the deadline) counts as reached, since the search stops only after the batch under way.
+    After a stop, ``reason`` and ``elapsed`` (s) hold the decision;
     ``extended`` says whether the late-stop rule took the search past its target.
     """
 
@@ -178,6 +180,7 @@ class TimeStopper:
         self.reason: str | None = None
         self.elapsed = 0.0
         self.extended = False
+        self._last_t: float | None = None
         self.kind: str | None = None  # "immediate", "hard-max", "target", "late-stop", "smart-pruning", "early-stop"
 
     def _elapsed(self, stats: SearchStats) -> float:
@@ -191,20 +194,28 @@ class TimeStopper:
             return None  # lc0: never stop before the root is expanded
         t = self._elapsed(stats)
         b, cfg = self.budget, self.cfg
+        # The next check comes one batch later, and a stopped search still finishes the batch under way:
+        # a deadline closer than the last batch interval is taken as reached (ours; capped at half of it).
+        lag = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
+        self._last_t = t
+
+        def reached(deadline: float) -> bool:
+            return t + min(lag, 0.5 * deadline) >= deadline
+
         reason: str | None = None
         kind = ""
         if cfg.immediate and stats.legal_moves == 1:
             reason, kind = f"immediate: one legal move at {t:.2f} s", "immediate"
         elif cfg.immediate and (proof := proven_reason(stats)) is not None:
             reason, kind = f"immediate: {proof} at {t:.2f} s", "immediate"
-        elif t >= b.hard_max:
+        elif reached(b.hard_max):
             kind = "late-stop" if self.extended else "hard-max"
             reason = f"{kind} at {t:.2f} s of max {b.hard_max:.2f} s (target {b.target:.2f} s)"
         else:
             unstable = (instability(stats, self.prev_q, cfg.late_stop_q_drop)
                         if cfg.late_stop and b.clocked and b.hard_max > b.target else None)
             deadline = b.hard_max if unstable else b.target
-            if t >= b.target:
+            if reached(b.target):
                 if unstable:
                     if not self.extended:
                         self.extended = True
