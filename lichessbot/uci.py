@@ -100,6 +100,8 @@ OPTIONS: list[UciOption] = [
     UciOption("UCI_ShowWDL", "check", False, "uci.show_wdl"),
     UciOption("UCI_Chess960", "check", False, "uci.chess960"),
     UciOption("VerboseMoveStats", "check", False, "uci.verbose"),
+    UciOption("OwnBook", "check", False, "uci.own_book"),  # docs/book.md
+    UciOption("BookFile", "string", "", "uci.book_file"),
 ]
 _ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
 
@@ -149,7 +151,9 @@ class UciEngine:
         self.engine = config or EngineConfig()
         self.params = self.engine.search
         self.timeman_config = timeman_config or TimemanConfig()
-        self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0}
+        self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
+                      "own_book": False, "book_file": ""}
+        self._book = None  # lichessbot.book.Book of BookFile
         self.board = chess.Board()
         self._evaluator = None
         self._searcher: Searcher | None = None
@@ -231,6 +235,12 @@ class UciEngine:
                 self._searcher = None
             if key == "chess960":
                 self.board.chess960 = value
+            if key == "book_file":  # a bad file is reported now, not at go (BookError is a ValueError)
+                import random
+
+                from lichessbot.book import open_book_file
+
+                self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
             return
         try:
             if room == "search":
@@ -332,6 +342,12 @@ class UciEngine:
             self.error("no legal moves in this position")
             self.send("bestmove 0000")
             return
+        if self._book is not None and self.flags["own_book"] and not go.ponder:
+            found = self._book.find(board, "chess960" if board.chess960 else "standard")
+            if found is not None:  # a book move is played at once, without searching
+                self.send(f"info string book {found}")
+                self.send(f"bestmove {found.move.uci()}")
+                return
         if not self._ensure_engine():
             self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
             return

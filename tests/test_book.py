@@ -162,3 +162,34 @@ def test_bad_files_are_refused_at_startup_by_name(tmp_path, content, reason):
         Book.from_config(cfg)
     assert str(bad) in str(info.value)
     assert isinstance(info.value, LichessbotError) and isinstance(info.value, ValueError)
+
+
+def _uci(engine, *lines: str) -> list[str]:
+    out = engine._out
+    start = len(out.getvalue().splitlines())
+    for line in lines:
+        engine.handle(line)
+    return out.getvalue().splitlines()[start:]
+
+
+def test_uci_ownbook_answers_from_the_book_without_searching(tmp_path, tiny_net):
+    import io
+
+    from lichessbot.uci import UciEngine
+
+    after_e4 = chess.Board()
+    after_e4.push_uci("e2e4")
+    path = write_book(tmp_path / "b.bin", [(START, "e2e4", 1), (after_e4, "c7c5", 1)])
+    engine = UciEngine(out=io.StringIO())
+    assert any("option name OwnBook type check default false" in x for x in _uci(engine, "uci"))
+    lines = _uci(engine, f"setoption name BookFile value {tmp_path / 'missing.bin'}")
+    assert any("error" in x and "missing.bin" in x and "not found" in x for x in lines)
+    _uci(engine, f"setoption name BookFile value {path}", "setoption name OwnBook value true",
+         "position startpos moves e2e4")
+    lines = _uci(engine, "go wtime 1000 btime 1000")  # answered at once: no network is loaded
+    assert lines[-1] == "bestmove c7c5" and any(x.startswith("info string book c7c5") for x in lines)
+    assert engine._evaluator is None
+    _uci(engine, f"setoption name WeightsFile value {tiny_net}", "setoption name OwnBook value false",
+         "position startpos")
+    lines = _uci(engine, "go nodes 2", "quit")  # book off: a search answers
+    assert not any("book" in x for x in lines) and lines[-1].startswith("bestmove")

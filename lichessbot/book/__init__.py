@@ -28,7 +28,7 @@ from lichessbot.errors import LichessbotError
 if TYPE_CHECKING:
     from lichessbot.config import BookConfig
 
-__all__ = ["Book", "BookError", "BookMove", "Selection", "book_variant"]
+__all__ = ["Book", "BookError", "BookMove", "Selection", "book_variant", "open_book_file"]
 
 Selection = Literal["weighted_random", "uniform_random", "best_move"]
 SELECTIONS: tuple[str, ...] = ("weighted_random", "uniform_random", "best_move")
@@ -215,3 +215,16 @@ class Book:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_book_file(path: str, rng: random.Random | None = None) -> Book | None:
+    """A weighted-random book of one .bin file for both standard and Chess960 (UCI ``BookFile``);
+    None for an empty path (``""`` or UCI's ``<empty>``).
+
+    Raises:
+        BookError: the file is missing or corrupt (named in the message).
+    """
+    path = path.strip()
+    if path in ("", "<empty>"):
+        return None
+    return Book({"standard": [path], "chess960": [path]}, rng=rng)
