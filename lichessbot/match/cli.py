@@ -11,6 +11,7 @@ Each engine is given as ``--engine KEY=VALUE ...`` (twice; the first is the one 
 from __future__ import annotations
 
 import argparse
+import logging
 import shlex
 import sys
 from collections.abc import Callable
@@ -98,6 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds charged to the mover's clock per move")
     parser.add_argument("--pgn", default="match.pgn", help="PGN file of all games (default: match.pgn)")
     parser.add_argument("--event", default="lichessbot match", help="PGN Event tag")
+    parser.add_argument("--engine-stderr", action="store_true", help="show what the engines write on stderr")
     adj = parser.add_argument_group("adjudication (off by default)")
     adj.add_argument("--resign-score", type=int, help="centipawns: both engines agree on a win this large...")
     adj.add_argument("--resign-moves", type=int, default=3, help="...for this many moves each (default 3)")
@@ -127,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     if len(args.engine) != 2:
         raise MatchError(f"give exactly two engines with --engine (got {len(args.engine)})")
     first, second = (parse_engine(tokens) for tokens in args.engine)
+    if not args.engine_stderr:  # python-chess logs each stderr line of an engine as a warning
+        logging.getLogger("chess.engine").setLevel(logging.ERROR)
     if first.name == second.name:
         second = EngineSpec(second.name + " (2)", second.command, second.options, second.tc)
     config = MatchConfig(
