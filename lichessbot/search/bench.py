@@ -34,8 +34,8 @@ def _board(fen: str, moves: str) -> chess.Board:
     return b
 
 
-def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool) -> list[dict]:
-    """One fresh search of ``nodes`` nodes per position; a row per position."""
+def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=None) -> list[dict]:
+    """One fresh search of ``nodes`` nodes per position; a row per position (also passed to ``report``)."""
     from lichessbot.search import Limits, Searcher
 
     rows = []
@@ -48,6 +48,8 @@ def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool) -> list[d
         searcher.close()
         rows.append({"position": name, "nodes": r.nodes, "nps": round(r.nps), "seconds": round(wall, 3),
                      "depth": round(r.depth, 2), "seldepth": r.seldepth, "best": r.best_move.uci()})
+        if report is not None:
+            report(rows[-1])
     return rows
 
 
@@ -60,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size)
     parser.add_argument("--no-pipeline", action="store_true", help="only the unpipelined search")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _print_row(r: dict) -> None:
+    print(f"  {r['position']:<18} {r['nodes']:>7} nodes {r['nps']:>7} nps  {r['seconds']:7.2f} s  "
+          f"depth {r['depth']:5.2f} seldepth {r['seldepth']:>3}  best {r['best']}  load {os.getloadavg()[0]:.1f}",
+          flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,13 +90,10 @@ def run(args: argparse.Namespace) -> int:
         evaluators.append((load_network(args.network).name, ev))
     for name, ev in evaluators:
         for pipeline in modes:
-            rows = bench(ev, args.nodes, params, pipeline)
-            report["runs"].append({"network": name, "pipeline": pipeline, "positions": rows})
             if not args.json:
-                print(f"{name} pipeline={pipeline}:")
-                for r in rows:
-                    print(f"  {r['position']:<18} {r['nodes']:>7} nodes {r['nps']:>7} nps  {r['seconds']:7.2f} s  "
-                          f"depth {r['depth']:5.2f} seldepth {r['seldepth']:>3}  best {r['best']}")
+                print(f"{name} pipeline={pipeline}:", flush=True)
+            rows = bench(ev, args.nodes, params, pipeline, None if args.json else _print_row)
+            report["runs"].append({"network": name, "pipeline": pipeline, "positions": rows})
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(report))
