@@ -185,6 +185,11 @@ class TimemanConfig(_Strict):
     late_stop_q_drop: float = Field(
         0.05, ge=0, description="Late stop: extend while the best Q is more than this below the previous move's."
     )
+    best_q_tolerance: float = Field(
+        0.0, ge=0,
+        description="Early/late stop: a rival's Q must beat the most visited move's by more than this to count "
+        "as a better Q (0: the rule as written, NeuralchessGM; ours).",
+    )
 
 
 # --------------------------------------------------------------------------------------------------

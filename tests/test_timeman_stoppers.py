@@ -284,3 +284,11 @@ def test_a_deadline_within_the_next_batch_counts_as_reached():
     slow, _ = make()
     assert slow.should_stop(even(0.01)) is None
     assert slow.should_stop(even(0.4)) is None  # a long first interval counts for at most half the target
+
+
+def test_best_q_tolerance_ignores_tiny_q_leads():
+    close = [RM(E2E4, 400, q=0.050), RM(D2D4, 300, q=0.055)]
+    strict, _ = make(late_stop=True)
+    assert strict.should_stop(Stats(1.2, [*close])) is None and strict.extended
+    tolerant, _ = make(late_stop=True, best_q_tolerance=0.01)
+    assert tolerant.should_stop(Stats(1.2, [*close])) == "target at 1.20 s of 1.00 s"

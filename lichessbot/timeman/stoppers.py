@@ -64,25 +64,27 @@ def best_by_visits(moves: Sequence[RootMove]) -> tuple[RootMove | None, int]:
     return best, second
 
 
-def _best_q_rival(moves: Sequence[RootMove], best: RootMove) -> RootMove | None:
-    """The rival with a higher Q than ``best`` among moves with enough visits, or None."""
+def _best_q_rival(moves: Sequence[RootMove], best: RootMove, tolerance: float = 0.0) -> RootMove | None:
+    """The rival with a Q higher than ``best``'s by more than ``tolerance`` among moves with enough
+    visits, or None."""
     floor = max(1, MIN_RIVAL_SHARE * best.n)
     rival: RootMove | None = None
     for rm in moves:
-        if rm is best or rm.n < floor or rm.q <= best.q:
+        if rm is best or rm.n < floor or rm.q <= best.q + tolerance:
             continue
         if rival is None or rm.q > rival.q:
             rival = rm
     return rival
 
 
-def instability(stats: SearchStats, prev_q: float | None, q_drop: float) -> str | None:
-    """Why the best move is unstable, or None: the most visited move is not the best by Q, or its Q
-    is more than ``q_drop`` below ``prev_q`` (our previous move's Q, same side's view)."""
+def instability(stats: SearchStats, prev_q: float | None, q_drop: float, tolerance: float = 0.0) -> str | None:
+    """Why the best move is unstable, or None: the most visited move is not the best by Q (by more
+    than ``tolerance``), or its Q is more than ``q_drop`` below ``prev_q`` (our previous move's Q,
+    same side's view)."""
     best, _ = best_by_visits(stats.root_moves)
     if best is None or best.n == 0:
         return None
-    rival = _best_q_rival(stats.root_moves, best)
+    rival = _best_q_rival(stats.root_moves, best, tolerance)
     if rival is not None:
         return f"most visited {best.move} (Q {best.q:+.3f}) is not best by Q ({rival.move} Q {rival.q:+.3f})"
     if prev_q is not None and prev_q - best.q > q_drop:
@@ -136,7 +138,7 @@ def early_stop_reason(stats: SearchStats, elapsed: float, target: float, prev_q:
     best, second = best_by_visits(stats.root_moves)
     if best is None or best.n == 0:
         return None
-    if _best_q_rival(stats.root_moves, best) is not None:
+    if _best_q_rival(stats.root_moves, best, cfg.best_q_tolerance) is not None:
         return None
     if prev_q is not None and prev_q - best.q > cfg.early_stop_q_drop:
         return None
@@ -212,7 +214,7 @@ class TimeStopper:
             kind = "late-stop" if self.extended else "hard-max"
             reason = f"{kind} at {t:.2f} s of max {b.hard_max:.2f} s (target {b.target:.2f} s)"
         else:
-            unstable = (instability(stats, self.prev_q, cfg.late_stop_q_drop)
+            unstable = (instability(stats, self.prev_q, cfg.late_stop_q_drop, cfg.best_q_tolerance)
                         if cfg.late_stop and b.clocked and b.hard_max > b.target else None)
             deadline = b.hard_max if unstable else b.target
             if reached(b.target):
