@@ -5,6 +5,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 import pytest
+import structlog
 
 from lichessbot.config import SearchParams, TimemanConfig
 
@@ -13,6 +14,13 @@ fake = pytest.importorskip("lichessbot.search.fake")
 
 from lichessbot.timeman import Clock, TimeManager  # noqa: E402
 
+
+
+@pytest.fixture(autouse=True)
+def _captured_logs():
+    """Stop logs go to a list: another test may have pointed structlog at a stream pytest closed since."""
+    with structlog.testing.capture_logs() as logs:
+        yield logs
 
 def _searcher(prior_fn=None):
     return search.Searcher(fake.FakeEvaluator(value=0.0, prior_fn=prior_fn), SearchParams(minibatch_size=16),
@@ -43,7 +51,7 @@ def test_a_clear_best_move_stops_before_its_target_and_banks_the_rest():
 
     tm = TimeManager(TimemanConfig(first_move_bonus=0, book_ply_bonus=0))
     board = chess.Board()
-    stopper = tm.stopper(Clock(20_000), board)
+    stopper = tm.stopper(Clock(60_000), board)  # target ~1.2 s: early stop after ~0.6 s
     s = _searcher(prior)
     result = s.search(board, search.Limits(), stopper=stopper)
     s.close()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import chess
 import pytest
+import structlog
 
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman import Budget, Clock, NoStopper, TimeManager, TimeStopper
@@ -45,6 +46,13 @@ class Stats:  # the fields of lichessbot.search.SearchStats
         if not self.playouts:
             self.playouts = self.nodes - self.reused_nodes
 
+
+
+@pytest.fixture(autouse=True)
+def _captured_logs():
+    """Stop logs go to a list: another test may have pointed structlog at a stream pytest closed since."""
+    with structlog.testing.capture_logs() as logs:
+        yield logs
 
 class FakeTime:
     """A monotonic clock that stands still unless told to move."""

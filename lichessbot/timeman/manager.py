@@ -9,18 +9,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import chess
-import structlog
 
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.allocation import Budget, Clock, allocate, game_ply
-from lichessbot.timeman.stoppers import NoStopper, TimeStopper
+from lichessbot.timeman.stoppers import NoStopper, TimeStopper, _log
 
 if TYPE_CHECKING:  # annotations only
     from lichessbot.search import SearchResult
 
 __all__ = ["TimeManager"]
-
-log = structlog.get_logger("lichessbot.timeman")
 
 
 class TimeManager:
@@ -90,10 +87,10 @@ class TimeManager:
         prev_q = self._prev_q if self._prev_turn == board.turn else None
         context = {"ply": ply}
         self.budget = budget
-        log.info("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
-                 moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
-                 time_ms=None if clock is None else clock.time, inc_ms=None if clock is None else clock.inc,
-                 clocked=budget.clocked, **context)
+        _log("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
+             moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
+             time_ms=None if clock is None else clock.time, inc_ms=None if clock is None else clock.inc,
+             clocked=budget.clocked, **context)
         self._stopper = TimeStopper(budget, cfg, prev_q=prev_q, monotonic=self._monotonic, context=context)
         self._prev_turn_pending = board.turn
         return self._stopper

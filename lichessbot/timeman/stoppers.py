@@ -49,6 +49,14 @@ MIN_RIVAL_SHARE = 0.05
 SMART_PRUNING_PLAYOUT_BONUS = 300
 
 
+def _log(event: str, **kw: Any) -> None:
+    """Log, but never let a broken log stream stop a search mid-game."""
+    try:
+        log.info(event, **kw)
+    except Exception:  # noqa: BLE001 - e.g. a closed stream; the decision itself stands
+        pass
+
+
 def best_by_visits(moves: Sequence[RootMove]) -> tuple[RootMove | None, int]:
     """The most visited root move (ties: the earlier in the search's ranking) and the second-highest
     visit count (0 when there is no other move)."""
@@ -221,8 +229,8 @@ class TimeStopper:
                 if unstable:
                     if not self.extended:
                         self.extended = True
-                        log.info("timeman.extend", why=unstable, elapsed=round(t, 3), target=round(b.target, 3),
-                                 hard_max=round(b.hard_max, 3), **self.context)
+                        _log("timeman.extend", why=unstable, elapsed=round(t, 3), target=round(b.target, 3),
+                             hard_max=round(b.hard_max, 3), **self.context)
                 elif self.extended:
                     reason, kind = f"late-stop at {t:.2f} s of max {b.hard_max:.2f} s (stable again)", "late-stop"
                 else:
@@ -236,6 +244,6 @@ class TimeStopper:
         if reason is None:
             return None
         self.reason, self.kind, self.elapsed = reason, kind, t
-        log.info("timeman.stop", reason=reason, kind=kind, elapsed=round(t, 3), target=round(b.target, 3),
-                 hard_max=round(b.hard_max, 3), nodes=stats.nodes, reused=stats.reused_nodes, **self.context)
+        _log("timeman.stop", reason=reason, kind=kind, elapsed=round(t, 3), target=round(b.target, 3),
+             hard_max=round(b.hard_max, 3), nodes=stats.nodes, reused=stats.reused_nodes, **self.context)
         return reason
