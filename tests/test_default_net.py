@@ -1,0 +1,57 @@
+"""The shipped default network (lichessbot/data/default.onnx, trained by training/; see MODEL.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess
+import numpy as np
+import onnx
+import pytest
+
+from lichessbot.engine.encoding import game_history, position_key
+from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.engine.network import load_network
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT = REPO / "lichessbot" / "data" / "default.onnx"
+MATE1 = REPO / "training" / "mate_in_1.epd"
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Evaluator:
+    return Evaluator(load_network("default"), backend="cpu", threads=1, cache_size=0)
+
+
+def evaluate(ev: Evaluator, board: chess.Board):
+    hist = game_history(board)
+    moves = list(board.legal_moves)
+    return moves, ev.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))])[0]
+
+
+def test_shipped_file_has_lc0_interface_and_fits_the_package_limits():
+    assert DEFAULT.stat().st_size <= 10_000_000
+    model = onnx.load(str(DEFAULT))
+    assert model.ir_version <= 13
+    assert {o.domain: o.version for o in model.opset_import}[""] == 17
+    dims = {v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
+            for v in list(model.graph.input) + list(model.graph.output)}
+    assert dims == {"/input/planes": ["batch", 112, 8, 8], "/output/policy": ["batch", 1858],
+                    "/output/wdl": ["batch", 3]}
+    net = load_network("default")
+    assert (net.input_format, net.has_wdl, net.has_mlh, net.source) == (1, True, False, "default")
+
+
+def test_default_net_gives_a_distribution_and_a_legal_move_at_the_start(evaluator):
+    board = chess.Board()
+    moves, ev = evaluate(evaluator, board)
+    assert ev.priors.shape == (20,) and abs(float(ev.priors.sum()) - 1) < 1e-5
+    assert abs(sum(ev.wdl) - 1) < 1e-5 and all(0 <= x <= 1 for x in ev.wdl)
+    assert moves[int(np.argmax(ev.priors))] in board.legal_moves
+    # raw outputs for a batch of two: same rows for the same input
+    from lichessbot.engine.encoding import encode
+
+    planes = encode([game_history(board)] * 2)
+    logits, wdl, mlh = evaluator.run(planes)
+    assert logits.shape == (2, 1858) and wdl.shape == (2, 3) and mlh is None
+    np.testing.assert_allclose(logits[0], logits[1], atol=1e-5)

@@ -1,0 +1,141 @@
+"""Turn generated games into packed training arrays (step 2, run by train.py automatically).
+
+For every ``raw/*.jsonl`` shard, ``prepare`` writes ``packed/<name>.npz`` (redone when the shard grew):
+
+* ``planes``: uint8 [N, 112, 8] -- the 112 input planes as bitboards, one byte per rank
+  (np.packbits(..., bitorder="little") of the [112, 64] 0/1 planes); plane 109 is stored as zeros;
+* ``rule50``: uint8 [N] -- the value of plane 109 (the halfmove clock, raw plies: classical format);
+* ``pol_idx``: int16 [N, K] -- lc0 policy indices of the MultiPV moves (-1 = padding);
+* ``pol_p``: float32 [N, K] -- their target probabilities;
+* ``wdl``: float32 [N, 3] -- the value target: ``a * stockfish_wdl + (1 - a) * game_result`` (side to move).
+
+Planes come from the engine's own encoder (``lichessbot.engine.encoding.encode`` with
+``game_history``-style snapshots, ``fill="no"`` as lc0 training uses; games start from the standard
+position, so ``fen_only`` gives the same planes) and policy indices from
+``lichessbot.engine.policy_map.move_index``, so training inputs match what the engine feeds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import chess
+import numpy as np
+
+K = 5
+RESULT_WDL = {"1-0": (1.0, 0.0, 0.0), "0-1": (0.0, 0.0, 1.0), "1/2-1/2": (0.0, 1.0, 0.0)}
+
+
+def _engine_encoder():
+    """(encoding, policy_map) modules: the engine's, or training/fallback_encoding.py while it is missing."""
+    try:
+        from lichessbot.engine import encoding, policy_map  # noqa: PLC0415
+
+        return encoding, policy_map
+    except ImportError:
+        import fallback_encoding  # noqa: PLC0415
+
+        return fallback_encoding, fallback_encoding
+
+
+def encoder_name() -> str:
+    return _engine_encoder()[0].__name__
+
+
+def encode_game(game: dict, sf_weight: float):
+    """Planes (float32 [n,112,8,8]), policy idx/probs and WDL targets for the recorded positions of a game."""
+    encoding, policy_map = _engine_encoder()
+    board = chess.Board()
+    history = [encoding.snapshot(board)]
+    by_ply = {p["ply"]: p for p in game["positions"]}
+    res = RESULT_WDL[game["result"]]
+    hists, idx, probs, wdls = [], [], [], []
+    moves = [chess.Move.from_uci(m) for m in game["moves"]]
+    for ply in range(len(moves) + 1):
+        rec = by_ply.get(ply)
+        if rec is not None:
+            cur = history[-1]
+            hists.append(history[-8:])
+            ii = np.full(K, -1, np.int16)
+            pp = np.zeros(K, np.float32)
+            for j, (m, p) in enumerate(zip(rec["moves"][:K], rec["probs"][:K])):
+                ii[j] = policy_map.move_index(chess.Move.from_uci(m), cur)
+                pp[j] = p
+            pp /= pp.sum()
+            idx.append(ii)
+            probs.append(pp)
+            stm_res = res if board.turn == chess.WHITE else res[::-1]
+            sf = np.array(rec["wdl"], np.float32) / 1000.0 if rec.get("wdl") else np.array(stm_res, np.float32)
+            wdls.append(sf_weight * sf + (1 - sf_weight) * np.array(stm_res, np.float32))
+        if ply == len(moves):
+            break
+        move = moves[ply]
+        reps_hist = history
+        board.push(move)
+        new = encoding.snapshot(board, after_move=move)
+        reps = encoding.count_repetitions(reps_hist, new)
+        if reps:
+            new = new._replace(repetitions=reps)
+        history.append(new)
+    if not hists:
+        return None
+    planes = encoding.encode(hists, input_format=1, fill="no")
+    return planes, np.stack(idx), np.stack(probs), np.stack(wdls)
+
+
+def pack_planes(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float32 [N,112,8,8] -> (uint8 [N,112,8] bits, uint8 [N] rule50)."""
+    rule50 = planes[:, 109, 0, 0].astype(np.uint8)
+    bits = planes != 0
+    bits[:, 109] = False
+    packed = np.packbits(bits.reshape(len(planes), 112, 64), axis=2, bitorder="little")
+    return packed, rule50
+
+
+def unpack_planes(packed: np.ndarray, rule50: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`pack_planes`: float32 [N,112,8,8]."""
+    bits = np.unpackbits(packed, axis=2, bitorder="little").astype(np.float32)
+    bits = bits.reshape(len(packed), 112, 8, 8)
+    bits[:, 109] = rule50[:, None, None]
+    return bits
+
+
+def prepare(data_dir: Path, sf_weight: float = 0.7, log=print) -> list[Path]:
+    """Pack every raw shard that is new or grew; return the packed files."""
+    raw, packed_dir = data_dir / "raw", data_dir / "packed"
+    packed_dir.mkdir(parents=True, exist_ok=True)
+    out = []
+    for shard in sorted(raw.glob("*.jsonl")):
+        target = packed_dir / (shard.stem + ".npz")
+        lines = shard.read_text().splitlines()
+        n_games = sum(1 for ln in lines if ln.endswith("}"))
+        if target.exists():
+            with np.load(target) as z:
+                if int(z["n_games"]) >= n_games and str(z["encoder"]) == encoder_name():
+                    out.append(target)
+                    continue
+        parts = []
+        for ln in lines[:n_games]:
+            enc = encode_game(json.loads(ln), sf_weight)
+            if enc is not None:
+                parts.append(enc)
+        planes = np.concatenate([p[0] for p in parts])
+        bits, r50 = pack_planes(planes)
+        tmp = target.with_suffix(".tmp.npz")
+        np.savez(tmp, planes=bits, rule50=r50, pol_idx=np.concatenate([p[1] for p in parts]),
+                 pol_p=np.concatenate([p[2] for p in parts]), wdl=np.concatenate([p[3] for p in parts]),
+                 n_games=np.int64(n_games), encoder=np.str_(encoder_name()))
+        tmp.replace(target)
+        log(f"packed {shard.name}: {n_games} games, {len(planes)} positions")
+        out.append(target)
+    return out
+
+
+def load_all(files: list[Path]) -> dict[str, np.ndarray]:
+    arrays: dict[str, list] = {k: [] for k in ("planes", "rule50", "pol_idx", "pol_p", "wdl")}
+    for f in files:
+        with np.load(f) as z:
+            for k in arrays:
+                arrays[k].append(z[k])
+    return {k: np.concatenate(v) for k, v in arrays.items()}

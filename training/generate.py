@@ -1,0 +1,204 @@
+"""Generate training games labelled by Stockfish (step 1 of the training pipeline).
+
+Each worker process plays games with Stockfish on both sides and writes one JSON line per finished game
+to ``<out>/raw/w<worker>-<shard>.jsonl``. A line holds the game's moves from the standard start position
+(UCI strings) and, for every recorded position, the Stockfish labels:
+
+* ``policy``: the MultiPV moves and their probabilities, ``p_i ∝ exp((s_i - s_best) / T)`` with ``s`` the
+  MultiPV score in centipawns from the side to move's view (mates as ±(10000 - 300·moves)) and ``T`` =
+  ``--policy-temp`` centipawns;
+* ``wdl``: Stockfish's own win/draw/loss estimate for the side to move (``UCI_ShowWDL``), per mille;
+* the game result (``result``: "1-0", "0-1", "1/2-1/2") is stored once per game; train.py blends it in.
+
+Variety: the first ``--random-plies`` plies (2..8, drawn per game) are random legal moves or moves sampled
+from Stockfish's MultiPV at a high temperature; later moves are sampled from the MultiPV at
+``--play-temp`` centipawns during the first 30 plies and greedy after that, except that with probability
+``--blunder`` a uniformly random legal move is played (so that positions with hanging pieces appear).
+
+Resumable: a worker counts the games already in its files and continues with the next seed. Stop it with
+Ctrl-C or SIGTERM at any time; only whole games are written.
+
+Usage::
+
+    python training/generate.py --workers 2 --games 100000 --nodes 4000 --minutes 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import random
+import signal
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+
+MATE_CP = 10000
+
+
+def score_cp(score: chess.engine.PovScore, turn: chess.Color) -> float:
+    """Centipawns from ``turn``'s view; a mate in n moves counts as ±(10000 - 300·min(n, 20)).
+
+    Mates are spread 300 cp apart per move so that the policy target prefers the shortest mate.
+    """
+    s = score.pov(turn)
+    mate = s.mate()
+    if mate is None:
+        return float(max(-5000, min(5000, s.score())))
+    if mate > 0:
+        return float(MATE_CP - 300 * min(mate, 20))
+    return float(-MATE_CP + 300 * min(-mate, 20))
+
+
+def softmax_probs(scores: list[float], temp: float) -> list[float]:
+    best = max(scores)
+    ex = [math.exp(max(-50.0, (s - best) / temp)) for s in scores]
+    tot = sum(ex)
+    return [e / tot for e in ex]
+
+
+def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, multipv: int):
+    """MultiPV analysis: list of (move, cp from STM view), best first, and STM's WDL per mille or None."""
+    infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv)
+    moves, scores, wdl = [], [], None
+    for info in infos:
+        pv = info.get("pv")
+        if not pv or "score" not in info:
+            continue
+        moves.append(pv[0])
+        scores.append(score_cp(info["score"], board.turn))
+        if wdl is None and "wdl" in info:
+            w = info["wdl"].pov(board.turn)
+            wdl = (w.wins, w.draws, w.losses)
+    return moves, scores, wdl
+
+
+def play_game(engine, rng: random.Random, args) -> dict:
+    board = chess.Board()
+    random_plies = rng.randint(2, args.random_plies)
+    positions = []
+    adjudicated = None
+    big = 0
+    while not board.is_game_over(claim_draw=True) and board.ply() < args.max_plies:
+        moves, scores, wdl = analyse(engine, board, args.nodes, args.multipv)
+        if not moves:
+            break
+        ply = board.ply()
+        if ply >= random_plies:
+            probs = softmax_probs(scores, args.policy_temp)
+            positions.append({
+                "ply": ply,
+                "moves": [m.uci() for m in moves],
+                "probs": [round(p, 4) for p in probs],
+                "wdl": list(wdl) if wdl else None,
+                "cp": scores[0],
+            })
+        # choose the move to play
+        if ply < random_plies:
+            if rng.random() < 0.5:
+                move = rng.choice(list(board.legal_moves))
+            else:
+                move = rng.choices(moves, softmax_probs(scores, 150.0))[0]
+        elif rng.random() < args.blunder:
+            move = rng.choice(list(board.legal_moves))
+        elif ply < 30 + random_plies:
+            move = rng.choices(moves, softmax_probs(scores, args.play_temp))[0]
+        else:
+            move = moves[0]
+        # adjudicate long-decided games to save time: |eval| > 2000 cp for 8 plies
+        big = big + 1 if abs(scores[0]) > 2000 else 0
+        if big >= 8 and abs(scores[0]) <= 5000:
+            stm_wins = scores[0] > 0
+            adjudicated = "1-0" if (stm_wins == (board.turn == chess.WHITE)) else "0-1"
+            break
+        board.push(move)
+    if adjudicated:
+        result = adjudicated
+    elif board.is_game_over(claim_draw=True):
+        result = board.result(claim_draw=True)
+    else:
+        result = "1/2-1/2"
+    return {"moves": [m.uci() for m in board.move_stack], "result": result, "positions": positions}
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def worker(idx: int, args) -> None:
+    signal.signal(signal.SIGTERM, _interrupt)
+    raw = Path(args.out) / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    done = 0
+    for f in raw.glob(f"w{idx}-*.jsonl"):
+        with f.open() as fh:
+            done += sum(1 for _ in fh)
+    shard = len(list(raw.glob(f"w{idx}-*.jsonl")))
+    engine = chess.engine.SimpleEngine.popen_uci(args.stockfish)
+    engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
+    deadline = time.time() + args.minutes * 60
+    n_pos = 0
+    try:
+        g = done
+        while g < args.games_per_worker and time.time() < deadline:
+            path = raw / f"w{idx}-{shard:03d}.jsonl"
+            shard += 1
+            with path.open("a") as out:
+                for _ in range(args.shard_games):
+                    if g >= args.games_per_worker or time.time() >= deadline:
+                        break
+                    rng = random.Random(args.seed * 1_000_003 + idx * 10_000_019 + g)
+                    game = play_game(engine, rng, args)
+                    out.write(json.dumps(game, separators=(",", ":")) + "\n")
+                    out.flush()
+                    n_pos += len(game["positions"])
+                    g += 1
+                    if g % 20 == 0:
+                        print(f"worker {idx}: {g} games, {n_pos} new positions", flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.quit()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(Path(__file__).parent / "data"))
+    ap.add_argument("--stockfish", default="/usr/games/stockfish")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--games", type=int, default=100_000, help="total games over all workers")
+    ap.add_argument("--minutes", type=float, default=40.0, help="stop after this many minutes")
+    ap.add_argument("--nodes", type=int, default=4000, help="Stockfish nodes per position")
+    ap.add_argument("--multipv", type=int, default=5)
+    ap.add_argument("--policy-temp", type=float, default=60.0, help="centipawns")
+    ap.add_argument("--play-temp", type=float, default=40.0, help="centipawns")
+    ap.add_argument("--random-plies", type=int, default=8)
+    ap.add_argument("--blunder", type=float, default=0.03)
+    ap.add_argument("--max-plies", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--shard-games", type=int, default=100, help="games per shard file")
+    args = ap.parse_args(argv)
+    args.games_per_worker = math.ceil(args.games / args.workers)
+    if args.workers == 1:
+        worker(0, args)
+        return 0
+    procs = [mp.Process(target=worker, args=(i, args)) for i in range(args.workers)]
+    for p in procs:
+        p.start()
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        for p in procs:
+            p.join()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: let every worker finish its file cleanly
+        for p in procs:
+            p.terminate()
+            p.join()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

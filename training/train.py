@@ -1,0 +1,156 @@
+"""Train the default network on the generated data (step 2; needs ``pip install lichessbot[train]``).
+
+Packs any new raw shards (dataset.prepare), then trains for a wall-clock budget with AdamW and a cosine
+learning-rate schedule over that budget. Losses: policy = cross-entropy against the softened MultiPV target
+(over all 1858 logits), value = cross-entropy against the blended WDL target. New shards written by a
+still-running generate.py are picked up every ``--reload-minutes``. A checkpoint (``ckpt.pt``) is written
+to the run folder every ``--save-minutes`` and at the end; ``--resume`` continues from one.
+
+Usage::
+
+    python training/train.py --run training/runs/r1 --blocks 6 --channels 64 --minutes 30 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dataset  # noqa: E402
+from model import Net  # noqa: E402
+
+VAL_SIZE = 3000
+
+
+def batch_tensors(data: dict, idx: np.ndarray):
+    x = torch.from_numpy(dataset.unpack_planes(data["planes"][idx], data["rule50"][idx]))
+    x = x.contiguous(memory_format=torch.channels_last)  # about 2x faster CPU convolutions (oneDNN)
+    pi = torch.from_numpy(data["pol_idx"][idx].astype(np.int64))
+    pp = torch.from_numpy(data["pol_p"][idx])
+    wdl = torch.from_numpy(data["wdl"][idx])
+    return x, pi, pp, wdl
+
+
+def losses(net, x, pi, pp, wdl):
+    logits, v = net(x)
+    logp = F.log_softmax(logits, dim=1)
+    valid = pi >= 0
+    picked = torch.gather(logp, 1, pi.clamp(min=0)) * valid
+    pol_loss = -(picked * pp).sum(1).mean()
+    val_loss = -(F.log_softmax(v, dim=1) * wdl).sum(1).mean()
+    top1 = (logits.argmax(1) == pi[:, 0]).float().mean()
+    return pol_loss, val_loss, top1
+
+
+def load(data_dir: Path, log):
+    files = dataset.prepare(data_dir, log=log)
+    data = dataset.load_all(files)
+    n = len(data["wdl"])
+    return data, n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).parent / "data"))
+    ap.add_argument("--run", default=str(Path(__file__).parent / "runs" / "default"))
+    ap.add_argument("--blocks", type=int, default=6)
+    ap.add_argument("--channels", type=int, default=64)
+    ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--lr-min", type=float, default=5e-5)
+    ap.add_argument("--wd", type=float, default=1e-4)
+    ap.add_argument("--value-weight", type=float, default=1.0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
+    ap.add_argument("--reload-minutes", type=float, default=5.0)
+    ap.add_argument("--save-minutes", type=float, default=2.0)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    run = Path(args.run)
+    run.mkdir(parents=True, exist_ok=True)
+    logf = (run / "train.log").open("a")
+
+    def log(msg: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    net = Net(args.blocks, args.channels)
+    if args.resume:
+        net.load_state_dict(torch.load(args.resume)["model"])
+        log(f"resumed from {args.resume}")
+    net = net.to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.wd)
+    data, n = load(Path(args.data), log)
+    # validation: the first VAL_SIZE positions (the first games of the first shard), never trained on
+    val = np.arange(min(VAL_SIZE, n // 10))
+    log(f"{n} positions ({len(val)} held out), encoder {dataset.encoder_name()}, "
+        f"net {args.blocks}x{args.channels} ({sum(p.numel() for p in net.parameters())} params)")
+    rng = np.random.default_rng(1)
+    start = time.time()
+    budget = args.minutes * 60
+    last_reload = last_save = start
+    step, seen = 0, 0
+    run_loss = np.zeros(3)
+
+    def save() -> None:
+        torch.save({"model": net.state_dict(), "blocks": args.blocks, "channels": args.channels,
+                    "steps": step, "positions_seen": seen}, run / "ckpt.pt")
+
+    def validate() -> str:
+        net.eval()
+        with torch.no_grad():
+            tot = np.zeros(3)
+            for i in range(0, len(val), 500):
+                pl, vl, t1 = losses(net, *batch_tensors(data, val[i:i + 500]))
+                tot += np.array([pl.item(), vl.item(), t1.item()]) * len(val[i:i + 500])
+        net.train()
+        tot /= len(val)
+        return f"val policy {tot[0]:.3f} value {tot[1]:.3f} top1 {tot[2]:.3f}"
+
+    while True:
+        now = time.time()
+        frac = (now - start) / budget
+        if frac >= 1:
+            break
+        lr = args.lr_min + 0.5 * (args.lr - args.lr_min) * (1 + math.cos(math.pi * frac))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        idx = rng.integers(len(val), n, args.batch)
+        pl, vl, t1 = losses(net, *batch_tensors(data, idx))
+        loss = pl + args.value_weight * vl
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        seen += args.batch
+        run_loss = 0.98 * run_loss + 0.02 * np.array([pl.item(), vl.item(), t1.item()])
+        if step % 100 == 0:
+            log(f"step {step} seen {seen} lr {lr:.2e} train policy {run_loss[0]:.3f} value {run_loss[1]:.3f} "
+                f"top1 {run_loss[2]:.3f} ({seen / (now - start + 1e-9):.0f} pos/s)")
+        if now - last_save > args.save_minutes * 60:
+            last_save = now
+            save()
+            log(f"saved step {step}: {validate()}")
+        if now - last_reload > args.reload_minutes * 60:
+            last_reload = now
+            data, n = load(Path(args.data), log)
+            log(f"reloaded: {n} positions")
+    save()
+    log(f"done: {step} steps, {seen} positions seen; {validate()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
