@@ -35,3 +35,18 @@ def stockfish_path() -> str:
     if STOCKFISH is None:
         pytest.skip("stockfish is not installed (apt-get install stockfish)")
     return STOCKFISH
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging():
+    """Undo any logging configuration a test made, so no later test writes to a closed stream."""
+    import logging
+
+    import structlog
+
+    yield
+    structlog.reset_defaults()
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_lichessbot", False):
+            root.removeHandler(h)
