@@ -220,3 +220,30 @@ def test_bench_search_reports_nodes_per_second(capsys):
     rows = report["runs"][0]["positions"]
     assert [r["position"] for r in rows][:2] == ["startpos", "sicilian-najdorf"]
     assert all(r["nodes"] == 40 and r["nps"] > 0 for r in rows)
+
+
+def test_a_ponder_miss_reuses_the_subtree_of_the_reply_really_played(tiny_eval):
+    searcher = Searcher(tiny_eval)
+    board = chess.Board()
+    first = searcher.search(board, Limits(nodes=1500))
+    after_ours = searcher._root.child_of(first.best_move)
+    replies = [(child.n, mv) for mv, child in zip(after_ours.moves, after_ours.ch) if child is not None]
+    replies.sort(key=lambda t: -t[0])
+    assert len(replies) >= 2
+    predicted, missed = replies[0][1], replies[1][1]
+    kept = after_ours.child_of(missed).n
+    assert kept > 0
+    board.push(first.best_move)
+    ponder_board = board.copy()
+    ponder_board.push(predicted)
+    handle = searcher.start(ponder_board, Limits(nodes=300), ponder=True)
+    handle.stop()
+    handle.wait()
+    board.push(missed)  # the opponent played another move: a ponder miss
+    second = searcher.search(board, Limits(nodes=kept + 100))
+    assert second.reused_nodes == kept
+    # A search that was not a ponder search keeps no anchor: an unrelated line starts fresh.
+    board.pop()
+    board.pop()
+    board.push(chess.Move.from_uci("a2a3"))
+    assert searcher.search(board, Limits(nodes=20)).reused_nodes == 0

@@ -66,6 +66,10 @@ class Searcher:
         self._root: Node | None = None
         self._root_fen: str | None = None
         self._root_moves: list[chess.Move] = []
+        # While pondering: the root of the search before the ponder move, kept so that a ponder miss
+        # can still reuse the subtree of the move the opponent really played.
+        self._anchor: tuple[Node, list[chess.Move]] | None = None
+        self._root_pondered = False
         self._game: list[Snapshot] = []
         self._board = chess.Board()
         self._executor: ThreadPoolExecutor | None = None
@@ -78,6 +82,7 @@ class Searcher:
         self._root = None
         self._root_fen = None
         self._root_moves = []
+        self._anchor = None
         self._rng = np.random.default_rng(self.params.seed)
 
     def close(self) -> None:
@@ -101,7 +106,7 @@ class Searcher:
         if not any(board.generate_legal_moves()):
             raise SearchError(f"no legal moves in {board.fen()}")
         state = _State(limits, stopper, ponder, on_info)
-        root = self._prepare_root(board)
+        root = self._prepare_root(board, ponder=ponder)
         thread = threading.Thread(target=self._thread_main, args=(state, root, board.ply()),
                                   name="lichessbot-search", daemon=True)
         self._handle = SearchHandle(state, thread)
@@ -117,25 +122,35 @@ class Searcher:
                 pass
 
     # ---------------------------------------------------------------------------------------------
-    def _prepare_root(self, board: chess.Board) -> Node:
+    def _prepare_root(self, board: chess.Board, *, ponder: bool = False) -> Node:
         """The root for ``board``: the old subtree under the moves played since the last search, or a
-        fresh node (lc0 node.cc ``NodeTree::ResetToPosition``; lc0-facts §5.9)."""
+        fresh node (lc0 node.cc ``NodeTree::ResetToPosition``; lc0-facts §5.9).
+
+        A ponder search keeps the previous root as an anchor: on a ponder miss the new position does
+        not follow from the ponder root, but it may follow from the anchor (our move, then the reply
+        the opponent really played), whose subtree is then reused.
+        """
         start = board.root()
         fen = start.fen() + (" 960" if board.chess960 else "")
         moves = list(board.move_stack)
         self._board.chess960 = board.chess960
         self._game = game_history(board)
         root = None
-        old = self._root
-        if old is not None and fen == self._root_fen and moves[:len(self._root_moves)] == self._root_moves:
-            root = old
-            for mv in moves[len(self._root_moves):]:
-                root = root.child_of(mv)
-                if root is None:
-                    break
-            if root is not None and (root.moves is None or root.snap != self._game[-1]
-                                     or not _two_folds_valid(root)):
-                root = None
+        candidates = []
+        if fen == self._root_fen:
+            if self._root is not None:
+                candidates.append((self._root, self._root_moves))
+            if self._anchor is not None:
+                candidates.append(self._anchor)
+        for old, old_moves in candidates:
+            root = self._descend(old, old_moves, moves)
+            if root is not None:
+                break
+        if not ponder:
+            self._anchor = None
+        elif self._root is not None and fen == self._root_fen and not self._root_pondered:
+            self._anchor = (self._root, self._root_moves)
+        self._root_pondered = ponder
         if root is None:
             root = Node(None, -1)
             root.snap = self._game[-1]
@@ -147,6 +162,20 @@ class Searcher:
             root.terminal = 0  # lc0 MakeMove: a terminal node that becomes the root is searched again
         self._root, self._root_fen, self._root_moves = root, fen, moves
         return root
+
+    def _descend(self, old: Node, old_moves: list[chess.Move], moves: list[chess.Move]) -> Node | None:
+        """The node of ``old``'s tree reached by the moves played after ``old_moves``, if it was
+        expanded and still valid as a root; else None."""
+        if moves[:len(old_moves)] != old_moves:
+            return None
+        node: Node | None = old
+        for mv in moves[len(old_moves):]:
+            node = node.child_of(mv)
+            if node is None:
+                return None
+        if node.moves is None or node.snap != self._game[-1] or not _two_folds_valid(node):
+            return None
+        return node
 
     # ---------------------------------------------------------------------------------------------
     def _thread_main(self, state: _State, root: Node, ply: int) -> None:
