@@ -55,3 +55,36 @@ def test_default_net_gives_a_distribution_and_a_legal_move_at_the_start(evaluato
     logits, wdl, mlh = evaluator.run(planes)
     assert logits.shape == (2, 1858) and wdl.shape == (2, 3) and mlh is None
     np.testing.assert_allclose(logits[0], logits[1], atol=1e-5)
+
+
+def _top_move_hits(evaluator, path: Path, good) -> tuple[int, float]:
+    """How often the highest prior is a good move, and how often a uniformly random move would be."""
+    hits, chance = 0, 0.0
+    for fen in path.read_text().splitlines():
+        board = chess.Board(fen)
+        moves, ev = evaluate(evaluator, board)
+        ok = {m for m in moves if good(board, m)}
+        chance += len(ok) / len(moves)
+        hits += moves[int(np.argmax(ev.priors))] in ok
+    return hits, chance
+
+
+def _mates(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()
+
+
+def test_default_net_takes_a_hanging_queen_far_more_often_than_chance(evaluator):
+    # 60 positions from random games where the opponent's queen is attacked and undefended (not trained on)
+    hits, chance = _top_move_hits(evaluator, REPO / "training" / "hanging_queen.epd",
+                                  lambda b, m: b.piece_type_at(m.to_square) == chess.QUEEN)
+    assert chance < 4 and hits >= 25, (hits, chance)  # shipped net: 40 of 60; a random one about 3
+
+
+def test_default_net_finds_mates_in_one_more_often_than_chance(evaluator):
+    # the 200 positions of training/mate_in_1.epd (random games where the side to move can mate)
+    hits, chance = _top_move_hits(evaluator, MATE1, _mates)
+    assert hits >= max(2 * chance, 12), (hits, chance)  # shipped net: 17 of 200; a random one about 6
