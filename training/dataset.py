@@ -103,7 +103,8 @@ def unpack_planes(packed: np.ndarray, rule50: np.ndarray) -> np.ndarray:
 
 def prepare(data_dir: Path, sf_weight: float = 0.7, log=print) -> list[Path]:
     """Pack every raw shard that is new or grew; return the packed files."""
-    raw, packed_dir = data_dir / "raw", data_dir / "packed"
+    raw = data_dir / "raw"
+    packed_dir = data_dir / ("packed" if sf_weight == 0.7 else f"packed-sf{sf_weight:g}")
     packed_dir.mkdir(parents=True, exist_ok=True)
     out = []
     for shard in sorted(raw.glob("*.jsonl")):

@@ -50,8 +50,8 @@ def losses(net, x, pi, pp, wdl):
     return pol_loss, val_loss, top1
 
 
-def load(data_dir: Path, log):
-    files = dataset.prepare(data_dir, log=log)
+def load(data_dir: Path, log, sf_weight: float = 0.7):
+    files = dataset.prepare(data_dir, sf_weight=sf_weight, log=log)
     data = dataset.load_all(files)
     n = len(data["wdl"])
     return data, n
@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr-min", type=float, default=5e-5)
     ap.add_argument("--wd", type=float, default=1e-4)
     ap.add_argument("--value-weight", type=float, default=1.0)
+    ap.add_argument("--sf-weight", type=float, default=0.7,
+                    help="value target = w * Stockfish WDL + (1 - w) * game result")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
     ap.add_argument("--reload-minutes", type=float, default=5.0)
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"resumed from {args.resume}")
     net = net.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.wd)
-    data, n = load(Path(args.data), log)
+    data, n = load(Path(args.data), log, args.sf_weight)
     # validation: the first VAL_SIZE positions (the first games of the first shard), never trained on
     val = np.arange(min(VAL_SIZE, n // 10))
     log(f"{n} positions ({len(val)} held out), encoder {dataset.encoder_name()}, "
@@ -145,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"saved step {step}: {validate()}")
         if now - last_reload > args.reload_minutes * 60:
             last_reload = now
-            data, n = load(Path(args.data), log)
+            data, n = load(Path(args.data), log, args.sf_weight)
             log(f"reloaded: {n} positions")
     save()
     log(f"done: {step} steps, {seen} positions seen; {validate()}")
