@@ -118,11 +118,17 @@ class TimemanConfig(_Strict):
         300, ge=0, description="Milliseconds kept back per move for network and server latency (lc0: MoveOverheadMs)."
     )
     # -- allocation ------------------------------------------------------------------------------
+    overhead_per_move: bool = Field(
+        True,
+        description="Charge move_overhead to every expected move left, not once (Stockfish src/timeman.cpp "
+        "charges moveOverhead*(2+mtg)); false: once, as lc0 legacy.cc. Keeps long sudden-death games off the flag.",
+    )
     safety_margin: int = Field(
         50, ge=0, description="Milliseconds kept back on top of move_overhead from the hard maximum (ours)."
     )
     low_clock: int = Field(
-        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly (ours)."
+        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly and late stop no longer "
+        "extends moves (ours)."
     )
     low_clock_margin: int = Field(
         250, ge=0, description="Milliseconds added to safety_margin at an empty clock; half at low_clock/2 (ours)."

@@ -9,7 +9,7 @@ from lichessbot.config import ConfigError, TimemanConfig, parse_config
 from lichessbot.timeman import Clock, ClockError, allocate, expected_moves_left, game_ply
 from lichessbot.timeman.allocation import fixed_budget, safety_margin_ms
 
-LC0 = TimemanConfig(move_overhead=200, min_moves_left=1, max_move_share=1.0)  # lc0's legacy manager
+LC0 = TimemanConfig(move_overhead=200, min_moves_left=1, max_move_share=1.0, overhead_per_move=False)  # lc0 legacy
 
 
 def test_expected_moves_left_follows_lc0_curve():
@@ -49,7 +49,9 @@ def test_game_ply_from_fen_move_number():
 def test_budget_is_a_small_part_of_the_clock_and_within_its_caps(clock, ply):
     cfg = TimemanConfig()
     b = allocate(clock, ply, cfg)
-    assert 0 < b.target <= b.hard_max
+    assert 0 <= b.target <= b.hard_max
+    # the target is 0 only when the clock cannot pay the move overhead of every move still expected
+    assert b.target > 0 or clock.time + clock.inc * (b.moves_left - 1) <= cfg.move_overhead * b.moves_left
     assert b.hard_max <= cfg.late_stop_factor * b.target + 1e-9
     assert b.hard_max * 1000 <= clock.time - cfg.move_overhead - b.margin_ms
     assert b.hard_max * 1000 <= cfg.max_move_share * clock.time
@@ -66,7 +68,7 @@ def test_movestogo_shares_the_time_among_the_moves_to_go():
     cfg = TimemanConfig(max_move_share=1.0)
     b = allocate(Clock(40_000, 0, movestogo=4), 60, cfg)
     assert b.moves_left == 4
-    assert b.target == pytest.approx((40_000 - cfg.move_overhead) / 4 / 1000)
+    assert b.target == pytest.approx((40_000 - 4 * cfg.move_overhead) / 4 / 1000)  # overhead for each move
     # the last move before the control may use everything but the overhead and the margin
     last = allocate(Clock(10_000, 0, movestogo=1), 60, cfg)
     assert last.hard_max == pytest.approx((10_000 - cfg.move_overhead - last.margin_ms) / 1000)
@@ -136,3 +138,26 @@ def test_bad_clock_and_config_are_refused():
         parse_config({"timeman": {"smart_pruning_factor": 0}})
     with pytest.raises(ConfigError, match="timeman.nonsense: unknown key"):
         parse_config({"timeman": {"nonsense": 1}})
+
+
+@pytest.mark.parametrize("base_ms", [15_000, 60_000, 180_000])
+def test_a_long_sudden_death_game_never_flags_when_each_move_costs_its_hard_max_plus_latency(base_ms):
+    # No increment, 150 moves of ours, every move using its whole hard maximum plus 50 ms of latency
+    # (as in `bench timeman --latency 50`): the clock must never run out.
+    cfg = TimemanConfig()
+    latency_ms = 50
+    time_ms = float(base_ms)
+    for move in range(150):
+        b = allocate(Clock(int(time_ms)), 2 * move, cfg, first_search=move == 0)
+        time_ms -= b.hard_max * 1000 + latency_ms
+        assert time_ms > 0, f"flagged at move {move}"
+
+
+def test_charging_the_overhead_once_flags_in_the_same_long_game():
+    # The same game under lc0's rule (overhead charged once, late stop on a low clock too) flags.
+    cfg = TimemanConfig(overhead_per_move=False, low_clock=0)
+    time_ms = 60_000.0
+    for move in range(150):
+        b = allocate(Clock(int(max(0.0, time_ms))), 2 * move, cfg, first_search=move == 0)
+        time_ms -= b.hard_max * 1000 + 50
+    assert time_ms < 0

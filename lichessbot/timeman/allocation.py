@@ -131,7 +131,11 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     mtg = max(expected_moves_left(ply / 2.0, cfg.midpoint_move, cfg.steepness), cfg.min_moves_left)
     if clock.movestogo is not None and clock.movestogo < mtg:
         mtg = float(clock.movestogo)
-    total = max(0.0, time_ms + inc * (mtg - 1.0) - cfg.move_overhead)
+    # lc0 legacy.cc subtracts the overhead once; every move still to play pays it, so by default we
+    # charge it to each expected move (as Stockfish src/timeman.cpp does): in a long game without
+    # increment the target then falls to a bare minimum before the latency alone can flag us.
+    overhead = cfg.move_overhead * (mtg if cfg.overhead_per_move else 1.0)
+    total = max(0.0, time_ms + inc * (mtg - 1.0) - overhead)
     squander = 0.0
     banked_ms = max(0.0, banked_ms)
     if banked_ms > 0:
@@ -143,7 +147,9 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     this_ms += squander
     cap_s, margin = _clock_cap_s(time_ms, cfg)
     target = min(this_ms / 1000.0, cap_s)
-    hard = min(target * cfg.late_stop_factor, cap_s) if cfg.late_stop else target
+    # No late-stop extension on a low clock: a fixed cost per move (latency) must not meet doubled moves.
+    extend = cfg.late_stop and time_ms >= cfg.low_clock
+    hard = min(target * cfg.late_stop_factor, cap_s) if extend else target
     return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander)
 
 
