@@ -28,15 +28,10 @@ RESULT_WDL = {"1-0": (1.0, 0.0, 0.0), "0-1": (0.0, 0.0, 1.0), "1/2-1/2": (0.0, 1
 
 
 def _engine_encoder():
-    """(encoding, policy_map) modules: the engine's, or training/fallback_encoding.py while it is missing."""
-    try:
-        from lichessbot.engine import encoding, policy_map  # noqa: PLC0415
+    """(encoding, policy_map): the engine's own modules, so training planes equal what the engine feeds."""
+    from lichessbot.engine import encoding, policy_map  # noqa: PLC0415
 
-        return encoding, policy_map
-    except ImportError:
-        import fallback_encoding  # noqa: PLC0415
-
-        return fallback_encoding, fallback_encoding
+    return encoding, policy_map
 
 
 def encoder_name() -> str:
