@@ -178,3 +178,15 @@ def test_model_onnxruntime_cannot_run_is_a_network_error(tmp_path):
     bad = dataclasses.replace(net, model=model.SerializeToString(), source="bad.onnx")
     with pytest.raises(NetworkError, match="onnxruntime cannot load network bad.onnx"):
         Evaluator(bad, backend="cpu")
+
+
+def test_lookup_false_skips_the_cache_read_but_still_fills_the_cache(tmp_path):
+    ev = Evaluator(load_network(str(build_tiny_onnx(tmp_path / "t.onnx", seed=4))), backend="cpu", cache_size=100)
+    board = chess.Board()
+    board.push_uci("e2e4")
+    req = request(board)
+    first = ev.evaluate([req], lookup=False)[0]
+    assert (ev.cache.hits, ev.cache.misses) == (0, 0)  # no read at all: the caller had already missed
+    assert ev.cache.get(req.key, len(req.moves)) is first  # but the result is stored for later hits
+    again = ev.evaluate([req])[0]  # a default call reads the cache and hits
+    assert again is first and ev.evaluations == 1

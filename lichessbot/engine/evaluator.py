@@ -180,15 +180,17 @@ class Evaluator:
         mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
         return logits, wdl, mlh
 
-    def evaluate(self, requests: Sequence[EvalRequest]) -> list[Evaluation]:
+    def evaluate(self, requests: Sequence[EvalRequest], *, lookup: bool = True) -> list[Evaluation]:
         """Evaluations of ``requests``, in order: cache hits first, every miss in one network batch.
 
         Equal keys within one call are evaluated once. Results are stored in the cache. Thread-safe.
+        ``lookup=False``: the caller already looked every request up and missed (the search does, to
+        back cache hits up out of order), so the cache is not read again and its counters stay exact.
         """
         results: list[Evaluation | None] = [None] * len(requests)
         pending: dict[tuple[Hashable, int], list[int]] = {}  # (key, n_moves) -> request indices
         for i, req in enumerate(requests):
-            ev = self.cache.get(req.key, len(req.moves))
+            ev = self.cache.get(req.key, len(req.moves)) if lookup else None
             if ev is not None:
                 results[i] = ev
             else:

@@ -29,7 +29,8 @@ class FakeEvaluator:
         self.evaluations = 0
         self.batches: list[int] = []
 
-    def evaluate(self, requests: Sequence[EvalRequest]) -> list[Evaluation]:
+    def evaluate(self, requests: Sequence[EvalRequest], *, lookup: bool = True) -> list[Evaluation]:
+        """Every request evaluated (the cache is written, never read: ``lookup`` changes nothing)."""
         out = []
         q, d = self.value, self.draw
         wdl = ((1 + q - d) / 2, d, (1 - q - d) / 2)

@@ -185,7 +185,7 @@ class Searcher:
             state.error = err
 
     def _evaluate(self, requests: list[EvalRequest]) -> list[Evaluation]:
-        return self.evaluator.evaluate(requests)
+        return self.evaluator.evaluate(requests, lookup=False)  # _gather already missed the cache
 
     def _run(self, state: _State, root: Node, ply: int) -> SearchResult:
         p = self.params
