@@ -10,8 +10,9 @@ For every ``raw/*.jsonl`` shard, ``prepare`` writes ``packed/<name>.npz`` (redon
 * ``wdl``: float32 [N, 3] -- the value target: ``a * stockfish_wdl + (1 - a) * game_result`` (side to move).
 
 Planes come from the engine's own encoder (``lichessbot.engine.encoding.encode`` with
-``game_history``-style snapshots, ``fill="no"`` as lc0 training uses; games start from the standard
-position, so ``fen_only`` gives the same planes) and policy indices from
+``game_history``-style snapshots and ``fill="fen_only"``, the engine's play-time default: games from the
+standard position get no fill, games recorded from a FEN (``"fen"`` in the game line) get the FEN position
+repeated, exactly as a match opening or a lichess "from position" game is fed) and policy indices from
 ``lichessbot.engine.policy_map.move_index``, so training inputs match what the engine feeds.
 """
 
@@ -24,6 +25,9 @@ import chess
 import numpy as np
 
 K = 5
+#: lc0's HistoryFill as the engine plays (UCI default "fen_only"): a game recorded from a FEN gets its
+#: missing history filled with copies of the FEN position, a game from the start position gets none.
+FILL = "fen_only"
 RESULT_WDL = {"1-0": (1.0, 0.0, 0.0), "0-1": (0.0, 0.0, 1.0), "1/2-1/2": (0.0, 1.0, 0.0)}
 
 
@@ -35,13 +39,14 @@ def _engine_encoder():
 
 
 def encoder_name() -> str:
-    return _engine_encoder()[0].__name__
+    """Marks packed files with the encoder and fill they were made with (a change repacks them)."""
+    return f"{_engine_encoder()[0].__name__}:{FILL}"
 
 
 def encode_game(game: dict, sf_weight: float):
     """Planes (float32 [n,112,8,8]), policy idx/probs and WDL targets for the recorded positions of a game."""
     encoding, policy_map = _engine_encoder()
-    board = chess.Board()
+    board = chess.Board(game.get("fen", chess.STARTING_FEN))
     history = [encoding.snapshot(board)]
     by_ply = {p["ply"]: p for p in game["positions"]}
     res = RESULT_WDL[game["result"]]
@@ -75,7 +80,7 @@ def encode_game(game: dict, sf_weight: float):
         history.append(new)
     if not hists:
         return None
-    planes = encoding.encode(hists, input_format=1, fill="no")
+    planes = encoding.encode(hists, input_format=1, fill=FILL)
     return planes, np.stack(idx), np.stack(probs), np.stack(wdls)
 
 

@@ -79,33 +79,39 @@ def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, m
 
 def play_game(engine, rng: random.Random, args) -> dict:
     board = chess.Board()
+    start_fen = None
     random_plies = rng.randint(2, args.random_plies)
+    fen_start = rng.random() < args.fen_start
     positions = []
     adjudicated = None
     big = 0
-    while not board.is_game_over(claim_draw=True) and board.ply() < args.max_plies:
+    n = 0  # plies played since the standard start position (the first random_plies are the opening phase)
+    while not board.is_game_over(claim_draw=True) and n < args.max_plies:
+        if fen_start and n == random_plies and start_fen is None:
+            # forget the history: the rest of the game is recorded from this FEN, as a match opening would be
+            start_fen = board.fen()
+            board = chess.Board(start_fen)
         moves, scores, wdl = analyse(engine, board, args.nodes, args.multipv)
         if not moves:
             break
-        ply = board.ply()
-        if ply >= random_plies:
+        if n >= args.record_from and (start_fen is not None or not fen_start):
             probs = softmax_probs(scores, args.policy_temp)
             positions.append({
-                "ply": ply,
+                "ply": len(board.move_stack),
                 "moves": [m.uci() for m in moves],
                 "probs": [round(p, 4) for p in probs],
                 "wdl": list(wdl) if wdl else None,
                 "cp": scores[0],
             })
         # choose the move to play
-        if ply < random_plies:
+        if n < random_plies:
             if rng.random() < 0.5:
                 move = rng.choice(list(board.legal_moves))
             else:
                 move = rng.choices(moves, softmax_probs(scores, 150.0))[0]
         elif rng.random() < args.blunder:
             move = rng.choice(list(board.legal_moves))
-        elif ply < 30 + random_plies:
+        elif n < 30 + random_plies:
             move = rng.choices(moves, softmax_probs(scores, args.play_temp))[0]
         else:
             move = moves[0]
@@ -116,13 +122,17 @@ def play_game(engine, rng: random.Random, args) -> dict:
             adjudicated = "1-0" if (stm_wins == (board.turn == chess.WHITE)) else "0-1"
             break
         board.push(move)
+        n += 1
     if adjudicated:
         result = adjudicated
     elif board.is_game_over(claim_draw=True):
         result = board.result(claim_draw=True)
     else:
         result = "1/2-1/2"
-    return {"moves": [m.uci() for m in board.move_stack], "result": result, "positions": positions}
+    game = {"moves": [m.uci() for m in board.move_stack], "result": result, "positions": positions}
+    if start_fen is not None:
+        game["fen"] = start_fen
+    return game
 
 
 def _interrupt(signum, frame):
@@ -134,10 +144,10 @@ def worker(idx: int, args) -> None:
     raw = Path(args.out) / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     done = 0
-    for f in raw.glob(f"w{idx}-*.jsonl"):
+    for f in raw.glob(f"{args.prefix}{idx}-*.jsonl"):
         with f.open() as fh:
             done += sum(1 for _ in fh)
-    shard = len(list(raw.glob(f"w{idx}-*.jsonl")))
+    shard = len(list(raw.glob(f"{args.prefix}{idx}-*.jsonl")))
     engine = chess.engine.SimpleEngine.popen_uci(args.stockfish)
     engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
     deadline = time.time() + args.minutes * 60
@@ -145,7 +155,7 @@ def worker(idx: int, args) -> None:
     try:
         g = done
         while g < args.games_per_worker and time.time() < deadline:
-            path = raw / f"w{idx}-{shard:03d}.jsonl"
+            path = raw / f"{args.prefix}{idx}-{shard:03d}.jsonl"
             shard += 1
             with path.open("a") as out:
                 for _ in range(args.shard_games):
@@ -178,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--play-temp", type=float, default=40.0, help="centipawns")
     ap.add_argument("--random-plies", type=int, default=8)
     ap.add_argument("--blunder", type=float, default=0.03)
+    ap.add_argument("--record-from", type=int, default=0,
+                    help="record positions from this ply on (0: all, including the randomised opening)")
+    ap.add_argument("--fen-start", type=float, default=0.0,
+                    help="fraction of games recorded from a FEN after the opening phase, without history")
+    ap.add_argument("--prefix", default="w", help="shard file prefix (a new prefix starts a new series)")
     ap.add_argument("--max-plies", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shard-games", type=int, default=100, help="games per shard file")

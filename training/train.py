@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
     ap.add_argument("--reload-minutes", type=float, default=5.0)
     ap.add_argument("--save-minutes", type=float, default=2.0)
+    ap.add_argument("--ema", type=float, default=0.999,
+                    help="decay of the exponential moving average of the weights that is saved (0: off)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -94,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         log(f"resumed from {args.resume}")
     net = net.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.wd)
+    swa = torch.optim.swa_utils
+    ema = (swa.AveragedModel(net, multi_avg_fn=swa.get_ema_multi_avg_fn(args.ema), use_buffers=True)
+           if args.ema else None)
+
+    def saved_net():
+        return ema.module if ema is not None else net
     data, n = load(Path(args.data), log, args.sf_weight)
     # validation: the first VAL_SIZE positions (the first games of the first shard), never trained on
     val = np.arange(min(VAL_SIZE, n // 10))
@@ -107,17 +115,18 @@ def main(argv: list[str] | None = None) -> int:
     run_loss = np.zeros(3)
 
     def save() -> None:
-        torch.save({"model": net.state_dict(), "blocks": args.blocks, "channels": args.channels,
-                    "steps": step, "positions_seen": seen}, run / "ckpt.pt")
+        torch.save({"model": saved_net().state_dict(), "ema": args.ema, "blocks": args.blocks,
+                    "channels": args.channels, "steps": step, "positions_seen": seen}, run / "ckpt.pt")
 
     def validate() -> str:
-        net.eval()
+        m = saved_net()
+        m.eval()
         with torch.no_grad():
             tot = np.zeros(3)
             for i in range(0, len(val), 500):
-                pl, vl, t1 = losses(net, *batch_tensors(data, val[i:i + 500]))
+                pl, vl, t1 = losses(m, *batch_tensors(data, val[i:i + 500]))
                 tot += np.array([pl.item(), vl.item(), t1.item()]) * len(val[i:i + 500])
-        net.train()
+        m.train()
         tot /= len(val)
         return f"val policy {tot[0]:.3f} value {tot[1]:.3f} top1 {tot[2]:.3f}"
 
@@ -135,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if ema is not None:
+            ema.update_parameters(net)
         step += 1
         seen += args.batch
         run_loss = 0.98 * run_loss + 0.02 * np.array([pl.item(), vl.item(), t1.item()])

@@ -1,0 +1,85 @@
+"""training/dataset.py: generated games become exactly the planes and targets the engine would feed.
+
+The training pipeline is not a package of the runtime (it needs torch); its data step does not, so it is
+loaded here from its file and checked against the engine's own encoder on real python-chess games.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from lichessbot.engine.encoding import encode, game_history
+from lichessbot.engine.policy_map import move_index
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    spec = importlib.util.spec_from_file_location("training_dataset", REPO / "training" / "dataset.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _record(board: chess.Board, ply: int, wdl=(500, 300, 200)) -> dict:
+    moves = list(board.legal_moves)[:3]
+    return {"ply": ply, "moves": [m.uci() for m in moves], "probs": [0.5, 0.3, 0.2][:len(moves)],
+            "wdl": list(wdl), "cp": 0}
+
+
+def _game(start_fen: str | None, ucis: list[str], result: str) -> tuple[dict, list[chess.Board]]:
+    board = chess.Board(start_fen) if start_fen else chess.Board()
+    boards, positions = [], []
+    for ply, uci in enumerate(ucis + [None]):
+        boards.append(board.copy())
+        positions.append(_record(board, ply))
+        if uci:
+            board.push_uci(uci)
+    game = {"moves": ucis, "result": result, "positions": positions}
+    if start_fen:
+        game["fen"] = start_fen
+    return game, boards
+
+
+@pytest.mark.parametrize("start_fen", [None, "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"])
+def test_encoded_games_equal_the_engine_planes_with_play_time_history_fill(dataset, start_fen):
+    ucis = ["g1f3", "g8f6", "f3g1", "f6g8", "e2e4", "d7d5", "e4d5"] if start_fen is None else \
+        ["f1c4", "g8f6", "d2d3", "f8c5", "e1g1", "e8g8"]
+    game, boards = _game(start_fen, ucis, "1-0")
+    planes, pol_idx, pol_p, wdl = dataset.encode_game(game, sf_weight=0.7)
+    assert planes.shape == (len(boards), 112, 8, 8) and planes.dtype == np.float32
+    for k, board in enumerate(boards):
+        # what the engine feeds for `position [startpos|fen F] moves ...` (lc0's default fill, fen_only)
+        expected = encode([game_history(board)], input_format=1, fill="fen_only")[0]
+        np.testing.assert_array_equal(planes[k], expected, err_msg=f"ply {k}")
+        rec = game["positions"][k]
+        cur = game_history(board)[-1]
+        assert list(pol_idx[k][:len(rec["moves"])]) == [move_index(chess.Move.from_uci(m), cur)
+                                                        for m in rec["moves"]]
+        assert (pol_idx[k][len(rec["moves"]):] == -1).all()
+        np.testing.assert_allclose(pol_p[k].sum(), 1.0, rtol=1e-6)
+        # value target: 0.7 x Stockfish's WDL (side to move) + 0.3 x the result from the side to move's view
+        result = np.array([1.0, 0.0, 0.0]) if board.turn == chess.WHITE else np.array([0.0, 0.0, 1.0])
+        np.testing.assert_allclose(wdl[k], 0.7 * np.array([0.5, 0.3, 0.2]) + 0.3 * result, atol=1e-6)
+    if start_fen:
+        # the FEN's missing history is filled with copies of it: the previous-position planes are not empty
+        assert planes[0, 13:26].any()
+    else:
+        assert not planes[0, 13:104].any()  # the start position has no history and gets none
+        # repetitions: after g1f3 g8f6 f3g1 f6g8 the start position occurs for the second time (plane 12)
+        assert planes[4, 12].all() and not planes[3, 12].any()
+
+
+def test_packing_round_trips_the_planes(dataset):
+    game, _ = _game(None, ["e2e4", "e7e5", "g1f3"], "1/2-1/2")
+    planes = dataset.encode_game(game, sf_weight=1.0)[0]
+    planes[:, 109] = np.arange(len(planes))[:, None, None]  # the rule-50 plane holds a count, not a bit
+    bits, r50 = dataset.pack_planes(planes)
+    assert bits.shape == (len(planes), 112, 8) and bits.dtype == np.uint8
+    np.testing.assert_array_equal(dataset.unpack_planes(bits, r50), planes)
