@@ -11,7 +11,10 @@ to ``<out>/raw/w<worker>-<shard>.jsonl``. A line holds the game's moves from the
 * the game result (``result``: "1-0", "0-1", "1/2-1/2") is stored once per game; train.py blends it in.
 
 Variety: the first ``--random-plies`` plies (2..8, drawn per game) are random legal moves or moves sampled
-from Stockfish's MultiPV at a high temperature; later moves are sampled from the MultiPV at
+from Stockfish's MultiPV at a high temperature (recorded too: ``--record-from 0``, so the start position with
+its empty history is in the data; a fraction ``--fen-start`` of the games forgets its history after them and
+is stored from that FEN, the ``"fen"`` key, as a match opening would be played); later moves are sampled
+from the MultiPV at
 ``--play-temp`` centipawns during the first 30 plies and greedy after that, except that with probability
 ``--blunder`` a uniformly random legal move is played (so that positions with hanging pieces appear).
 
@@ -20,7 +23,7 @@ Ctrl-C or SIGTERM at any time; only whole games are written.
 
 Usage::
 
-    python training/generate.py --workers 2 --games 100000 --nodes 4000 --minutes 40
+    python training/generate.py --workers 2 --minutes 35 --nodes 4000 --blunder 0.05 --fen-start 0.2 --prefix x --seed 7
 """
 
 from __future__ import annotations
