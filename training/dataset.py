@@ -47,37 +47,26 @@ def encode_game(game: dict, sf_weight: float):
     """Planes (float32 [n,112,8,8]), policy idx/probs and WDL targets for the recorded positions of a game."""
     encoding, policy_map = _engine_encoder()
     board = chess.Board(game.get("fen", chess.STARTING_FEN))
-    history = [encoding.snapshot(board)]
-    by_ply = {p["ply"]: p for p in game["positions"]}
+    for uci in game["moves"]:
+        board.push_uci(uci)
+    history = encoding.game_history(board)  # one snapshot per ply, repetitions counted, as the engine does
     res = RESULT_WDL[game["result"]]
     hists, idx, probs, wdls = [], [], [], []
-    moves = [chess.Move.from_uci(m) for m in game["moves"]]
-    for ply in range(len(moves) + 1):
-        rec = by_ply.get(ply)
-        if rec is not None:
-            cur = history[-1]
-            hists.append(history[-8:])
-            ii = np.full(K, -1, np.int16)
-            pp = np.zeros(K, np.float32)
-            for j, (m, p) in enumerate(zip(rec["moves"][:K], rec["probs"][:K])):
-                ii[j] = policy_map.move_index(chess.Move.from_uci(m), cur)
-                pp[j] = p
-            pp /= pp.sum()
-            idx.append(ii)
-            probs.append(pp)
-            stm_res = res if board.turn == chess.WHITE else res[::-1]
-            sf = np.array(rec["wdl"], np.float32) / 1000.0 if rec.get("wdl") else np.array(stm_res, np.float32)
-            wdls.append(sf_weight * sf + (1 - sf_weight) * np.array(stm_res, np.float32))
-        if ply == len(moves):
-            break
-        move = moves[ply]
-        reps_hist = history
-        board.push(move)
-        new = encoding.snapshot(board, after_move=move)
-        reps = encoding.count_repetitions(reps_hist, new)
-        if reps:
-            new = new._replace(repetitions=reps)
-        history.append(new)
+    for rec in game["positions"]:
+        ply = rec["ply"]
+        cur = history[ply]
+        hists.append(history[max(0, ply - 7):ply + 1])
+        ii = np.full(K, -1, np.int16)
+        pp = np.zeros(K, np.float32)
+        for j, (m, p) in enumerate(zip(rec["moves"][:K], rec["probs"][:K])):
+            ii[j] = policy_map.move_index(chess.Move.from_uci(m), cur)
+            pp[j] = p
+        pp /= pp.sum()
+        idx.append(ii)
+        probs.append(pp)
+        stm_res = res if cur.turn == chess.WHITE else res[::-1]
+        sf = np.array(rec["wdl"], np.float32) / 1000.0 if rec.get("wdl") else np.array(stm_res, np.float32)
+        wdls.append(sf_weight * sf + (1 - sf_weight) * np.array(stm_res, np.float32))
     if not hists:
         return None
     planes = encoding.encode(hists, input_format=1, fill=FILL)

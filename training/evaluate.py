@@ -122,18 +122,11 @@ def mate1(net: str, nodes_list: list[int]) -> None:
 
 
 def elo_summary(w: int, d: int, l: int) -> str:
-    """Score and logistic Elo difference with a 95 % interval (trinomial variance; see docs/match.md)."""
-    n = w + d + l
-    s = (w + d / 2) / n
-    var = (w * (1 - s) ** 2 + d * (0.5 - s) ** 2 + l * s**2) / n
+    """Score and logistic Elo difference with its 95 % error bar (``lichessbot.match.elo``, docs/match.md)."""
+    from lichessbot.match.elo import elo_estimate  # noqa: PLC0415
 
-    def elo(x: float) -> float:
-        x = min(max(x, 1e-3), 1 - 1e-3)
-        return -400 * math.log10(1 / x - 1)
-
-    half = 1.959964 * math.sqrt(var / n)
-    return (f"+{w} ={d} -{l}  score {100 * s:.1f} %  Elo {elo(s):+.0f} "
-            f"+/- {(elo(s + half) - elo(s - half)) / 2:.0f}")
+    est = elo_estimate(w, d, l)
+    return f"+{w} ={d} -{l}  score {100 * est.score:.1f} %  Elo {est}"
 
 
 def policy_match(net: str, skill: int, games: int, movetime: float) -> None:

@@ -31,6 +31,8 @@ VAL_SIZE = 3000
 
 
 def batch_tensors(data: dict, idx: np.ndarray):
+    """Rows ``idx`` (int [B]) of the packed arrays as tensors: planes float32 [B,112,8,8] (channels-last),
+    policy indices int64 [B,K] (-1 = padding), policy probabilities float32 [B,K], WDL target float32 [B,3]."""
     x = torch.from_numpy(dataset.unpack_planes(data["planes"][idx], data["rule50"][idx]))
     x = x.contiguous(memory_format=torch.channels_last)  # about 2x faster CPU convolutions (oneDNN)
     pi = torch.from_numpy(data["pol_idx"][idx].astype(np.int64))
@@ -40,6 +42,8 @@ def batch_tensors(data: dict, idx: np.ndarray):
 
 
 def losses(net, x, pi, pp, wdl):
+    """(policy cross-entropy, value cross-entropy, top-1 agreement with ``pi[:, 0]``), each a 0-d tensor
+    averaged over the batch; inputs as returned by :func:`batch_tensors`."""
     logits, v = net(x)
     logp = F.log_softmax(logits, dim=1)
     valid = pi >= 0

@@ -12,7 +12,7 @@ import chess
 
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.allocation import Budget, Clock, allocate, game_ply
-from lichessbot.timeman.stoppers import NoStopper, TimeStopper, _log
+from lichessbot.timeman.stoppers import NoStopper, TimeStopper, log_event
 
 if TYPE_CHECKING:  # annotations only
     from lichessbot.search import SearchResult
@@ -87,10 +87,10 @@ class TimeManager:
         prev_q = self._prev_q if self._prev_turn == board.turn else None
         context = {"ply": ply}
         self.budget = budget
-        _log("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
-             moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
-             time_ms=None if clock is None else clock.time, inc_ms=None if clock is None else clock.inc,
-             clocked=budget.clocked, **context)
+        log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
+                  moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
+                  time_ms=None if clock is None else clock.time, inc_ms=None if clock is None else clock.inc,
+                  clocked=budget.clocked, **context)
         self._stopper = TimeStopper(budget, cfg, prev_q=prev_q, monotonic=self._monotonic, context=context)
         self._prev_turn_pending = board.turn
         return self._stopper

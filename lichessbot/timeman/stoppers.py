@@ -35,7 +35,7 @@ from lichessbot.timeman.allocation import Budget
 if TYPE_CHECKING:  # annotations only: the time manager never imports the search at run time
     from lichessbot.search import RootMove, SearchStats
 
-__all__ = ["MIN_RIVAL_SHARE", "NoStopper", "TimeStopper", "best_by_visits", "early_stop_reason",
+__all__ = ["MIN_RIVAL_SHARE", "NoStopper", "TimeStopper", "best_by_visits", "early_stop_reason", "log_event",
            "instability", "proven_reason",
            "smart_pruning_reason"]
 
@@ -49,7 +49,7 @@ MIN_RIVAL_SHARE = 0.05
 SMART_PRUNING_PLAYOUT_BONUS = 300
 
 
-def _log(event: str, **kw: Any) -> None:
+def log_event(event: str, **kw: Any) -> None:
     """Log, but never let a broken log stream stop a search mid-game."""
     try:
         log.info(event, **kw)
@@ -229,8 +229,8 @@ class TimeStopper:
                 if unstable:
                     if not self.extended:
                         self.extended = True
-                        _log("timeman.extend", why=unstable, elapsed=round(t, 3), target=round(b.target, 3),
-                             hard_max=round(b.hard_max, 3), **self.context)
+                        log_event("timeman.extend", why=unstable, elapsed=round(t, 3), target=round(b.target, 3),
+                                  hard_max=round(b.hard_max, 3), **self.context)
                 elif self.extended:
                     reason, kind = f"late-stop at {t:.2f} s of max {b.hard_max:.2f} s (stable again)", "late-stop"
                 else:
@@ -244,6 +244,6 @@ class TimeStopper:
         if reason is None:
             return None
         self.reason, self.kind, self.elapsed = reason, kind, t
-        _log("timeman.stop", reason=reason, kind=kind, elapsed=round(t, 3), target=round(b.target, 3),
-             hard_max=round(b.hard_max, 3), nodes=stats.nodes, reused=stats.reused_nodes, **self.context)
+        log_event("timeman.stop", reason=reason, kind=kind, elapsed=round(t, 3), target=round(b.target, 3),
+                  hard_max=round(b.hard_max, 3), nodes=stats.nodes, reused=stats.reused_nodes, **self.context)
         return reason
