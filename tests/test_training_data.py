@@ -83,3 +83,49 @@ def test_packing_round_trips_the_planes(dataset):
     bits, r50 = dataset.pack_planes(planes)
     assert bits.shape == (len(planes), 112, 8) and bits.dtype == np.uint8
     np.testing.assert_array_equal(dataset.unpack_planes(bits, r50), planes)
+
+
+STOCKFISH = "/usr/games/stockfish"
+
+
+@pytest.fixture(scope="module")
+def generate():
+    spec = importlib.util.spec_from_file_location("training_generate", REPO / "training" / "generate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="stockfish is not installed")
+def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(generate):
+    import argparse
+    import random
+
+    import chess.engine
+
+    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.engine.network import load_network
+
+    args = argparse.Namespace(random_plies=2, fen_start=0.0, max_plies=44, nodes=300, multipv=3, record_from=0,
+                              policy_temp=60.0, play_temp=40.0, blunder=0.0, net_games=1.0)
+    evaluator = Evaluator(load_network("default"), backend="cpu", threads=1, cache_size=1000)
+    with chess.engine.SimpleEngine.popen_uci(STOCKFISH) as sf:
+        sf.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
+        game = generate.play_game(sf, random.Random(3), args, evaluator)
+    assert game["net"] in ("white", "black")
+    net_color = chess.WHITE if game["net"] == "white" else chess.BLACK
+    board = chess.Board()
+    assert [p["ply"] for p in game["positions"]] == list(range(len(game["moves"])))[:len(game["positions"])]
+    assert len(game["positions"]) >= len(game["moves"]) - 1
+    net_plies = 0
+    for ply, uci in enumerate(game["moves"]):
+        move = chess.Move.from_uci(uci)
+        assert move in board.legal_moves
+        assert game["positions"][ply]["wdl"] is not None  # Stockfish labels the network's positions too
+        if board.turn == net_color and ply >= 30:  # past the sampled phase the network plays its top prior
+            assert move == generate.net_move(evaluator, board, random.Random(0), sample=False)
+            net_plies += 1
+        board.push(move)
+    assert game["result"] in ("1-0", "0-1", "1/2-1/2")
+    if len(game["moves"]) > 32:
+        assert net_plies > 0

@@ -18,12 +18,19 @@ from the MultiPV at
 ``--play-temp`` centipawns during the first 30 plies and greedy after that, except that with probability
 ``--blunder`` a uniformly random legal move is played (so that positions with hanging pieces appear).
 
+Our own engine's games (``--net PATH --net-games F``): in a fraction F of the games one side, drawn at
+random, is the network itself after the opening phase. It plays from its policy (1 node, through the
+engine's own Evaluator): sampled from the priors during the first 30 plies, the top prior after that. Every
+position is still labelled by Stockfish, so the value head sees the positions its own mistakes lead to, and
+what they are worth. Such games carry ``"net": "white"`` or ``"black"``.
+
 Resumable: a worker counts the games already in its files and continues with the next seed. Stop it with
 Ctrl-C or SIGTERM at any time; only whole games are written.
 
 Usage::
 
     python training/generate.py --workers 2 --minutes 35 --nodes 4000 --blunder 0.05 --fen-start 0.2 --prefix x --seed 7
+    python training/generate.py --workers 1 --minutes 60 --net lichessbot/data/default.onnx --net-games 1 --prefix z
 """
 
 from __future__ import annotations
@@ -80,8 +87,24 @@ def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, m
     return moves, scores, wdl
 
 
-def play_game(engine, rng: random.Random, args) -> dict:
+def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool) -> chess.Move:
+    """The network's move at 1 node: sampled from its priors if ``sample``, else the top prior."""
+    from lichessbot.engine.encoding import game_history, position_key  # noqa: PLC0415
+    from lichessbot.engine.evaluator import EvalRequest  # noqa: PLC0415
+
+    hist = game_history(board)
+    moves = list(board.legal_moves)
+    ev = evaluator.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))], lookup=False)[0]
+    if sample:
+        return rng.choices(moves, [float(p) for p in ev.priors])[0]
+    return moves[int(ev.priors.argmax())]
+
+
+def play_game(engine, rng: random.Random, args, evaluator=None) -> dict:
     board = chess.Board()
+    net_color = None
+    if evaluator is not None and rng.random() < args.net_games:
+        net_color = rng.choice([chess.WHITE, chess.BLACK])
     start_fen = None
     random_plies = rng.randint(2, args.random_plies)
     fen_start = rng.random() < args.fen_start
@@ -112,6 +135,8 @@ def play_game(engine, rng: random.Random, args) -> dict:
                 move = rng.choice(list(board.legal_moves))
             else:
                 move = rng.choices(moves, softmax_probs(scores, 150.0))[0]
+        elif board.turn == net_color:
+            move = net_move(evaluator, board, rng, sample=n < 30)
         elif rng.random() < args.blunder:
             move = rng.choice(list(board.legal_moves))
         elif n < 30 + random_plies:
@@ -135,6 +160,8 @@ def play_game(engine, rng: random.Random, args) -> dict:
     game = {"moves": [m.uci() for m in board.move_stack], "result": result, "positions": positions}
     if start_fen is not None:
         game["fen"] = start_fen
+    if net_color is not None:
+        game["net"] = "white" if net_color == chess.WHITE else "black"
     return game
 
 
@@ -153,6 +180,12 @@ def worker(idx: int, args) -> None:
     shard = len(list(raw.glob(f"{args.prefix}{idx}-*.jsonl")))
     engine = chess.engine.SimpleEngine.popen_uci(args.stockfish)
     engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
+    evaluator = None
+    if args.net:
+        from lichessbot.engine.evaluator import Evaluator  # noqa: PLC0415
+        from lichessbot.engine.network import load_network  # noqa: PLC0415
+
+        evaluator = Evaluator(load_network(args.net), backend="cpu", threads=1, cache_size=1000)
     deadline = time.time() + args.minutes * 60
     n_pos = 0
     try:
@@ -165,7 +198,7 @@ def worker(idx: int, args) -> None:
                     if g >= args.games_per_worker or time.time() >= deadline:
                         break
                     rng = random.Random(args.seed * 1_000_003 + idx * 10_000_019 + g)
-                    game = play_game(engine, rng, args)
+                    game = play_game(engine, rng, args, evaluator)
                     out.write(json.dumps(game, separators=(",", ":")) + "\n")
                     out.flush()
                     n_pos += len(game["positions"])
@@ -196,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fen-start", type=float, default=0.0,
                     help="fraction of games recorded from a FEN after the opening phase, without history")
     ap.add_argument("--prefix", default="w", help="shard file prefix (a new prefix starts a new series)")
+    ap.add_argument("--net", default=None, help="network for our own engine's games (ONNX, .pb.gz or 'default')")
+    ap.add_argument("--net-games", type=float, default=0.0, help="fraction of games where the network plays a side")
     ap.add_argument("--max-plies", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shard-games", type=int, default=100, help="games per shard file")
