@@ -1,0 +1,93 @@
+"""The UCI option table of ``lichessbot uci``: each option's UCI declaration, how its value is parsed, and
+where it goes (search parameters, engine config, time manager, or a flag of the UCI loop). Names follow
+lc0 where lc0 has the option (lc0 src/search/classic/params.cc, src/engine.cc)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+
+__all__ = ["ENGINE_FIELDS", "OPTIONS", "UciOption"]
+
+
+@dataclass(frozen=True)
+class UciOption:
+    """One ``setoption``: UCI type (check, spin, combo, string), default, bounds or choices, and where
+    the value goes: ``target`` is "search.<SearchParams field>", "engine.<EngineConfig field>",
+    "timeman.<TimemanConfig field>" or "uci.<flag>"."""
+
+    name: str
+    type: str
+    default: Any
+    target: str
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] = ()
+
+    def declaration(self) -> str:
+        text = f"option name {self.name} type {self.type} default {_fmt(self.default)}"
+        if self.type == "spin":
+            text += f" min {self.min} max {self.max}"
+        for c in self.choices:
+            text += f" var {c}"
+        return text
+
+    def parse(self, raw: str) -> Any:
+        """The value of ``raw`` for this option; ValueError with a reason when it does not fit."""
+        if self.type == "check":
+            if raw.lower() not in ("true", "false"):
+                raise ValueError(f"{self.name} takes true or false, got {raw!r}")
+            return raw.lower() == "true"
+        if self.type == "spin":
+            value = int(raw)
+            if not self.min <= value <= self.max:
+                raise ValueError(f"{self.name} must be within {self.min}..{self.max}, got {value}")
+            return value
+        if self.type == "combo":
+            for c in self.choices:
+                if c.lower() == raw.lower():
+                    return c
+            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}")
+        if isinstance(self.default, float):
+            return float(raw)
+        return raw
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "<empty>" if value == "" else str(value)
+
+
+_S, _E = SearchParams(), EngineConfig()
+#: The option table (lc0 names where lc0 has the option). Add rows here to add options.
+OPTIONS: list[UciOption] = [
+    UciOption("WeightsFile", "string", "default", "engine.network"),
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=("auto", "tensorrt", "cuda", "cpu")),
+    UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
+    UciOption("NNCacheSize", "spin", _E.nn_cache_size, "engine.nn_cache_size", 0, 100_000_000),
+    UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 1, 1024),
+    UciOption("CPuct", "string", _S.cpuct, "search.cpuct"),
+    UciOption("CPuctBase", "string", _S.cpuct_base, "search.cpuct_base"),
+    UciOption("CPuctFactor", "string", _S.cpuct_factor, "search.cpuct_factor"),
+    UciOption("FpuStrategy", "combo", _S.fpu_strategy, "search.fpu_strategy", choices=("reduction", "absolute")),
+    UciOption("FpuValue", "string", _S.fpu_value, "search.fpu_value"),
+    UciOption("PolicyTemperature", "string", _S.policy_temperature, "search.policy_temperature"),
+    UciOption("DrawScore", "string", _S.draw_score, "search.draw_score"),
+    UciOption("TwoFoldDraws", "check", _S.two_fold_draws, "search.two_fold_draws"),
+    UciOption("StickyEndgames", "check", _S.sticky_endgames, "search.sticky_endgames"),
+    UciOption("Temperature", "string", _S.temperature, "search.temperature"),
+    UciOption("TempDecayMoves", "spin", _S.temp_decay_moves, "search.temp_decay_moves", 0, 1000),
+    UciOption("Seed", "spin", 0, "uci.seed", 0, 2**31 - 1),
+    UciOption("MoveOverhead", "spin", TimemanConfig().move_overhead, "timeman.move_overhead", 0, 100_000),
+    UciOption("Ponder", "check", False, "uci.ponder"),
+    UciOption("UCI_ShowWDL", "check", False, "uci.show_wdl"),
+    UciOption("UCI_Chess960", "check", False, "uci.chess960"),
+    UciOption("VerboseMoveStats", "check", False, "uci.verbose"),
+    UciOption("OwnBook", "check", False, "uci.own_book"),  # docs/book.md
+    UciOption("BookFile", "string", "", "uci.book_file"),
+]
+ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
+
