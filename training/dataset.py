@@ -28,6 +28,8 @@ K = 5
 #: lc0's HistoryFill as the engine plays (UCI default "fen_only"): a game recorded from a FEN gets its
 #: missing history filled with copies of the FEN position, a game from the start position gets none.
 FILL = "fen_only"
+#: value target = SF_WEIGHT · Stockfish WDL + (1 − SF_WEIGHT) · game result (train.py --sf-weight)
+SF_WEIGHT = 0.7
 RESULT_WDL = {"1-0": (1.0, 0.0, 0.0), "0-1": (0.0, 0.0, 1.0), "1/2-1/2": (0.0, 1.0, 0.0)}
 
 
@@ -90,10 +92,10 @@ def unpack_planes(packed: np.ndarray, rule50: np.ndarray) -> np.ndarray:
     return bits
 
 
-def prepare(data_dir: Path, sf_weight: float = 0.7, log=print) -> list[Path]:
+def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print) -> list[Path]:
     """Pack every raw shard that is new or grew; return the packed files."""
     raw = data_dir / "raw"
-    packed_dir = data_dir / ("packed" if sf_weight == 0.7 else f"packed-sf{sf_weight:g}")
+    packed_dir = data_dir / ("packed" if sf_weight == SF_WEIGHT else f"packed-sf{sf_weight:g}")
     packed_dir.mkdir(parents=True, exist_ok=True)
     out = []
     for shard in sorted(raw.glob("*.jsonl")):

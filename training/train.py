@@ -54,7 +54,7 @@ def losses(net, x, pi, pp, wdl):
     return pol_loss, val_loss, top1
 
 
-def load(data_dir: Path, log, sf_weight: float = 0.7):
+def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT):
     files = dataset.prepare(data_dir, sf_weight=sf_weight, log=log)
     data = dataset.load_all(files)
     n = len(data["wdl"])
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr-min", type=float, default=5e-5)
     ap.add_argument("--wd", type=float, default=1e-4)
     ap.add_argument("--value-weight", type=float, default=1.0)
-    ap.add_argument("--sf-weight", type=float, default=0.7,
+    ap.add_argument("--sf-weight", type=float, default=dataset.SF_WEIGHT,
                     help="value target = w * Stockfish WDL + (1 - w) * game result")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
