@@ -6,10 +6,13 @@ loaded here from its file and checked against the engine's own encoder on real p
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import random
 from pathlib import Path
 
 import chess
+import chess.engine
 import numpy as np
 import pytest
 
@@ -19,12 +22,16 @@ from lichessbot.engine.policy_map import move_index
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def dataset():
-    spec = importlib.util.spec_from_file_location("training_dataset", REPO / "training" / "dataset.py")
+def _training_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"training_{name}", REPO / "training" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return _training_module("dataset")
 
 
 def _record(board: chess.Board, ply: int, wdl=(500, 300, 200)) -> dict:
@@ -90,32 +97,21 @@ STOCKFISH = "/usr/games/stockfish"
 
 @pytest.fixture(scope="module")
 def generate():
-    spec = importlib.util.spec_from_file_location("training_generate", REPO / "training" / "generate.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _training_module("generate")
 
 
 @pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="stockfish is not installed")
 def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(generate):
-    import argparse
-    import random
-
-    import chess.engine
-
-    from lichessbot.engine.evaluator import Evaluator
-    from lichessbot.engine.network import load_network
-
     args = argparse.Namespace(random_plies=2, fen_start=0.0, max_plies=44, nodes=300, multipv=3, record_from=0,
                               policy_temp=60.0, play_temp=40.0, blunder=0.0, net_games=1.0)
-    evaluator = Evaluator(load_network("default"), backend="cpu", threads=1, cache_size=1000)
+    evaluator = generate.evaluate.make_evaluator("default")
     with chess.engine.SimpleEngine.popen_uci(STOCKFISH) as sf:
         sf.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
         game = generate.play_game(sf, random.Random(3), args, evaluator)
     assert game["net"] in ("white", "black")
     net_color = chess.WHITE if game["net"] == "white" else chess.BLACK
     board = chess.Board()
-    assert [p["ply"] for p in game["positions"]] == list(range(len(game["moves"])))[:len(game["positions"])]
+    assert [p["ply"] for p in game["positions"]] == list(range(len(game["positions"])))
     assert len(game["positions"]) >= len(game["moves"]) - 1
     net_plies = 0
     for ply, uci in enumerate(game["moves"]):

@@ -82,15 +82,22 @@ def build_suites(n_mate: int = 200, n_open: int = 40, seed: int = 7) -> None:
     print(f"wrote {MATE1} ({len(fens)} positions) and {OPENINGS} ({len(opens)} openings)")
 
 
-def policy_move(evaluator, board: chess.Board) -> chess.Move:
-    """The legal move with the highest prior (1 node)."""
+def policy(evaluator, board: chess.Board):
+    """The network's priors at 1 node: (legal moves, float32 [n] priors in that order, summing to 1),
+    through the engine's own Evaluator (NN cache not read)."""
     from lichessbot.engine.encoding import game_history, position_key  # noqa: PLC0415
     from lichessbot.engine.evaluator import EvalRequest  # noqa: PLC0415
 
     hist = game_history(board)
     moves = list(board.legal_moves)
-    ev = evaluator.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))])[0]
-    return moves[int(ev.priors.argmax())]
+    ev = evaluator.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))], lookup=False)[0]
+    return moves, ev.priors
+
+
+def policy_move(evaluator, board: chess.Board) -> chess.Move:
+    """The legal move with the highest prior (1 node)."""
+    moves, priors = policy(evaluator, board)
+    return moves[int(priors.argmax())]
 
 
 def make_evaluator(net: str):

@@ -41,11 +41,15 @@ import math
 import multiprocessing as mp
 import random
 import signal
+import sys
 import time
 from pathlib import Path
 
 import chess
 import chess.engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import evaluate  # noqa: E402  (the network's 1-node policy, shared with the evaluation step)
 
 MATE_CP = 10000
 
@@ -89,15 +93,10 @@ def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, m
 
 def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool) -> chess.Move:
     """The network's move at 1 node: sampled from its priors if ``sample``, else the top prior."""
-    from lichessbot.engine.encoding import game_history, position_key  # noqa: PLC0415
-    from lichessbot.engine.evaluator import EvalRequest  # noqa: PLC0415
-
-    hist = game_history(board)
-    moves = list(board.legal_moves)
-    ev = evaluator.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))], lookup=False)[0]
-    if sample:
-        return rng.choices(moves, [float(p) for p in ev.priors])[0]
-    return moves[int(ev.priors.argmax())]
+    if not sample:
+        return evaluate.policy_move(evaluator, board)
+    moves, priors = evaluate.policy(evaluator, board)
+    return rng.choices(moves, [float(p) for p in priors])[0]
 
 
 def play_game(engine, rng: random.Random, args, evaluator=None) -> dict:
@@ -180,12 +179,7 @@ def worker(idx: int, args) -> None:
     shard = len(list(raw.glob(f"{args.prefix}{idx}-*.jsonl")))
     engine = chess.engine.SimpleEngine.popen_uci(args.stockfish)
     engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
-    evaluator = None
-    if args.net:
-        from lichessbot.engine.evaluator import Evaluator  # noqa: PLC0415
-        from lichessbot.engine.network import load_network  # noqa: PLC0415
-
-        evaluator = Evaluator(load_network(args.net), backend="cpu", threads=1, cache_size=1000)
+    evaluator = evaluate.make_evaluator(args.net) if args.net else None
     deadline = time.time() + args.minutes * 60
     n_pos = 0
     try:
