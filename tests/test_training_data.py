@@ -125,3 +125,37 @@ def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(
     assert game["result"] in ("1-0", "0-1", "1/2-1/2")
     if len(game["moves"]) > 32:
         assert net_plies > 0
+
+
+def _mirror_move(m: chess.Move) -> chess.Move:
+    return chess.Move(m.from_square ^ 7, m.to_square ^ 7, m.promotion)  # files a<->h
+
+
+def test_mirror_augmentation_equals_encoding_the_mirrored_game(dataset):
+    # no castling rights; the last move is a double pawn push, so en passant lives only in the history
+    fen = "r3k2r/1p3ppp/8/2P5/8/8/P4PPP/R3K2R b - - 0 20"
+    ucis = ["a8d8", "a1d1", "b7b5"]
+    board = chess.Board(fen)
+    mirrored = chess.Board(fen).transform(chess.flip_horizontal)
+    for uci in ucis:
+        board.push_uci(uci)
+        mirrored.push(_mirror_move(chess.Move.from_uci(uci)))
+    assert board.has_legal_en_passant() and mirrored.has_legal_en_passant()
+    hist, mhist = game_history(board)[-8:], game_history(mirrored)[-8:]
+    planes = encode([hist, hist, game_history(chess.Board())[-1:]], input_format=1, fill="fen_only")
+    want = encode([mhist], input_format=1, fill="fen_only")[0]
+    pol = np.array([[move_index(m, hist[-1]) for m in list(board.legal_moves)[:5]]] * 3, np.int64)
+    pol[2] = [move_index(m, game_history(chess.Board())[-1]) for m in list(chess.Board().legal_moves)[:5]]
+    orig = planes.copy()
+    n = dataset.mirror_augment(planes, pol, np.random.default_rng(0), p=1.0)
+    assert n == 2  # the start position keeps its castling rights and is left alone
+    np.testing.assert_array_equal(planes[0], want)
+    np.testing.assert_array_equal(planes[2], orig[2])
+    assert not np.array_equal(planes[0], orig[0])
+    want_idx = [move_index(_mirror_move(m), mhist[-1]) for m in list(board.legal_moves)[:5]]
+    assert pol[0].tolist() == want_idx
+    # every legal move of the mirrored position is the image of one of the original's
+    perm = dataset.mirror_permutation()
+    assert sorted(perm.tolist()) == list(range(1858))
+    assert sorted(perm[[move_index(m, hist[-1]) for m in board.legal_moves]].tolist()) == \
+        sorted(move_index(m, mhist[-1]) for m in mirrored.legal_moves)

@@ -124,6 +124,38 @@ def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print) -> list[Pat
     return out
 
 
+def mirror_permutation() -> np.ndarray:
+    """int64 [1858]: the policy index of each lc0 move mirrored left-right (files a<->h).
+
+    The table is closed under the mirror (it is every queen/knight move and promotion from the mover's
+    view), so this is a permutation. It is only a valid label transform for positions without castling
+    rights: castling is the one rule that is not left-right symmetric.
+    """
+    _, policy_map = _engine_encoder()
+    where = {m: i for i, m in enumerate(policy_map.MOVES)}
+    mirror_file = str.maketrans("abcdefgh", "hgfedcba")
+    return np.array([where[m[:4].translate(mirror_file) + m[4:]] for m in policy_map.MOVES], np.int64)
+
+
+def mirror_augment(planes: np.ndarray, pol_idx: np.ndarray, rng: np.random.Generator, p: float = 0.5,
+                   perm: np.ndarray | None = None) -> int:
+    """Mirror (files a<->h), in place and with probability ``p`` each, the positions that have no castling
+    rights: the rules, Stockfish's evaluation and so the targets are left-right symmetric there.
+
+    ``planes``: float32 [B,112,8,8] (square = rank * 8 + file, so the last axis is the file; planes 104..107
+    are the castling planes, lc0-facts §1.3); ``pol_idx``: int [B,K] lc0 policy indices, -1 = padding.
+    The WDL target needs no change. Returns how many positions were mirrored.
+    """
+    perm = mirror_permutation() if perm is None else perm
+    rows = np.flatnonzero((planes[:, 104:108].reshape(len(planes), -1).max(1) == 0)
+                          & (rng.random(len(planes)) < p))
+    if rows.size:
+        planes[rows] = planes[rows][..., ::-1]
+        sub = pol_idx[rows]
+        pol_idx[rows] = np.where(sub >= 0, perm[np.maximum(sub, 0)], -1)
+    return int(rows.size)
+
+
 def load_all(files: list[Path]) -> dict[str, np.ndarray]:
     arrays: dict[str, list] = {k: [] for k in ("planes", "rule50", "pol_idx", "pol_p", "wdl")}
     for f in files:

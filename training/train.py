@@ -2,7 +2,8 @@
 
 Packs any new raw shards (dataset.prepare), then trains for a wall-clock budget with AdamW and a cosine
 learning-rate schedule over that budget. Losses: policy = cross-entropy against the softened MultiPV target
-(over all 1858 logits), value = cross-entropy against the blended WDL target. New shards written by a
+(over all 1858 logits), value = cross-entropy against the blended WDL target. Positions without castling
+rights are mirrored left-right at random (``--mirror``, dataset.mirror_augment). New shards written by a
 still-running generate.py are picked up every ``--reload-minutes``. A checkpoint (``ckpt.pt``) is written
 to the run folder every ``--save-minutes`` and at the end; ``--resume`` continues from one.
 
@@ -30,12 +31,20 @@ from model import Net  # noqa: E402
 VAL_SIZE = 3000
 
 
-def batch_tensors(data: dict, idx: np.ndarray):
+MIRROR = dataset.mirror_permutation()
+
+
+def batch_tensors(data: dict, idx: np.ndarray, rng: np.random.Generator | None = None, mirror: float = 0.0):
     """Rows ``idx`` (int [B]) of the packed arrays as tensors: planes float32 [B,112,8,8] (channels-last),
-    policy indices int64 [B,K] (-1 = padding), policy probabilities float32 [B,K], WDL target float32 [B,3]."""
-    x = torch.from_numpy(dataset.unpack_planes(data["planes"][idx], data["rule50"][idx]))
-    x = x.contiguous(memory_format=torch.channels_last)  # about 2x faster CPU convolutions (oneDNN)
-    pi = torch.from_numpy(data["pol_idx"][idx].astype(np.int64))
+    policy indices int64 [B,K] (-1 = padding), policy probabilities float32 [B,K], WDL target float32 [B,3].
+    With ``mirror`` > 0, positions without castling rights are mirrored left-right with that probability
+    (:func:`dataset.mirror_augment`)."""
+    planes = dataset.unpack_planes(data["planes"][idx], data["rule50"][idx])
+    pol_idx = data["pol_idx"][idx].astype(np.int64)
+    if mirror > 0:
+        dataset.mirror_augment(planes, pol_idx, rng, mirror, MIRROR)
+    x = torch.from_numpy(planes).contiguous(memory_format=torch.channels_last)  # ~2x faster oneDNN convs
+    pi = torch.from_numpy(pol_idx)
     pp = torch.from_numpy(data["pol_p"][idx])
     wdl = torch.from_numpy(data["wdl"][idx])
     return x, pi, pp, wdl
@@ -75,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--value-weight", type=float, default=1.0)
     ap.add_argument("--sf-weight", type=float, default=dataset.SF_WEIGHT,
                     help="value target = w * Stockfish WDL + (1 - w) * game result")
+    ap.add_argument("--mirror", type=float, default=0.5,
+                    help="probability of mirroring (files a<->h) a training position without castling rights")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
     ap.add_argument("--reload-minutes", type=float, default=5.0)
@@ -143,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         for g in opt.param_groups:
             g["lr"] = lr
         idx = rng.integers(len(val), n, args.batch)
-        pl, vl, t1 = losses(net, *batch_tensors(data, idx))
+        pl, vl, t1 = losses(net, *batch_tensors(data, idx, rng, args.mirror))
         loss = pl + args.value_weight * vl
         opt.zero_grad(set_to_none=True)
         loss.backward()
