@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import random
 from pathlib import Path
 
@@ -90,6 +91,29 @@ def test_packing_round_trips_the_planes(dataset):
     bits, r50 = dataset.pack_planes(planes)
     assert bits.shape == (len(planes), 112, 8) and bits.dtype == np.uint8
     np.testing.assert_array_equal(dataset.unpack_planes(bits, r50), planes)
+
+
+def test_prepare_packs_shards_in_parallel_processes_and_repacks_only_what_grew(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "training"))  # spawned workers import dataset by name
+    import dataset as ds  # noqa: PLC0415
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    games = [_game(None, ["e2e4", "e7e5", "g1f3"], "1-0")[0], _game(None, ["d2d4", "d7d5"], "0-1")[0]]
+    for i, g in enumerate(games):
+        (raw / f"t{i}-000.jsonl").write_text(json.dumps(g) + "\n")
+    logged: list[str] = []
+    files = ds.prepare(tmp_path, log=logged.append, workers=2)
+    assert [f.name for f in files] == ["t0-000.npz", "t1-000.npz"] and len(logged) == 2
+    data = ds.load_all(files)
+    assert len(data["wdl"]) == 4 + 3
+    want = np.concatenate([ds.encode_game(g, ds.SF_WEIGHT)[0] for g in games])
+    np.testing.assert_array_equal(ds.unpack_planes(data["planes"], data["rule50"]), want)
+    logged.clear()
+    with (raw / "t1-000.jsonl").open("a") as f:
+        f.write(json.dumps(games[0]) + "\n")
+    ds.prepare(tmp_path, log=logged.append, workers=2)
+    assert logged == ["packed t1-000.jsonl: 2 games, 7 positions"]
 
 
 STOCKFISH = "/usr/games/stockfish"

@@ -92,35 +92,43 @@ def unpack_planes(packed: np.ndarray, rule50: np.ndarray) -> np.ndarray:
     return bits
 
 
-def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print) -> list[Path]:
-    """Pack every raw shard that is new or grew; return the packed files."""
+def _pack_shard(shard: Path, target: Path, n_games: int, sf_weight: float) -> str:
+    lines = shard.read_text().splitlines()[:n_games]
+    parts = [enc for enc in (encode_game(json.loads(ln), sf_weight) for ln in lines) if enc is not None]
+    planes = np.concatenate([p[0] for p in parts])
+    bits, r50 = pack_planes(planes)
+    tmp = target.with_suffix(".tmp.npz")
+    np.savez(tmp, planes=bits, rule50=r50, pol_idx=np.concatenate([p[1] for p in parts]),
+             pol_p=np.concatenate([p[2] for p in parts]), wdl=np.concatenate([p[3] for p in parts]),
+             n_games=np.int64(n_games), encoder=np.str_(encoder_name()))
+    tmp.replace(target)
+    return f"packed {shard.name}: {n_games} games, {len(planes)} positions"
+
+
+def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print, workers: int = 1) -> list[Path]:
+    """Pack every raw shard that is new or grew, with ``workers`` processes; return the packed files."""
     raw = data_dir / "raw"
     packed_dir = data_dir / ("packed" if sf_weight == SF_WEIGHT else f"packed-sf{sf_weight:g}")
     packed_dir.mkdir(parents=True, exist_ok=True)
-    out = []
+    out, todo = [], []
     for shard in sorted(raw.glob("*.jsonl")):
         target = packed_dir / (shard.stem + ".npz")
-        lines = shard.read_text().splitlines()
-        n_games = sum(1 for ln in lines if ln.endswith("}"))
+        n_games = sum(1 for ln in shard.read_text().splitlines() if ln.endswith("}"))
+        out.append(target)
         if target.exists():
             with np.load(target) as z:
                 if int(z["n_games"]) >= n_games and str(z["encoder"]) == encoder_name():
-                    out.append(target)
                     continue
-        parts = []
-        for ln in lines[:n_games]:
-            enc = encode_game(json.loads(ln), sf_weight)
-            if enc is not None:
-                parts.append(enc)
-        planes = np.concatenate([p[0] for p in parts])
-        bits, r50 = pack_planes(planes)
-        tmp = target.with_suffix(".tmp.npz")
-        np.savez(tmp, planes=bits, rule50=r50, pol_idx=np.concatenate([p[1] for p in parts]),
-                 pol_p=np.concatenate([p[2] for p in parts]), wdl=np.concatenate([p[3] for p in parts]),
-                 n_games=np.int64(n_games), encoder=np.str_(encoder_name()))
-        tmp.replace(target)
-        log(f"packed {shard.name}: {n_games} games, {len(planes)} positions")
-        out.append(target)
+        todo.append((shard, target, n_games, sf_weight))
+    if workers > 1 and len(todo) > 1:
+        import multiprocessing  # noqa: PLC0415
+
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            for msg in pool.starmap(_pack_shard, todo):
+                log(msg)
+    else:
+        for job in todo:
+            log(_pack_shard(*job))
     return out
 
 

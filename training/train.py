@@ -63,8 +63,8 @@ def losses(net, x, pi, pp, wdl):
     return pol_loss, val_loss, top1
 
 
-def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT):
-    files = dataset.prepare(data_dir, sf_weight=sf_weight, log=log)
+def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT, workers: int = 1):
+    files = dataset.prepare(data_dir, sf_weight=sf_weight, log=log, workers=workers)
     data = dataset.load_all(files)
     n = len(data["wdl"])
     return data, n
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def saved_net():
         return ema.module if ema is not None else net
-    data, n = load(Path(args.data), log, args.sf_weight)
+    data, n = load(Path(args.data), log, args.sf_weight, args.threads)
     # validation: the first VAL_SIZE positions (the first games of the first shard), never trained on
     val = np.arange(min(VAL_SIZE, n // 10))
     log(f"{n} positions ({len(val)} held out), encoder {dataset.encoder_name()}, "
