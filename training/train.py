@@ -63,8 +63,16 @@ def losses(net, x, pi, pp, wdl):
     return pol_loss, val_loss, top1
 
 
-def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT, workers: int = 1):
+def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT, workers: int = 1,
+         val_shard: str = "w0-000"):
+    """Pack new shards and load all of them, ``val_shard`` first (its first VAL_SIZE positions are the
+    held-out set, so a new shard series that sorts earlier does not change it). Raises FileNotFoundError
+    when there is no such shard."""
     files = dataset.prepare(data_dir, sf_weight=sf_weight, log=log, workers=workers)
+    first = [f for f in files if f.stem == val_shard]
+    if not first:
+        raise FileNotFoundError(f"--val-shard {val_shard}: no raw/{val_shard}.jsonl in {data_dir}")
+    files = first + [f for f in files if f.stem != val_shard]
     data = dataset.load_all(files)
     n = len(data["wdl"])
     return data, n
@@ -86,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="value target = w * Stockfish WDL + (1 - w) * game result")
     ap.add_argument("--mirror", type=float, default=0.5,
                     help="probability of mirroring (files a<->h) a training position without castling rights")
+    ap.add_argument("--val-shard", default="w0-000",
+                    help="shard whose first positions are held out for validation (never trained on)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", default=None, help="checkpoint to start from (weights only)")
     ap.add_argument("--reload-minutes", type=float, default=5.0)
@@ -117,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def saved_net():
         return ema.module if ema is not None else net
-    data, n = load(Path(args.data), log, args.sf_weight, args.threads)
-    # validation: the first VAL_SIZE positions (the first games of the first shard), never trained on
+    data, n = load(Path(args.data), log, args.sf_weight, args.threads, args.val_shard)
+    # validation: the first VAL_SIZE positions (the first games of --val-shard), never trained on
     val = np.arange(min(VAL_SIZE, n // 10))
     log(f"{n} positions ({len(val)} held out), encoder {dataset.encoder_name()}, "
         f"net {args.blocks}x{args.channels} ({sum(p.numel() for p in net.parameters())} params)")
@@ -173,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"saved step {step}: {validate()}")
         if now - last_reload > args.reload_minutes * 60:
             last_reload = now
-            data, n = load(Path(args.data), log, args.sf_weight)
+            data, n = load(Path(args.data), log, args.sf_weight, args.threads, args.val_shard)
             log(f"reloaded: {n} positions")
     save()
     log(f"done: {step} steps, {seen} positions seen; {validate()}")
