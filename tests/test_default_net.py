@@ -61,7 +61,7 @@ def test_default_net_rates_the_start_position_as_balanced_and_opens_sensibly(eva
     # the first shipped net had never seen an empty history and gave the start position L = 0.83
     moves, ev = evaluate(evaluator, chess.Board())
     w, d, l = ev.wdl
-    assert abs(w - l) < 0.2 and d > 0.3, ev.wdl  # shipped net: 0.18 / 0.68 / 0.14
+    assert abs(w - l) < 0.2 and d > 0.3, ev.wdl  # shipped net: 0.17 / 0.69 / 0.14
     top = moves[int(np.argmax(ev.priors))].uci()
     assert top in {"e2e4", "d2d4", "c2c4", "g1f3"}, top
 
@@ -90,10 +90,10 @@ def test_default_net_takes_a_hanging_queen_far_more_often_than_chance(evaluator)
     # 60 positions from random games where the opponent's queen is attacked and undefended (not trained on)
     hits, chance = _top_move_hits(evaluator, REPO / "training" / "hanging_queen.epd",
                                   lambda b, m: b.piece_type_at(m.to_square) == chess.QUEEN)
-    assert chance < 4 and hits >= 45, (hits, chance)  # shipped net: 56 of 60; a random one about 3
+    assert chance < 4 and hits >= 50, (hits, chance)  # shipped net: 57 of 60; a random one about 3
 
 
 def test_default_net_finds_mates_in_one_more_often_than_chance(evaluator):
     # the 200 positions of training/mate_in_1.epd (random games where the side to move can mate)
     hits, chance = _top_move_hits(evaluator, MATE1, _mates)
-    assert hits >= max(4 * chance, 60), (hits, chance)  # shipped net: 85 of 200; a random one about 6
+    assert hits >= max(4 * chance, 75), (hits, chance)  # shipped net: 98 of 200; a random one about 6
