@@ -135,9 +135,11 @@ def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print, workers: in
 def mirror_permutation() -> np.ndarray:
     """int64 [1858]: the policy index of each lc0 move mirrored left-right (files a<->h).
 
-    The table is closed under the mirror (it is every queen/knight move and promotion from the mover's
-    view), so this is a permutation. It is only a valid label transform for positions without castling
-    rights: castling is the one rule that is not left-right symmetric.
+    The table (``policy_map.MOVES``, built as in ../shared/spec/lc0-facts.md §2.1) is every queen-line and
+    knight move plus the promotions from the mover's view, so it is closed under the mirror and this is a
+    permutation; the mirror is the square map of lc0's "Mirror" transform (``policy_map`` transform bit 1).
+    It is only a valid label transform for positions without castling rights: castling is the one rule
+    that is not left-right symmetric. Raises KeyError if a mirrored entry were missing from the table.
     """
     _, policy_map = _engine_encoder()
     where = {m: i for i, m in enumerate(policy_map.MOVES)}
