@@ -37,6 +37,29 @@ def stockfish_path() -> str:
     return STOCKFISH
 
 
+#: Names of the bot's own threads (lichessbot/play): none may outlive the test that started it.
+_BOT_THREADS = ("chat", "events", "game-", "stream-")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_bot_threads():
+    """Fail the test that leaves a bot thread running (it would log into a later test's output)."""
+    import threading
+    import time
+
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 10
+    while True:
+        left = [t.name for t in threading.enumerate()
+                if t not in before and t.is_alive() and t.name.startswith(_BOT_THREADS)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not left, f"bot threads still running 10 s after the test: {left}"
+    import sys; w = 10 - (deadline - time.monotonic()); print(f"WAITED {w:.2f}", file=sys.__stderr__) if w > 0.3 else None
+
+
 @pytest.fixture(autouse=True)
 def _reset_logging():
     """Undo any logging configuration a test made, so no later test writes to a closed stream."""

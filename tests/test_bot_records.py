@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 
 import chess
 import chess.pgn
@@ -65,6 +66,21 @@ def test_chat_sender_cuts_long_lines_and_survives_failures():
     chat.send("g", "spectator", "x" * 300)
     chat.close()
     assert chat.failed == 1 and sent == [("g", "spectator", "x" * 139 + "…")]
+
+
+def test_chat_sender_close_drops_what_it_cannot_send_in_time():
+    release, sent = threading.Event(), []
+
+    def post(game_id, room, text):
+        release.wait(10)
+        sent.append(text)
+    chat = ChatSender(post)
+    for text in ("one", "two", "three"):
+        chat.send("g", "player", text)
+    chat.close(timeout=0.2)
+    release.set()
+    chat._thread.join(5)
+    assert not chat._thread.is_alive() and sent == ["one"] and chat.failed == 2
 
 
 def test_moves_are_parsed_in_both_castling_notations():

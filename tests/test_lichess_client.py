@@ -93,6 +93,28 @@ def test_connection_errors_are_retried_then_reported_without_the_token():
     assert err.value.status is None and secret not in str(err.value)
 
 
+def test_closing_the_client_ends_a_call_waiting_to_retry():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = LichessClient("lip_x", f"http://127.0.0.1:{port}",
+                           ClientSettings(retries=5, backoff=30.0, max_backoff=30.0))
+    errors: list[LichessError] = []
+
+    def call() -> None:
+        try:
+            client.post_chat("abcd1234", "player", "hi")
+        except LichessError as err:
+            errors.append(err)
+    t = threading.Thread(target=call)
+    t.start()
+    t.join(0.5)
+    assert t.is_alive()  # refused at once, now in its 30 s backoff
+    client.close()
+    t.join(5)
+    assert not t.is_alive() and len(errors) == 1
+
+
 def _collect(stream: ReconnectingStream, out: list, until: threading.Event) -> None:
     for event in stream:
         out.append(event)

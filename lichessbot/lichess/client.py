@@ -242,6 +242,8 @@ class LichessClient:
                           f"/api/bot/game/stream/{game_id}", stream=True)
 
     def close(self) -> None:
+        """Close the HTTP session; a call waiting to retry (in another thread) gives up at once."""
+        self.session.stop.set()
         self.session.close()
 
 

@@ -37,6 +37,7 @@ class ChatSender:
         self._thread = threading.Thread(target=self._run, name="chat", daemon=True)
         self.sent = 0
         self.failed = 0
+        self._closing = threading.Event()
         self._thread.start()
 
     def send(self, game_id: str, room: str, text: str) -> None:
@@ -53,6 +54,9 @@ class ChatSender:
             item = self._q.get()
             if item is None:
                 return
+            if self._closing.is_set():  # close() timed out: drop the rest
+                self.failed += 1
+                continue
             game_id, room, text = item
             try:
                 self._post(game_id, room, text)
@@ -62,9 +66,16 @@ class ChatSender:
                 log.warning("chat not sent", game_id=game_id, room=room, error=str(err))
 
     def close(self, timeout: float = 2.0) -> None:
-        """Send what is queued (up to ``timeout`` seconds), then stop."""
+        """Send what is queued (up to ``timeout`` seconds), then stop; lines still queued then are dropped.
+
+        A post in flight at the deadline finishes in the background (its retries end when the client
+        closes).
+        """
         self._q.put(None)
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._closing.set()
+            log.warning("chat lines dropped at shutdown", queued=self._q.qsize())
 
 
 def _pv_san(board: chess.Board, pv: tuple[chess.Move, ...], limit: int) -> list[str]:
