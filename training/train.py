@@ -38,11 +38,11 @@ def batch_tensors(data: dict, idx: np.ndarray, rng: np.random.Generator | None =
     """Rows ``idx`` (int [B]) of the packed arrays as tensors: planes float32 [B,112,8,8] (channels-last),
     policy indices int64 [B,K] (-1 = padding), policy probabilities float32 [B,K], WDL target float32 [B,3].
     With ``mirror`` > 0, positions without castling rights are mirrored left-right with that probability
-    (:func:`dataset.mirror_augment`)."""
+    (:func:`dataset.mirror_augment`), drawn from ``rng`` (a fresh unseeded generator when None)."""
     planes = dataset.unpack_planes(data["planes"][idx], data["rule50"][idx])
     pol_idx = data["pol_idx"][idx].astype(np.int64)
     if mirror > 0:
-        dataset.mirror_augment(planes, pol_idx, rng, mirror, MIRROR)
+        dataset.mirror_augment(planes, pol_idx, rng or np.random.default_rng(), mirror, MIRROR)
     x = torch.from_numpy(planes).contiguous(memory_format=torch.channels_last)  # ~2x faster oneDNN convs
     pi = torch.from_numpy(pol_idx)
     pp = torch.from_numpy(data["pol_p"][idx])
