@@ -90,10 +90,10 @@ def test_default_net_takes_a_hanging_queen_far_more_often_than_chance(evaluator)
     # 60 positions from random games where the opponent's queen is attacked and undefended (not trained on)
     hits, chance = _top_move_hits(evaluator, REPO / "training" / "hanging_queen.epd",
                                   lambda b, m: b.piece_type_at(m.to_square) == chess.QUEEN)
-    assert chance < 4 and hits >= 50, (hits, chance)  # shipped net: 57 of 60; a random one about 3
+    assert chance < 4 and hits >= 50, (hits, chance)  # shipped net: 55 of 60; a random one about 3
 
 
 def test_default_net_finds_mates_in_one_more_often_than_chance(evaluator):
     # the 200 positions of training/mate_in_1.epd (random games where the side to move can mate)
     hits, chance = _top_move_hits(evaluator, MATE1, _mates)
-    assert hits >= max(4 * chance, 75), (hits, chance)  # shipped net: 98 of 200; a random one about 6
+    assert hits >= max(4 * chance, 95), (hits, chance)  # shipped net: 119 of 200; a random one about 6
