@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -44,9 +46,6 @@ _BOT_THREADS = ("chat", "events", "game-", "stream-")
 @pytest.fixture(autouse=True)
 def _no_leaked_bot_threads():
     """Fail the test that leaves a bot thread running (it would log into a later test's output)."""
-    import threading
-    import time
-
     before = set(threading.enumerate())
     yield
     deadline = time.monotonic() + 10
@@ -57,7 +56,6 @@ def _no_leaked_bot_threads():
             break
         time.sleep(0.05)
     assert not left, f"bot threads still running 10 s after the test: {left}"
-    import sys; w = 10 - (deadline - time.monotonic()); print(f"WAITED {w:.2f}", file=sys.__stderr__) if w > 0.3 else None
 
 
 @pytest.fixture(autouse=True)
