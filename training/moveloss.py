@@ -36,7 +36,9 @@ import chess
 import chess.engine
 import chess.pgn
 
-STOCKFISH = "/usr/games/stockfish"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate import STOCKFISH, uci_cmd  # noqa: E402  (the evaluation step's engine commands)
+
 BLUNDER = 0.2  # expected score given away by a move counted as a blunder
 
 
@@ -73,7 +75,10 @@ def expected_score(sf: chess.engine.SimpleEngine, board: chess.Board, nodes: int
 
 def move_losses(fens: list[str], moves: list[chess.Move], sf_nodes: int, cache: dict[str, float],
                 workers: int = 2, stockfish: str = STOCKFISH) -> list[float]:
-    """Loss of each move (0..1), Stockfish running in ``workers`` processes; fills ``cache``."""
+    """Loss of each move, in points of expected score (0..1), for ``moves[i]`` played in ``fens[i]``;
+    Stockfish runs in ``workers`` processes at ``sf_nodes`` nodes per position and ``cache`` (FEN ->
+    expected score of the side to move) is read and filled. Raises chess.engine.EngineTerminatedError
+    (or OSError) when Stockfish cannot run."""
     local = threading.local()
     engines: list[chess.engine.SimpleEngine] = []
     lock = threading.Lock()
@@ -112,8 +117,7 @@ def move_losses(fens: list[str], moves: list[chess.Move], sf_nodes: int, cache: 
 def engine_moves(fens: list[str], nodes: int, net: str, options: dict[str, str]) -> list[chess.Move]:
     """The move ``lichessbot uci`` plays in each position at ``go nodes`` ``nodes`` (no tree reuse: each
     position is a new game)."""
-    cmd = [sys.executable, "-m", "lichessbot", "uci", "--network", net]
-    with chess.engine.SimpleEngine.popen_uci(cmd) as eng:
+    with chess.engine.SimpleEngine.popen_uci(uci_cmd(net)) as eng:
         eng.configure(options)
         return [eng.play(chess.Board(f), chess.engine.Limit(nodes=nodes), game=object()).move for f in fens]
 
