@@ -1,0 +1,4 @@
+//! lichessbot's search core: lc0's classic PUCT search over shakmaty's chess rules, lc0's 112-plane
+//! input encoding and 1858-move policy map. No Python here: the `lichessbot-py` crate binds it.
+
+pub mod position;

@@ -1,0 +1,7 @@
+//! The `lichessbot._core` extension module.
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
