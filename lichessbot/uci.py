@@ -127,7 +127,7 @@ class UciEngine:
         if self._searcher is not None:
             self._searcher.new_game()
         if self._evaluator is not None:
-            self._evaluator.cache.clear()
+            self._evaluator.clear_cache()
         self._timeman = None
 
     def _cmd_setoption(self, args: list[str]) -> None:

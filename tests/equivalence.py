@@ -3,7 +3,7 @@
 The policy is a fixed logit per lc0 policy index, ``LOGITS[i] = ((7919 i) mod 1858) * 0.003`` (a
 bijection of the indices, so two legal moves never share a prior, even after lc0's 16-bit storage);
 the value is the tiny test network (tests/tinynet.py, seed 1) run on the real input planes. The same
-evaluator drives the Python search of commit adf5ad4 (``evaluate``: priors computed here, then rounded
+evaluator drives the Python search of commit 6498496 (``evaluate``: priors computed here, then rounded
 to lc0's 16-bit prior storage, lc0 src/search/classic/node.cc ``Edge::SetP``/``GetP``, as the Rust
 core stores them) and the Rust core (``run``: raw logits and WDL for planes the core wrote).
 """
@@ -53,7 +53,7 @@ class DeterministicEvaluator:
         _, wdl, mlh = self.inner.run(planes)
         return np.ascontiguousarray(np.broadcast_to(LOGITS, (len(planes), 1858))), wdl, mlh
 
-    def evaluate(self, requests, *, lookup: bool = True):  # the Python search of commit adf5ad4
+    def evaluate(self, requests, *, lookup: bool = True):  # the Python search of commit 6498496
         from lichessbot.engine.encoding import choose_transform, encode
         from lichessbot.engine.evaluator import Evaluation
         from lichessbot.engine.policy_map import move_indices

@@ -13,8 +13,7 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
-from lichessbot.search.searcher import collisions_allowed
-from lichessbot.search.tree import TERMINAL_TWOFOLD
+from lichessbot.engine.policy_map import MOVES
 from tests.conftest import shared_file
 
 
@@ -73,41 +72,31 @@ def test_forced_repetition_is_a_draw(maia_eval):
     result = searcher.search(board, Limits(nodes=1000))
     assert result.best_move == chess.Move.from_uci("e1e8")
     assert result.q > -0.25 > max(rm.q for rm in result.root_moves[1:] if rm.n)
-    assert _count(searcher._root, lambda nd: nd.terminal == TERMINAL_TWOFOLD) > 0
+    assert searcher.tree_info()["twofold"] > 0
 
 
-def _count(root, pred) -> int:
-    total, stack = 0, [root]
-    while stack:
-        nd = stack.pop()
-        total += bool(pred(nd))
-        stack.extend(c for c in nd.ch if c is not None)
-    return total
-
-
-KNIGHT_SQ = {chess.F3, chess.G1, chess.F6, chess.G8}
+def _knight_logits() -> np.ndarray:
+    """Logits that make the knight moves g1f3/f3g1 (black: g8f6/f6g8, mirrored) 50 times likelier."""
+    logits = np.zeros(1858, dtype=np.float32)
+    for uci in ("g1f3", "f3g1"):
+        logits[MOVES.index(uci)] = 1.359 * np.log(50.0)
+    return logits
 
 
 def test_two_fold_inside_the_tree_is_a_draw():
-    def priors(moves):
-        w = np.array([50.0 if m.to_square in KNIGHT_SQ and m.from_square in KNIGHT_SQ else 1.0 for m in moves])
-        return (w / w.sum()).astype(np.float32)
-
-    searcher = Searcher(FakeEvaluator(value=0.3, prior_fn=priors), SearchParams(minibatch_size=8))
+    searcher = Searcher(FakeEvaluator(value=0.3, logits=_knight_logits()), SearchParams(minibatch_size=8))
     searcher.search(chess.Board(), Limits(nodes=300))
-    node = searcher._root
-    for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
-        node = node.child_of(chess.Move.from_uci(uci))
-        assert node is not None
-    assert node.terminal == TERMINAL_TWOFOLD and node.wl == 0.0 and node.d == 1.0
+    node = searcher.node_info(["g1f3", "g8f6", "f3g1", "f6g8"])
+    assert node is not None
+    assert node["terminal"] == "twofold" and node["wl"] == 0.0 and node["d"] == 1.0
     # The same repetition whose first occurrence lies before the root is not a draw (cycle not in the tree).
     board = chess.Board()
     board.push_uci("g1f3")
     board.push_uci("g8f6")
-    searcher = Searcher(FakeEvaluator(value=0.3, prior_fn=priors), SearchParams(minibatch_size=8))
+    searcher = Searcher(FakeEvaluator(value=0.3, logits=_knight_logits()), SearchParams(minibatch_size=8))
     searcher.search(board, Limits(nodes=100))
-    node = searcher._root.child_of(chess.Move.from_uci("f3g1")).child_of(chess.Move.from_uci("f6g8"))
-    assert node is not None and node.terminal == 0 and node.moves is not None
+    node = searcher.node_info(["f3g1", "f6g8"])
+    assert node is not None and node["terminal"] == "" and node["expanded"]
 
 
 def test_threefold_in_game_history_counts():
@@ -134,7 +123,7 @@ def test_tree_reuse_keeps_the_subtree(tiny_eval):
     board = chess.Board()
     first = searcher.search(board, Limits(nodes=1500))
     assert first.ponder_move is not None
-    kept = searcher._root.child_of(first.best_move).child_of(first.ponder_move).n
+    kept = searcher.node_info([first.best_move, first.ponder_move])["n"]
     assert kept > 0
     board.push(first.best_move)
     board.push(first.ponder_move)
@@ -166,9 +155,9 @@ def _sampled_game(evaluator: Evaluator, seed: int) -> list[str]:
 
 
 def test_same_result_twice_with_a_fixed_seed(tiny_eval):
-    tiny_eval.cache.clear()
+    tiny_eval.clear_cache()
     a = _sampled_game(tiny_eval, 7)
-    tiny_eval.cache.clear()
+    tiny_eval.clear_cache()
     b = _sampled_game(tiny_eval, 7)
     assert a == b
 
@@ -203,13 +192,6 @@ def test_no_legal_moves_is_an_error(tiny_eval):
         Searcher(tiny_eval).start(chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1"), Limits(nodes=10))
 
 
-def test_collision_budget_ramps_like_lc0():
-    p = SearchParams()
-    assert collisions_allowed(10, p) == 1
-    assert collisions_allowed(200_000, p) == 80_000
-    assert 1 < collisions_allowed(10_000, p) < 80_000
-
-
 def test_bench_search_reports_nodes_per_second(capsys):
     import json
 
@@ -226,12 +208,11 @@ def test_a_ponder_miss_reuses_the_subtree_of_the_reply_really_played(tiny_eval):
     searcher = Searcher(tiny_eval)
     board = chess.Board()
     first = searcher.search(board, Limits(nodes=1500))
-    after_ours = searcher._root.child_of(first.best_move)
-    replies = [(child.n, mv) for mv, child in zip(after_ours.moves, after_ours.ch) if child is not None]
-    replies.sort(key=lambda t: -t[0])
+    after_ours = searcher.node_info([first.best_move])
+    replies = sorted(after_ours["children"].items(), key=lambda t: -t[1])
     assert len(replies) >= 2
-    predicted, missed = replies[0][1], replies[1][1]
-    kept = after_ours.child_of(missed).n
+    predicted, missed = (chess.Move.from_uci(u) for u, _ in replies[:2])
+    kept = replies[1][1]
     assert kept > 0
     board.push(first.best_move)
     ponder_board = board.copy()

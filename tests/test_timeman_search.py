@@ -22,8 +22,8 @@ def _captured_logs():
     with structlog.testing.capture_logs() as logs:
         yield logs
 
-def _searcher(prior_fn=None):
-    return search.Searcher(fake.FakeEvaluator(value=0.0, prior_fn=prior_fn), SearchParams(minibatch_size=16),
+def _searcher(logits=None):
+    return search.Searcher(fake.FakeEvaluator(value=0.0, logits=logits), SearchParams(minibatch_size=16),
                            pipeline=False)
 
 
@@ -42,12 +42,10 @@ def test_one_legal_move_is_played_at_once_in_a_real_search():
 
 
 def test_a_clear_best_move_stops_before_its_target_and_banks_the_rest():
-    def prior(moves):  # e2e4 gets almost all the prior
-        p = np.full(len(moves), 0.01 / max(1, len(moves) - 1), np.float32)
-        for i, m in enumerate(moves):
-            if m.uci() == "e2e4":
-                p[i] = 0.99
-        return p
+    from lichessbot.engine.policy_map import MOVES
+
+    prior = np.zeros(1858, dtype=np.float32)  # e2e4 gets 99 % of the prior among 20 moves
+    prior[MOVES.index("e2e4")] = 1.359 * np.log(0.99 * 19 / 0.01)
 
     tm = TimeManager(TimemanConfig(first_move_bonus=0, book_ply_bonus=0))
     board = chess.Board()

@@ -24,6 +24,7 @@ import numpy as np
 import onnxruntime as ort
 import structlog
 
+from lichessbot import _core
 from lichessbot.engine.cache import NNCache
 from lichessbot.engine.encoding import Snapshot, choose_transform, encode
 from lichessbot.engine.network import (
@@ -114,7 +115,9 @@ class Evaluator:
         self.input_format = network.input_format
         self.policy_temperature = float(policy_temperature)
         self.history_fill = history_fill
-        self.cache = NNCache(cache_size)
+        self.cache = NNCache(cache_size)  # for evaluate()
+        #: The NN cache of every search of the process (the Rust core's, keyed by position hash).
+        self.search_cache = _core.NNCache(cache_size)
         wanted = select_providers(backend)
         self._session = self._create_session(network, wanted, threads)
         self.provider: str = self._session.get_providers()[0]
@@ -159,6 +162,11 @@ class Evaluator:
             raise NetworkError(f"onnxruntime cannot load network {network.source}: {first[:300]}") from None
         finally:
             ort.set_default_logger_severity(3)
+
+    def clear_cache(self) -> None:
+        """Empty both NN caches (lc0 clears its cache on ``ucinewgame``)."""
+        self.cache.clear()
+        self.search_cache.clear()
 
     # ----------------------------------------------------------------------------------------------
     def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

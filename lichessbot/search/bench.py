@@ -40,7 +40,7 @@ def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=No
 
     rows = []
     for name, fen, moves in POSITIONS:
-        evaluator.cache.clear()
+        evaluator.clear_cache()
         searcher = Searcher(evaluator, params, pipeline=pipeline)
         t = time.perf_counter()
         r = searcher.search(_board(fen, moves), Limits(nodes=nodes))

@@ -1,45 +1,49 @@
-"""A zero-cost evaluator with the :class:`~lichessbot.engine.evaluator.Evaluator` interface.
+"""A zero-cost network with the :class:`~lichessbot.engine.evaluator.Evaluator` interface the search uses.
 
-Used by ``lichessbot bench search`` to measure the tree's own overhead per playout, and by tests.
-Priors are uniform (or given by ``prior_fn``), the value is ``value`` (W - L, side to move's view).
+Used by ``lichessbot bench search`` to measure the tree's own cost per playout (the core still writes
+every leaf's planes and maps the priors through the policy map, as for a real network), and by tests.
+The logits are all 0 (uniform priors) unless ``logits`` gives one per lc0 policy index, the value is ``value`` (W - L, side to move's view) with draw
+probability ``draw``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-import chess
 import numpy as np
 
-from lichessbot.engine.cache import NNCache
-from lichessbot.engine.evaluator import EvalRequest, Evaluation
+from lichessbot import _core
 
 __all__ = ["FakeEvaluator"]
 
 
 class FakeEvaluator:
-    """``evaluate(requests) -> list[Evaluation]`` without a network; ``cache`` is a real NNCache."""
+    """``run(planes) -> (logits, wdl, None)`` without a network; ``search_cache`` is a real NN cache."""
+
+    input_format = 1
+    history_fill = "fen_only"
+    policy_temperature = 1.359
+    provider = "fake"
 
     def __init__(self, value: float = 0.0, draw: float = 0.2, cache_size: int = 0,
-                 prior_fn: Callable[[Sequence[chess.Move]], np.ndarray] | None = None) -> None:
+                 logits: np.ndarray | None = None) -> None:
         self.value = value
         self.draw = draw
-        self.cache = NNCache(cache_size)
-        self.prior_fn = prior_fn
+        self.search_cache = _core.NNCache(cache_size)
         self.evaluations = 0
         self.batches: list[int] = []
+        self._row = np.zeros(1858, dtype=np.float32) if logits is None else np.asarray(logits, np.float32)
+        self._logits = np.zeros((0, 1858), dtype=np.float32)
+        q, d = value, draw
+        self._wdl_row = np.array([(1 + q - d) / 2, d, (1 - q - d) / 2], dtype=np.float32)
 
-    def evaluate(self, requests: Sequence[EvalRequest], *, lookup: bool = True) -> list[Evaluation]:
-        """Every request evaluated (the cache is written, never read: ``lookup`` changes nothing)."""
-        out = []
-        q, d = self.value, self.draw
-        wdl = ((1 + q - d) / 2, d, (1 - q - d) / 2)
-        for req in requests:
-            n = len(req.moves)
-            pri = self.prior_fn(req.moves) if self.prior_fn else np.full(n, 1.0 / n if n else 0.0, np.float32)
-            ev = Evaluation(priors=pri, wdl=wdl, q=q, m=0.0)
-            self.cache.put(req.key, ev)
-            out.append(ev)
-        self.evaluations += len(requests)
-        self.batches.append(len(requests))
-        return out
+    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+        """Logits float32 [B, 1858] (zeros or the fixed row), WDL float32 [B, 3] (constant), no moves-left head."""
+        b = len(planes)
+        if len(self._logits) < b:
+            self._logits = np.ascontiguousarray(np.broadcast_to(self._row, (b, 1858)))
+        self.evaluations += b
+        self.batches.append(b)
+        return self._logits[:b], np.broadcast_to(self._wdl_row, (b, 3)).copy(), None
+
+    def clear_cache(self) -> None:
+        """Empty the NN cache."""
+        self.search_cache.clear()

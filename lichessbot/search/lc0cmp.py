@@ -9,6 +9,13 @@ lc0 is a yardstick only: it runs as a separate UCI process (python-chess), never
 Its root visits are read from the ``VerboseMoveStats`` lines it prints at the end of the search, right
 before ``bestmove``. ``--ours-vs-ours MB2`` and ``--lc0-vs-lc0 MB2`` compare one engine with itself at
 another minibatch size, which measures the noise floor of the comparison.
+
+Fairness: lc0 runs one search thread, no task workers, no NN-cache prefetch, no smart pruning
+(:data:`LC0_OPTIONS`); our search runs unpipelined unless ``--pipeline``. lc0 does not shrink its last
+batch to fit ``go nodes``, so it overshoots the limit (by up to a minibatch plus out-of-order visits)
+while ours stops at the limit: the table shows the visits counted on each side, and ``--match-nodes``
+gives ours lc0's final root N. lc0's printed P has two decimals (in %); its printed WL/D/Q go through
+lc0's display-only WDL rescale with approximate log/logistic, so they are a few 1e-3 off its real values.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -242,7 +250,12 @@ class Lc0:
     def __init__(self, path: str, weights: str, minibatch: int, threads: int, backend: str) -> None:
         import chess.engine
 
-        self.engine = chess.engine.SimpleEngine.popen_uci([path], stderr=None)
+        from lichessbot.errors import LichessbotError
+
+        try:
+            self.engine = chess.engine.SimpleEngine.popen_uci([path], stderr=subprocess.DEVNULL)
+        except (OSError, chess.engine.EngineError) as err:
+            raise LichessbotError(f"cannot start lc0 {path!r}: {err}") from err
         opts = {"WeightsFile": os.path.abspath(weights), "Backend": backend, "Threads": threads,
                 "MinibatchSize": minibatch, **LC0_OPTIONS}
         known = self.engine.options
@@ -343,6 +356,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pipeline", action="store_true",
                         help="our search pipelined (gathers the next batch while one is evaluated); off by "
                         "default: lc0 with one search thread does not, and pipelining alone adds ~0.015 mean TV")
+    parser.add_argument("--match-nodes", action="store_true",
+                        help="run the second side first, then the first side with the root N the second ended "
+                        "with (lc0 overshoots `go nodes` by up to a batch; this removes that difference)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N positions")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--ours-vs-ours", type=int, metavar="MB2", default=None,
@@ -389,9 +405,15 @@ def run(args: argparse.Namespace) -> int:
         a, b = search_ours(args, mb), search_ours(args, args.ours_vs_ours)
     else:
         mode, labels = "ours-vs-lc0", (f"ours mb{mb}", f"lc0 mb{mb}")
-        a, b = search_ours(args, mb), search_lc0(args, mb)
+        a = search_ours(args, mb)
+        try:
+            b = search_lc0(args, mb)
+        except BaseException:
+            a.close()
+            raise
 
     report: dict = {"mode": mode, "sides": labels, "nodes": args.nodes, "minibatch": mb, "pipeline": args.pipeline,
+                    "match_nodes": args.match_nodes,
                     "lc0": args.lc0, "lc0_threads": args.threads, "lc0_backend": args.backend,
                     "network": args.network, "lc0_weights": args.lc0_weights, "cpus": os.cpu_count(),
                     "load": os.getloadavg()[0], "rows": []}
@@ -405,7 +427,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {'position':<20} {'':9}   {labels[0]:<20}        {labels[1]:<20}", flush=True)
     try:
         for label, board in positions:
-            sa, sb = a.search(board, args.nodes), b.search(board, args.nodes)
+            if args.match_nodes:  # b first; a then searches as many nodes as b's root ended with
+                sb = b.search(board, args.nodes)
+                sa = a.search(board, sb.node.n if sb.node is not None else sb.total + 1)
+            else:
+                sa, sb = a.search(board, args.nodes), b.search(board, args.nodes)
             dps = [abs(ma.p - mb_.p) for ma in sa.moves for mb_ in sb.moves
                    if ma.move == mb_.move and ma.p is not None and mb_.p is not None]
             row = {"position": label, "fen": board.root().fen(), "moves": [m.uci() for m in board.move_stack],
@@ -425,11 +451,13 @@ def run(args: argparse.Namespace) -> int:
     rows = report["rows"]
     report["mean_tv"] = sum(r["tv"] for r in rows) / len(rows) if rows else 0.0
     report["max_dp"] = max((r["max_dp"] for r in rows), default=0.0)
+    report["mean_nodes"] = [sum(r[k]["nodes"] for r in rows) / max(1, len(rows)) for k in ("a", "b")]
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         json.dump(report, sys.stdout)
         print()
     else:
         print(f"mean TV {report['mean_tv']:.4f} over {len(rows)} positions; max |P_a - P_b| {report['max_dp']:.4f}; "
+              f"mean visits counted {report['mean_nodes'][0]:.0f} / {report['mean_nodes'][1]:.0f}; "
               f"load {report['load']:.1f} -> {report['load_after']:.1f} on {report['cpus']} CPUs")
     return 0

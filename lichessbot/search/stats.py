@@ -1,6 +1,8 @@
-"""Reading a tree: lc0's best-move ranking, the PV, root move stats, scores, sampling by temperature.
+"""Reading a search's root: scores, the WDL triple, sampling by temperature, VerboseMoveStats lines.
 
-Sources: ../shared/spec/lc0-facts.md §4.1 (score), §5.8 (ranking, temperature), §5.1 (U term).
+The ranking of root moves, the PV and the per-move statistics come from the Rust core; this module
+turns them into what UCI and the bot show. Sources: lc0 src/search/classic/search.cc (``SendUciInfo``,
+``GetBestChildWithTemperature``, ``GetVerboseStats``).
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ import chess
 import numpy as np
 
 from lichessbot.config import SearchParams
-from lichessbot.search.tree import Node
 from lichessbot.search.types import RootMove
 
-__all__ = ["cpuct", "score_cp", "wdl_permille", "mate_in", "ranked_edges", "best_edge", "pv_of",
-           "root_moves", "sample_by_temperature", "verbose_lines"]
+__all__ = ["cpuct", "score_cp", "wdl_permille", "wdl_of", "sample_by_temperature", "verbose_lines"]
 
 
 def cpuct(params: SearchParams, n: int) -> float:
@@ -47,80 +47,14 @@ def wdl_permille(wl: float, d: float) -> tuple[int, int, int]:
     return w, 1000 - w - lo, lo
 
 
-def mate_in(child: Node) -> int | None:
-    """``score mate`` for a proven best child: sign(wl) * (round(M)/2 + 1), truncated (lc0 search.cc)."""
-    if not child.terminal or child.wl == 0:
-        return None
-    k = int(round(child.m) / 2 + 1)
-    return k if child.wl > 0 else -k
+def wdl_of(wl: float, d: float) -> tuple[float, float, float]:
+    """(W, D, L) from W - L and D: W = (1 + wl - d) / 2, L = (1 - wl - d) / 2."""
+    return (1 + wl - d) / 2, d, (1 - wl - d) / 2
 
 
-def _key(node: Node, i: int) -> tuple:
-    c = node.ch[i]
-    n = node.en[i]
-    q = node.eq[i] if n else 0.0
-    if c is not None and c.terminal:
-        if c.wl > 0:
-            return (2, -c.m, 0, 0.0, node.p[i])
-        if c.wl < 0:
-            return (0, c.m, 0, 0.0, node.p[i])
-        return (1, n, -c.m, q, node.p[i])
-    return (1, n, 0.0, q, node.p[i])
-
-
-def ranked_edges(node: Node) -> list[int]:
-    """Edge indices of an expanded node, best first by lc0's ranking (lc0 search.cc
-    ``GetBestChildrenNoTemperature``): proven win (shorter first) > others by visits, then Q, then
-    prior > proven loss (longer first)."""
-    return sorted(range(len(node.moves or ())), key=lambda i: _key(node, i), reverse=True)
-
-
-def best_edge(node: Node) -> int | None:
-    """The best edge index of an expanded node, or None."""
-    if not node.moves:
-        return None
-    return max(range(len(node.moves)), key=lambda i: _key(node, i))
-
-
-def pv_of(root: Node, max_len: int = 100) -> list[chess.Move]:
-    """The principal variation: best edges from the root while the child has visits."""
-    pv: list[chess.Move] = []
-    node = root
-    while node.moves and len(pv) < max_len:
-        i = best_edge(node)
-        if i is None or node.en[i] == 0 and pv:
-            break
-        pv.append(node.moves[i])
-        child = node.ch[i]
-        if child is None:
-            break
-        node = child
-    return pv
-
-
-def root_moves(root: Node, params: SearchParams, order: list[int] | None = None) -> list[RootMove]:
-    """Per root edge stats, best first; q, wl from the root side to move's view."""
-    if order is None:
-        order = ranked_edges(root)
-    pm = cpuct(params, root.n) * math.sqrt(max(root.n - 1, 1))
-    out = []
-    for i in order:
-        c = root.ch[i]
-        n = root.en[i]
-        proven = None
-        if c is not None and c.terminal:
-            proven = 1 if c.wl > 0 else (-1 if c.wl < 0 else 0)
-        out.append(RootMove(
-            move=root.moves[i], n=n, p=root.p[i], q=root.eq[i] if n else 0.0,
-            u=pm * root.p[i] / (1 + n + root.ef[i]), d=c.d if (c is not None and n) else 0.0,
-            m=c.m if (c is not None and n) else 0.0, wl=c.wl if (c is not None and n) else 0.0,
-            in_flight=root.ef[i], proven=proven,
-        ))
-    return out
-
-
-def sample_by_temperature(root: Node, params: SearchParams, ply: int, rng: np.random.Generator) -> int | None:
-    """A root edge sampled by visits^(1/T), or None when the effective temperature is 0.
+def sample_by_temperature(root_moves: list[RootMove], params: SearchParams, ply: int,
+                          rng: np.random.Generator) -> int | None:
+    """An index into ``root_moves`` sampled by visits^(1/T), or None when the effective temperature is 0.
 
     lc0 search.cc ``GetBestChildWithTemperature`` and params.cc: T decays linearly to 0 over
     TempDecayMoves (full moves), and is 0 from TempCutoffMove on; moves with Q < best Q - TempValueCutoff/50
@@ -128,7 +62,7 @@ def sample_by_temperature(root: Node, params: SearchParams, ply: int, rng: np.ra
     """
     t = params.temperature
     moves_played = ply // 2
-    if t <= 0 or not root.moves:
+    if t <= 0 or not root_moves:
         return None
     if params.temp_cutoff_move and moves_played + 1 >= params.temp_cutoff_move:
         return None
@@ -136,43 +70,42 @@ def sample_by_temperature(root: Node, params: SearchParams, ply: int, rng: np.ra
         t *= max(0.0, 1.0 - moves_played / params.temp_decay_moves)
         if t <= 0:
             return None
-    idx = list(range(len(root.moves)))
-    ns = np.array([root.en[i] for i in idx], dtype=np.float64)
+    ns = np.array([rm.n for rm in root_moves], dtype=np.float64)
     if ns.max() <= 0:
-        w = np.array(root.p, dtype=np.float64)
+        w = np.array([rm.p for rm in root_moves], dtype=np.float64)
     else:
-        best_q = max(root.eq[i] for i in idx if root.en[i] > 0)
+        best_q = max(rm.q for rm in root_moves if rm.n > 0)
         cut = best_q - params.temp_value_cutoff / 50.0
         offs = ns + params.temp_visit_offset
-        keep = (ns > 0) & np.array([root.eq[i] >= cut for i in idx]) & (offs > 0)
+        keep = (ns > 0) & np.array([rm.q >= cut for rm in root_moves]) & (offs > 0)
         w = np.where(keep, (np.maximum(offs, 0) / offs[keep].max()) ** (1.0 / t), 0.0)
     if w.sum() <= 0:
         return None
-    return int(rng.choice(len(idx), p=w / w.sum()))
+    return int(rng.choice(len(root_moves), p=w / w.sum()))
 
 
-def verbose_lines(root: Node, params: SearchParams, move_index=None) -> list[str]:
+def verbose_lines(edges: list[tuple], moves: list[chess.Move], nn_indices: list[int], root: tuple,
+                  dsc: float, params: SearchParams) -> list[str]:
     """lc0's VerboseMoveStats lines (lc0 search.cc ``GetVerboseStats``): worst first, then ``node``.
 
-    ``move_index(move) -> int`` gives the network's policy index printed in brackets (or -1).
+    ``edges``: the core's ``root_edges()`` (best first: edge, n, p, q, u, d, m, wl, in_flight, proven,
+    v0); ``moves`` and ``nn_indices`` (lc0 policy index printed in brackets) in edge order; ``root``:
+    the core's ``root_info()`` (n, wl, d, m, visited policy, in flight), wl in the node's mover view.
     """
-    rms = root_moves(root, params)
     lines = []
-    for rm in reversed(rms):
-        i = root.moves.index(rm.move)
-        c = root.ch[i]
-        idx = move_index(rm.move) if move_index else -1
-        v = "(V:  -.----)" if c is None or rm.n == 0 else f"(V: {c.v0:7.4f})"
+    for e, n, p, q, u, d, m, wl, fi, proven, v0 in reversed(edges):
+        v = "(V:  -.----)" if v0 is None else f"(V: {v0:7.4f})"
         term = ""
-        if rm.proven is not None:
-            term = " (W)" if rm.proven > 0 else (" (L)" if rm.proven < 0 else " (D)")
+        if proven is not None:
+            term = " (W)" if proven > 0 else (" (L)" if proven < 0 else " (D)")
         lines.append(
-            f"{rm.move.uci():<5} ({idx:^4}) N: {rm.n:7d} (+{rm.in_flight:2d}) (P: {rm.p * 100:5.2f}%) "
-            f"(WL: {rm.wl:8.5f}) (D: {rm.d:6.3f}) (M: {rm.m:4.1f}) (Q: {rm.q:8.5f}) (U: {rm.u:7.5f}) "
-            f"(S: {rm.q + rm.u:8.5f}) {v}{term}"
+            f"{moves[e].uci():<5} ({nn_indices[e]:^4}) N: {n:7d} (+{fi:2d}) (P: {p * 100:5.2f}%) "
+            f"(WL: {wl:8.5f}) (D: {d:6.3f}) (M: {m:4.1f}) (Q: {q:8.5f}) (U: {u:7.5f}) "
+            f"(S: {q + u:8.5f}) {v}{term}"
         )
+    rn, rwl, rd, rm, vp, rfi = root
     lines.append(
-        f"node  ({len(root.moves):4d}) N: {root.n:7d} (+{root.inflight:2d}) (P: {root.vp * 100:5.2f}%) "
-        f"(WL: {-root.wl:8.5f}) (D: {root.d:6.3f}) (M: {root.m:4.1f}) (Q: {-root.wl + root.dsc * root.d:8.5f})"
+        f"node  ({len(edges):4d}) N: {rn:7d} (+{rfi:2d}) (P: {vp * 100:5.2f}%) "
+        f"(WL: {-rwl:8.5f}) (D: {rd:6.3f}) (M: {rm:4.1f}) (Q: {-rwl + dsc * rd:8.5f})"
     )
     return lines

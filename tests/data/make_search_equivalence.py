@@ -1,6 +1,6 @@
 """Write tests/data/search_equivalence.json: root visit counts of the Python PUCT search.
 
-The Python search (lichessbot/search/searcher.py and tree.py at commit adf5ad4, deleted once the Rust
+The Python search (lichessbot/search/searcher.py and tree.py at commit 6498496, deleted once the Rust
 core replaced it) searched each position below with minibatch 1 and the deterministic evaluator of
 tests/equivalence.py; tests/test_search_equivalence.py checks that the Rust core gives the same root
 visit counts. To regenerate, check out that commit and run from the repository root:
@@ -49,9 +49,7 @@ POSITIONS = [
     ("rule50 97", "8/8/4k3/8/8/4K3/4R3/8 w - - 97 120", "", False),
     ("rule50 99 black", "8/8/4k3/8/8/4K3/4R3/8 b - - 99 120", "", False),
     ("rule50 98 with pawn", "8/5k2/8/4P3/8/4K3/8/8 w - - 98 130", "", False),
-    ("rule50 94 rooks", "8/5k2/3r4/8/8/4K3/8/5R2 w - - 94 140", "", False),
     ("mate in 1 back rank", "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", "", False),
-    ("mate in 1 queen", "k7/8/1K6/8/8/8/8/7Q w - - 0 1", "", False),
     ("mate in 1 black", "3r2k1/8/8/8/8/8/5PPP/6K1 b - - 0 1", "", False),
     ("mate in 1 smothered", "6rk/6pp/8/6N1/8/8/8/6K1 w - - 0 1", "", False),
     ("mate in 2 rooks", "1r4k1/5ppp/8/8/8/8/4RPPP/4R1K1 w - - 0 1", "", False),
@@ -68,7 +66,6 @@ POSITIONS = [
     ("middlegame 2", "r2q1rk1/1b2bppp/p2p1n2/1p2p3/4P3/1BN2N2/PPP2PPP/R2QR1K1 b - - 1 12", "", False),
     ("middlegame 3", "2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 9 12", "", False),
     ("tactics hanging queen", "rnb1kbnr/pppp1ppp/8/4p1q1/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", "", False),
-    ("many moves", "r6k/8/8/3QQ3/8/8/8/R3K2R w KQ - 0 1", "", False),
     ("in check", "rnbqk1nr/pppp1ppp/8/4p3/1b1PP3/8/PPP2PPP/RNBQKBNR w KQkq - 1 3", "", False),
     ("double check", "4k3/8/8/8/8/8/4q3/R3K2n w Q - 0 1", "", False),
     ("chess960 start 1", "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", "", True),
@@ -81,7 +78,6 @@ POSITIONS = [
     ("black to move opening", S, "d2d4", False),
     ("fen with history fill", "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", "", False),
     ("fen black to move", "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3", "", False),
-    ("queen vs rook", "8/8/3k4/8/8/2r5/8/3QK3 w - - 0 70", "", False),
 ]
 NODES = 400
 

@@ -870,14 +870,22 @@ impl Search {
         pos.play_unchecked(mv);
         let mut node = self.tree.child(root, edge as u8);
         let mut ply = 1u32;
-        while node != NONE && out.len() < max_len && self.tree.nodes[node as usize].n > 0 {
+        // Below the root move: the best edge of each node; the first one even without visits (its
+        // prior makes it the expected reply), later ones only with visits.
+        let mut below = 0usize;
+        while node != NONE && out.len() < max_len {
             let Some(i) = self.best_edge(node, ply) else { break };
             let child = self.tree.child(node, i as u8);
-            if child == NONE || self.tree.nodes[child as usize].n == 0 {
+            let visited = child != NONE && self.tree.nodes[child as usize].n > 0;
+            if !visited && below > 0 {
                 break;
             }
             let mv = unpack_move(self.tree.edges_of(node)[i].mv, &pos);
             out.push(mv.to_uci(self.mode).to_string());
+            below += 1;
+            if child == NONE {
+                break;
+            }
             pos.play_unchecked(mv);
             node = child;
             ply += 1;
@@ -964,6 +972,29 @@ impl Search {
             return (cn.wl, f64::from(cn.d), mate, self.pv(edge, max_pv));
         }
         (-root.wl, f64::from(root.d), None, self.pv(edge, 1))
+    }
+
+    /// The node reached from the root by `moves` (UCI strings, python-chess spelling), with its
+    /// position; None when a move is illegal or its child was never visited.
+    pub fn node_at(&self, moves: &[String]) -> Option<(u32, Chess)> {
+        let mut pos = self.root_pos.clone();
+        let mut node = self.root;
+        for text in moves {
+            let uci: UciMove = text.parse().ok()?;
+            let mv = uci.to_move(&pos).ok()?;
+            let code = pack_move(&mv);
+            let nd = &self.tree.nodes[node as usize];
+            if nd.state != EXPANDED {
+                return None;
+            }
+            let i = self.tree.edges_of(node).iter().position(|e| e.mv == code)?;
+            node = self.tree.child(node, i as u8);
+            if node == NONE {
+                return None;
+            }
+            pos.play_unchecked(mv);
+        }
+        Some((node, pos))
     }
 
     /// The number of two-fold terminals in the tree below the root (for tests and stats).

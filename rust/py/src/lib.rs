@@ -276,6 +276,37 @@ impl PySearchCore {
         (self.search.tree.nodes.len(), self.search.tree.edges.len())
     }
 
+    /// The node reached from the root by UCI `moves`: a dict with n, wl, d, m, terminal ("" / "end" /
+    /// "twofold"), expanded, and children {uci: visits}; None when not in the tree.
+    fn node_info<'py>(&self, py: Python<'py>, moves: Vec<String>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        use lichessbot_core::tree::{EXPANDED, TERMINAL_END, TERMINAL_TWOFOLD, unpack_move};
+        let Some((node, pos)) = self.search.node_at(&moves) else { return Ok(None) };
+        let tree = &self.search.tree;
+        let nd = &tree.nodes[node as usize];
+        let d = PyDict::new(py);
+        d.set_item("n", nd.n)?;
+        d.set_item("wl", nd.wl)?;
+        d.set_item("d", nd.d)?;
+        d.set_item("m", nd.m)?;
+        let term = match nd.terminal {
+            TERMINAL_END => "end",
+            TERMINAL_TWOFOLD => "twofold",
+            _ => "",
+        };
+        d.set_item("terminal", term)?;
+        d.set_item("expanded", nd.state == EXPANDED && nd.num_edges > 0)?;
+        let children = PyDict::new(py);
+        let mode = self.search.castling_mode();
+        for (i, e) in tree.edges_of(node).iter().enumerate() {
+            let c = tree.child(node, i as u8);
+            if c != lichessbot_core::tree::NONE {
+                children.set_item(unpack_move(e.mv, &pos).to_uci(mode).to_string(), tree.nodes[c as usize].n)?;
+            }
+        }
+        d.set_item("children", children)?;
+        Ok(Some(d))
+    }
+
     /// Two-fold draws scored inside the tree below the root.
     fn count_twofold(&self) -> usize {
         self.search.count_twofold()
