@@ -11,6 +11,20 @@
 # In config.yml, networks are paths under /networks (engine.network: /networks/my.pb.gz) or `default`,
 # and pgn_directory: /data/game_records. Ctrl-C (SIGINT) once finishes the running games; `docker stop`
 # (SIGTERM) resigns or aborts them and exits.
+#
+# The search core is Rust: a builder stage compiles the wheel (maturin; an abi3 wheel for CPython >= 3.11),
+# the runtime stage installs it and needs no toolchain.
+FROM rust:1-bookworm AS builder
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/build && /opt/build/bin/pip install --no-cache-dir "maturin>=1.5,<2"
+WORKDIR /src
+COPY pyproject.toml README.md LICENSE ./
+COPY rust ./rust
+COPY lichessbot ./lichessbot
+RUN /opt/build/bin/maturin build --release --out /wheels
+
 FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04
 
 ENV DEBIAN_FRONTEND=noninteractive \
@@ -25,10 +39,8 @@ RUN apt-get update \
 RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
-WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY lichessbot ./lichessbot
-RUN pip install . && cd / && rm -rf /src
+COPY --from=builder /wheels /wheels
+RUN pip install /wheels/*.whl && rm -rf /wheels
 
 RUN useradd --create-home --uid 10001 bot \
  && mkdir -p /config /networks /data/game_records \

@@ -61,7 +61,11 @@ class SearchParams(_Strict):
     )
     fpu_value_at_root: float = Field(1.0, description="FpuValueAtRoot: used only when fpu_strategy_at_root != same.")
     policy_temperature: float = Field(1.359, gt=0, description="PolicyTemperature: softmax temperature of priors.")
-    minibatch_size: int = Field(256, ge=1, le=1024, description="MinibatchSize: positions per network batch.")
+    minibatch_size: int = Field(
+        0, ge=0, le=1024,
+        description="MinibatchSize: positions per network batch; 0 = from the provider that runs: 256 on "
+        "CUDA/TensorRT, on the CPU the batch the network evaluates in about 30 ms (lc0: the backend's choice).",
+    )
     max_out_of_order_evals_factor: float = Field(
         2.4, ge=0, description="MaxOutOfOrderEvalsFactor: cache hits/terminals per batch, as a multiple of minibatch."
     )
@@ -92,7 +96,12 @@ class EngineConfig(_Strict):
     input_format: int | None = Field(
         None, description="Lc0 input format for .onnx files that do not record it (1 = classical). None: 1."
     )
-    threads: int = Field(0, ge=0, description="onnxruntime intra-op threads; 0 lets onnxruntime decide.")
+    threads: int = Field(
+        0, ge=0,
+        description="Network threads. On the CPU: that many batches evaluated side by side, one thread each "
+        "(faster than one batch over several threads); 0 = one per core (at most 8). "
+        "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
+    )
     nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
     ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
     search: SearchParams = Field(default_factory=SearchParams)

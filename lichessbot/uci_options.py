@@ -68,7 +68,7 @@ OPTIONS: list[UciOption] = [
     UciOption("Backend", "combo", _E.backend, "engine.backend", choices=("auto", "tensorrt", "cuda", "cpu")),
     UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
     UciOption("NNCacheSize", "spin", _E.nn_cache_size, "engine.nn_cache_size", 0, 100_000_000),
-    UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 1, 1024),
+    UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 0, 1024),
     UciOption("CPuct", "string", _S.cpuct, "search.cpuct"),
     UciOption("CPuctBase", "string", _S.cpuct_base, "search.cpuct_base"),
     UciOption("CPuctFactor", "string", _S.cpuct_factor, "search.cpuct_factor"),

@@ -47,7 +47,7 @@ def test_uci_answers_without_loading_the_network():
 
 def test_bad_input_gives_error_lines_and_the_engine_keeps_running(tiny_net):
     eng, out = _engine(tiny_net)
-    bad = ["setoption name NoSuchOption value 3", "setoption name MinibatchSize value 0",
+    bad = ["setoption name NoSuchOption value 3", "setoption name MinibatchSize value 2000",
            "setoption name UCI_ShowWDL value maybe", "position startpos moves e2e5",
            "position fen not/a/fen w - - 0 1", "position sideways", "go nodes lots", "go wibble 3", "frobnicate"]
     for cmd in bad:

@@ -4,7 +4,8 @@
 
 For each batch size (1, 8, 32, 64, 128, 256 by default) it runs the network on real positions from
 seeded random games for about ``--seconds`` seconds after one warm-up batch and reports evaluations
-per second (batch size x batches / wall seconds). It also measures the Python side: ``encode``
+per second (batch size x batches / wall seconds), with as many batches at once as the evaluator runs
+(``--threads`` > 1 on the CPU: one batch per thread). It also measures the Python side: ``encode``
 microseconds per position at the largest batch, and the full ``Evaluator.evaluate`` path (encode, run,
 priors over legal moves; cache off) in positions per second.
 """
@@ -54,15 +55,25 @@ def bench_positions(n: int, seed: int = 1):
     return out
 
 
-def _timed(fn, seconds: float) -> tuple[int, float]:
+def _timed(fn, seconds: float, concurrency: int = 1) -> tuple[int, float]:
+    """Calls of ``fn`` completed in about ``seconds`` (after a warm-up), from ``concurrency`` threads."""
+    import threading
+
     fn()  # warm-up
-    count, start = 0, time.perf_counter()
-    while True:
-        fn()
-        count += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return count, elapsed
+    counts = [0] * concurrency
+    start = time.perf_counter()
+
+    def loop(k: int) -> None:
+        while time.perf_counter() - start < seconds:
+            fn()
+            counts[k] += 1
+
+    threads = [threading.Thread(target=loop, args=(k,)) for k in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts), time.perf_counter() - start
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for b in batches:
         planes = encode(hists[:b], ev.input_format)
-        count, elapsed = _timed(lambda planes=planes: ev.run(planes), args.seconds)
+        count, elapsed = _timed(lambda planes=planes: ev.run(planes), args.seconds, ev.concurrency)
         rows.append({"batch": b, "evals_per_s": round(b * count / elapsed, 1),
                      "ms_per_batch": round(1000 * elapsed / count, 3)})
         if not args.json:
@@ -98,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     encode_us = 1e6 * elapsed / (count * big)
     count, elapsed = _timed(lambda: ev.evaluate(reqs[:big]), args.seconds)
     evaluate_ps = big * count / elapsed
-    result = {"network": net.name, "provider": ev.provider, "threads": args.threads, "results": rows,
+    result = {"network": net.name, "provider": ev.provider, "threads": args.threads,
+              "concurrency": ev.concurrency, "results": rows,
               "encode_us_per_position": round(encode_us, 2), "encode_batch": big,
               "evaluate_per_s": round(evaluate_ps, 1)}
     if args.json:

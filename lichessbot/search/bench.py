@@ -1,8 +1,16 @@
 """``lichessbot bench search``: search nodes per second on fixed positions, with the real network and
-with a zero-cost fake network (the tree's own cost per playout), pipelined and not.
+with a zero-cost fake network (the tree's own cost per playout), pipelined and not; side by side with
+lc0 (``--lc0``), the memory of a large tree (``--memory``) and the stop latency (``--stop-latency``).
 
 Each search starts from an empty tree and an empty NN cache. nps is lc0's (playouts / seconds since
-the first playout, lc0-facts §5.10).
+the first playout, lc0 src/search/classic/search.cc ``SendUciInfo``).
+
+    lichessbot bench search --nodes 50000                                 # zero-cost network
+    lichessbot bench search --nodes 50000 --lc0 lc0 --lc0-backend random  # ... beside lc0's tree
+    lichessbot bench search --network maia.onnx --threads 2 --nodes 20000 --lc0 lc0 \
+        --lc0-weights maia.pb.gz --lc0-backend onnx-cpu                   # a real network beside lc0
+    lichessbot bench search --memory 1000000                              # bytes per node
+    lichessbot bench search --network default --stop-latency              # stop -> bestmove
 """
 
 from __future__ import annotations
@@ -59,8 +67,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nodes", type=int, default=20_000, help="nodes per position (default 20000)")
     parser.add_argument("--backend", default="auto", choices=("auto", "tensorrt", "cuda", "cpu"))
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
-    parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size)
+    parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size,
+                        help="positions per batch; 0 (default): the provider's (256 for the fake network)")
     parser.add_argument("--no-pipeline", action="store_true", help="only the unpipelined search")
+    parser.add_argument("--pipeline-only", action="store_true", help="only the pipelined search")
+    parser.add_argument("--lc0", default=None, help="an lc0 binary to run on the same positions (UCI)")
+    parser.add_argument("--lc0-weights", default="../shared/nets/maia-1100.pb.gz", help="lc0's network")
+    parser.add_argument("--lc0-backend", default=None,
+                        help="lc0 backend: default random for the fake network, onnx-cpu with --network")
+    parser.add_argument("--lc0-threads", type=int, default=1, help="lc0 search threads (default 1)")
+    parser.add_argument("--memory", type=int, default=0, metavar="NODES",
+                        help="also measure RSS bytes per node of a NODES-node tree (fake network, cache off)")
+    parser.add_argument("--stop-latency", action="store_true",
+                        help="also measure stop -> result latency (ms) with --network (default: the default net)")
+    parser.add_argument("--only", choices=("fake", "network", "none"), default=None,
+                        help="run only the fake or only the --network nps rows ('none': only the extras)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -70,30 +91,70 @@ def _print_row(r: dict) -> None:
           flush=True)
 
 
+def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: int | None) -> list[dict]:
+    from lichessbot.search.bench_extra import lc0_nps
+
+    rows = []
+    for name, fen, moves in POSITIONS:
+        r = lc0_nps(args.lc0, args.lc0_weights, backend, threads, _board(fen, moves), args.nodes, minibatch)
+        rows.append({"position": name, "nodes": r["nodes"], "nps": r["nps"], "seconds": r["seconds"],
+                     "depth": 0.0, "seldepth": 0, "best": "-"})
+        if not args.json:
+            _print_row(rows[-1])
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     import structlog
 
+    from lichessbot.search import bench_extra
     from lichessbot.search.fake import FakeEvaluator
 
     structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(open(os.devnull, "w")))  # noqa: SIM115
     params = SearchParams(minibatch_size=args.minibatch)
-    modes = [False] if args.no_pipeline else [True, False]
+    modes = [False] if args.no_pipeline else ([True] if args.pipeline_only else [True, False])
     report: dict = {"nodes": args.nodes, "minibatch": args.minibatch, "load": os.getloadavg()[0],
                     "cpus": os.cpu_count(), "runs": []}
-    evaluators = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
-    if args.network:
+    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    evaluators = []
+    if args.only in (None, "fake"):
+        evaluators.append(("fake", FakeEvaluator(value=0.05, cache_size=200_000)))
+    net_ev = None
+    if args.network or args.stop_latency:
         from lichessbot.engine.evaluator import Evaluator
         from lichessbot.engine.network import load_network
 
-        ev = Evaluator(load_network(args.network), backend=args.backend, threads=args.threads, cache_size=200_000)
-        report["provider"] = ev.provider
-        evaluators.append((load_network(args.network).name, ev))
+        net = load_network(args.network or "default")
+        net_ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=200_000)
+        report["provider"] = net_ev.provider
+        if args.network and args.only in (None, "network"):
+            evaluators.append((net.name, net_ev))
     for name, ev in evaluators:
+        from lichessbot.search.searcher import minibatch_of
+
+        mb = minibatch_of(params, ev)
         for pipeline in modes:
-            if not args.json:
-                print(f"{name} pipeline={pipeline}:", flush=True)
+            say(f"{name} pipeline={pipeline} minibatch={mb}:")
             rows = bench(ev, args.nodes, params, pipeline, None if args.json else _print_row)
-            report["runs"].append({"network": name, "pipeline": pipeline, "positions": rows})
+            report["runs"].append({"network": name, "pipeline": pipeline, "minibatch": mb, "positions": rows})
+        if args.lc0:
+            backend = args.lc0_backend or ("random" if name == "fake" else "onnx-cpu")
+            lc0_mb = mb if name != "fake" else None
+            say(f"lc0 backend={backend} threads={args.lc0_threads} minibatch={lc0_mb or 'lc0 default'}:")
+            rows = _lc0_rows(args, backend, args.lc0_threads, lc0_mb)
+            report["runs"].append({"network": f"lc0 {backend}", "minibatch": lc0_mb, "positions": rows})
+    if args.memory:
+        say(f"memory: a {args.memory}-node tree, fake network, NN cache off:")
+        mem = bench_extra.memory_per_node(FakeEvaluator(value=0.05, cache_size=0),
+                                          _board(*POSITIONS[1][1:]), args.memory, params)
+        say(f"  {mem['nodes']} nodes ({mem['tree_nodes']} tree nodes, {mem['edges']} edges): "
+            f"RSS +{mem['rss_growth_bytes'] / 1e6:.1f} MB = {mem['bytes_per_node']} bytes per node")
+        report["memory"] = mem
+    if args.stop_latency and net_ev is not None:
+        lat = bench_extra.stop_latency(net_ev, _board(*POSITIONS[1][1:]), params)
+        say(f"stop -> result ({report['provider']}, minibatch {lat['minibatch']}, {lat['runs']} runs): "
+            f"min {lat['min_ms']} ms, median {lat['median_ms']} ms, max {lat['max_ms']} ms")
+        report["stop_latency"] = lat
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(report))

@@ -44,6 +44,10 @@ class FakeEvaluator:
         self.batches.append(b)
         return self._logits[:b], np.broadcast_to(self._wdl_row, (b, 3)).copy(), None
 
+    def default_minibatch(self) -> int:
+        """256: the zero-cost network has no batch cost (as on a GPU)."""
+        return 256
+
     def clear_cache(self) -> None:
         """Empty the NN cache."""
         self.search_cache.clear()

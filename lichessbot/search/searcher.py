@@ -7,14 +7,17 @@ one evaluator (the onnxruntime session) and its NN cache with every other game o
 One batch: the core gathers leaves with virtual loss and writes their planes into a float32
 ``[B, 112, 8, 8]`` buffer (GIL released); the evaluator runs the network; the core consumes
 ``logits [B, 1858]``, ``wdl [B, 3]``, ``mlh [B]`` and backs them up (GIL released). With ``pipeline``
-the next batch is gathered (into the other of two buffers) while the network evaluates the previous
-one. After every batch the search consults its limits and the stopper.
+the next batch is gathered while the network evaluates the previous ones: up to the evaluator's
+``concurrency`` batches are at the network at once (on the CPU one per thread, each on one core), and
+the oldest is backed up first, so the order of gathers and backups never depends on timing. After
+every batch the search consults its limits and the stopper.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import chess
@@ -37,10 +40,19 @@ def core_params(params: SearchParams, evaluator) -> dict:
     the history fill and the policy temperature of ``evaluator`` (which owns them, lc0 applies them in
     the network wrapper: src/neural/wrapper.cc)."""
     d = params.model_dump()
+    d["minibatch_size"] = minibatch_of(params, evaluator)
     d["input_format"] = int(getattr(evaluator, "input_format", 1))
     d["history_fill"] = getattr(evaluator, "history_fill", "fen_only")
     d["policy_temperature"] = float(getattr(evaluator, "policy_temperature", params.policy_temperature))
     return d
+
+
+def minibatch_of(params: SearchParams, evaluator) -> int:
+    """``params.minibatch_size``, or when it is 0 the evaluator's ``default_minibatch()`` (256 without one)."""
+    if params.minibatch_size:
+        return params.minibatch_size
+    default = getattr(evaluator, "default_minibatch", None)
+    return int(default()) if default is not None else 256
 
 
 class Searcher:
@@ -59,9 +71,14 @@ class Searcher:
         self.has_wdl = bool(getattr(getattr(evaluator, "network", None), "has_wdl", True))
         self._rng = np.random.default_rng(self.params.seed)
         cache = getattr(evaluator, "search_cache", None)
-        self._core = _core.SearchCore(core_params(self.params, evaluator), cache if cache is not None else _core.NNCache(0))
-        mb = self.params.minibatch_size
-        self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(2 if pipeline else 1)]
+        cp = core_params(self.params, evaluator)
+        self._core = _core.SearchCore(cp, cache if cache is not None else _core.NNCache(0))
+        #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
+        self.minibatch = mb = cp["minibatch_size"]
+        #: Batches at the network at once: the evaluator's ``concurrency`` (one per CPU thread), at least 1.
+        self._inflight = max(1, int(getattr(evaluator, "concurrency", 1))) if pipeline else 1
+        # One buffer per batch at the network, plus the one being gathered.
+        self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(self._inflight + 1 if pipeline else 1)]
         self._moves: list[chess.Move] = []  # root edges, edge order
         self._executor: ThreadPoolExecutor | None = None
         self._handle: SearchHandle | None = None
@@ -143,9 +160,10 @@ class Searcher:
             core.apply(*self._network(self._planes[0][:n]))
         self._moves = [chess.Move.from_uci(u) for u in core.root_moves()]
         self._t_first = time.perf_counter()
+        inflight = self._inflight
         if self.pipeline and self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lichessbot-nn")
-        pending: Future | None = None
+            self._executor = ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="lichessbot-nn")
+        pending: deque[Future] = deque()
         buf = 0
         last_info: tuple = (None, -1, -1)
         last_info_t = 0.0
@@ -159,13 +177,12 @@ class Searcher:
                 limit = None if (limits.nodes is None or state.pondering) else limits.nodes
                 planes = self._planes[buf]
                 rows = core.gather(planes, limit)
-                if pending is not None:
-                    core.apply(*pending.result())
-                    pending = None
+                if len(pending) >= inflight or (pending and not rows):
+                    core.apply(*pending.popleft().result())
                 if rows:
                     if self.pipeline:
-                        pending = self._executor.submit(self._network, planes[:rows])
-                        buf ^= 1
+                        pending.append(self._executor.submit(self._network, planes[:rows]))
+                        buf = (buf + 1) % len(self._planes)
                     else:
                         core.apply(*self._network(planes[:rows]))
                 if state.on_info is not None:
@@ -176,8 +193,8 @@ class Searcher:
                         last_info, last_info_t = key, now
                         state.on_info(self._stats(state, reused, ply))
         finally:
-            if pending is not None:
-                core.apply(*pending.result())
+            while pending:
+                core.apply(*pending.popleft().result())
         final = self._stats(state, reused, ply)
         if state.on_info is not None:
             state.on_info(final)

@@ -1,0 +1,88 @@
+"""Parts of ``lichessbot bench search`` beyond nps: lc0 side by side, tree memory, stop latency.
+
+- :func:`lc0_nps`: lc0 (a UCI binary given by ``--lc0``, a yardstick, never a dependency) on the same
+  positions, ``go nodes N`` from an empty tree (``ucinewgame``), its reported nps and nodes.
+- :func:`memory_per_node`: RSS growth of the process over a search of ``nodes`` nodes with the NN cache
+  off, divided by the nodes (bytes per node of the whole tree: nodes, edges, arena slack).
+- :func:`stop_latency`: milliseconds from ``SearchHandle.stop()`` to the result, over several searches
+  stopped at random moments.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import chess
+import chess.engine
+
+from lichessbot.config import SearchParams
+
+__all__ = ["lc0_nps", "memory_per_node", "rss_bytes", "stop_latency"]
+
+
+def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
+            minibatch: int | None = None, timeout: float = 600.0) -> dict:
+    """lc0's nps and nodes for ``go nodes`` on ``board`` from an empty tree. Raises
+    chess.engine.EngineError (or OSError) when lc0 cannot start."""
+    options: dict = {"WeightsFile": weights, "Backend": backend, "Threads": threads}
+    if minibatch:
+        options["MinibatchSize"] = minibatch
+    engine = chess.engine.SimpleEngine.popen_uci([lc0], stderr=open(os.devnull, "w"), timeout=60)  # noqa: SIM115
+    try:
+        engine.configure({k: v for k, v in options.items() if k in engine.options})
+        engine.ping()
+        info = engine.analyse(board, chess.engine.Limit(nodes=nodes), game=object())
+        # A second run: the first one pays for the backend's warm-up.
+        info = engine.analyse(board, chess.engine.Limit(nodes=nodes), game=object())
+    finally:
+        engine.quit()
+    return {"nodes": info.get("nodes", 0), "nps": info.get("nps", 0), "seconds": info.get("time", 0.0)}
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process, bytes (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchParams) -> dict:
+    """Bytes of RSS per node of a ``nodes``-node tree (the evaluator's NN cache should be off)."""
+    from lichessbot.search import Limits, Searcher
+
+    searcher = Searcher(evaluator, params, pipeline=False)
+    searcher.search(chess.Board(), Limits(nodes=100))  # threads, arenas and buffers exist before the count
+    searcher.new_game()
+    before = rss_bytes()
+    result = searcher.search(board, Limits(nodes=nodes))
+    after = rss_bytes()
+    info = searcher.tree_info()
+    searcher.close()
+    return {"nodes": result.nodes, "tree_nodes": info["nodes"], "edges": info["edges"],
+            "rss_growth_bytes": after - before, "bytes_per_node": round((after - before) / max(1, result.nodes), 1)}
+
+
+def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int = 10, seed: int = 1) -> dict:
+    """``stop()`` -> result latency in milliseconds (min, median, max) over ``runs`` infinite searches
+    stopped after 0.2 to 0.8 seconds."""
+    from lichessbot.search import Limits, Searcher
+
+    rng = random.Random(seed)
+    searcher = Searcher(evaluator, params)
+    lat = []
+    for _ in range(runs):
+        searcher.new_game()
+        handle = searcher.start(board, Limits(infinite=True))
+        time.sleep(rng.uniform(0.2, 0.8))
+        t = time.perf_counter()
+        handle.stop()
+        handle.wait()
+        lat.append((time.perf_counter() - t) * 1000.0)
+    searcher.close()
+    lat.sort()
+    return {"runs": runs, "min_ms": round(lat[0], 1), "median_ms": round(lat[len(lat) // 2], 1),
+            "max_ms": round(lat[-1], 1), "minibatch": searcher.minibatch}
