@@ -18,6 +18,27 @@ from lichessbot.engine.network import load_network
 LOGITS = (((np.arange(1858, dtype=np.int64) * 7919) % 1858) * 0.003).astype(np.float32)
 
 
+def fast_exp(x: np.ndarray) -> np.ndarray:
+    """lc0's FastExp on float32 (lc0 src/utils/fastmath.h ``FastExp2``), as the Rust core computes it."""
+    a = (x.astype(np.float32) * np.float32(1.442695040)).astype(np.float32)
+    e = np.where(a < 0, np.trunc(a - np.float32(1.0)), np.trunc(a)).astype(np.int32)
+    out = (a - e.astype(np.float32)).astype(np.float32)
+    out = (np.float32(1.0) + out * (np.float32(0.6602339) + np.float32(0.33976606) * out)).astype(np.float32)
+    bits = (out.view(np.int32).astype(np.int64) + (e.astype(np.int64) << 23)) & 0xFFFFFFFF
+    res = bits.astype(np.uint32).view(np.float32)
+    return np.where(a < -126, np.float32(0.0), res).astype(np.float32)
+
+
+def lc0_softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
+    """float32 priors as the core computes them: lc0 src/neural/wrapper.cc ``SoftmaxPolicy`` with FastExp,
+    the total summed in float64."""
+    x = logits.astype(np.float32)
+    w = fast_exp((x - x.max()).astype(np.float32) * (np.float32(1.0) / np.float32(temperature)))
+    total = float(w.astype(np.float64).sum())
+    scale = np.float32(1.0 / total) if total > 0 else np.float32(1.0)
+    return (w * scale).astype(np.float32)
+
+
 def lc0_prior_storage(p: np.ndarray) -> np.ndarray:
     """float32 [n] priors as lc0 stores them in 16 bits and reads them back (0 stays 0)."""
     bits = p.astype(np.float32).view(np.int32).astype(np.int64) + ((1 << 11) - (3 << 28))
@@ -64,9 +85,7 @@ class DeterministicEvaluator:
         for req, row in zip(requests, wdl):
             s = req.history[-1]
             idx = move_indices(req.moves, s, choose_transform(s, self.input_format))
-            x = LOGITS[idx].astype(np.float64)
-            x = np.exp((x - x.max()) / self.policy_temperature)
-            pri = lc0_prior_storage((x / x.sum()).astype(np.float32))
+            pri = lc0_prior_storage(lc0_softmax(LOGITS[idx], self.policy_temperature))
             w, d, l_ = (float(v) for v in row)
             ev = Evaluation(priors=pri, wdl=(w, d, l_), q=w - l_, m=0.0)
             self.cache.put(req.key, ev)

@@ -309,9 +309,7 @@ class Ours:
         from lichessbot.search import Limits
 
         self.searcher.new_game()
-        cache = getattr(self.evaluator, "cache", None)
-        if cache is not None and hasattr(cache, "clear"):
-            cache.clear()  # lc0's ucinewgame clears its NN cache too
+        self.evaluator.clear_cache()  # lc0's ucinewgame clears its NN cache too
         t = time.perf_counter()
         r = self.searcher.search(board, Limits(nodes=nodes))
         secs = time.perf_counter() - t
@@ -345,8 +343,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lc0-weights", default="../shared/nets/maia-1100.pb.gz", help="lc0's weights file")
     parser.add_argument("--network", default="../shared/nets/maia-1100.onnx", help="our network (same net)")
     parser.add_argument("--nodes", type=int, default=1600, help="nodes per search (default 1600)")
-    parser.add_argument("--minibatch", type=int, default=None,
-                        help="MinibatchSize on both sides (default: our SearchParams().minibatch_size)")
+    parser.add_argument("--minibatch", type=int, default=256,
+                        help="MinibatchSize on both sides (default 256)")
     parser.add_argument("--positions", default=None, help="file of positions: '[label |] FEN/EPD' or "
                         "'[label |] startpos moves ...' lines (default: 24 built-in positions)")
     parser.add_argument("--threads", type=int, default=1, help="lc0 search threads (default 1)")

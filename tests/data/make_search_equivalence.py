@@ -96,7 +96,7 @@ def main() -> None:
         for mv in moves.split():
             board.push_uci(mv)
         ev.reset()
-        searcher = Searcher(ev, SearchParams(minibatch_size=1))
+        searcher = Searcher(ev, SearchParams(minibatch_size=1), pipeline=False)
         res = searcher.search(board, Limits(nodes=NODES))
         visits = {rm.move.uci(): rm.n for rm in res.root_moves}
         out.append({"label": label, "fen": fen, "moves": moves, "chess960": c960, "nodes": NODES,

@@ -94,7 +94,7 @@ pub struct Search {
     collided: Vec<u32>,
     collided_lens: Vec<u32>,
     priors: Vec<u16>,
-    weights: Vec<f64>,
+    weights: Vec<f32>,
     /// Playouts of the current search (including out-of-order ones).
     pub playouts: u64,
     /// Sum of the depths of those playouts.
@@ -614,7 +614,8 @@ impl Search {
     /// Apply the network's outputs to the oldest pending batch: `logits` float32 `[B, 1858]`, `wdl`
     /// float32 `[B, 3]` (side to move), `mlh` float32 `[B]` (plies) or None, flattened, B = the rows
     /// that [`Search::gather`] returned. Priors: softmax of the legal moves' logits at the policy
-    /// temperature (lc0 src/neural/wrapper.cc `SoftmaxPolicy`, exact exp), stored in the NN cache.
+    /// temperature (lc0 src/neural/wrapper.cc `SoftmaxPolicy`, with lc0's `FastExp`), stored in the NN
+    /// cache.
     ///
     /// Errors when nothing is pending or the arrays are too short.
     pub fn apply(&mut self, logits: &[f32], wdl: &[f32], mlh: Option<&[f32]>) -> Result<(), String> {
@@ -626,30 +627,33 @@ impl Search {
             self.pending.push_front(batch);
             return Err(format!("network outputs for {b} positions expected"));
         }
-        let temp = self.params.policy_temperature;
+        let inv_temp = 1.0f32 / self.params.policy_temperature as f32;
         for (row, leaf) in batch.leaves.iter().enumerate() {
             let nd = self.tree.nodes[leaf.node as usize];
             let turn = if leaf.black { Color::Black } else { Color::White };
             let lg = &logits[row * POLICY_SIZE..(row + 1) * POLICY_SIZE];
             let edges = &mut self.tree.edges[nd.edges as usize..nd.edges as usize + nd.num_edges as usize];
+            // lc0 src/neural/wrapper.cc `SoftmaxPolicy`: float32, FastExp((logit - max) / T), normalised
+            // (the total is summed in f64 so that it does not depend on the order of the moves).
             self.weights.clear();
-            let mut max = f64::NEG_INFINITY;
+            let mut max = f32::NEG_INFINITY;
             for e in edges.iter() {
                 let (from, to, promotion) = unpack_squares(e.mv);
                 let mv = Move::Normal { role: Role::Pawn, from, capture: None, to, promotion };
                 let idx = policy::nn_index(&mv, turn, leaf.transform).map_or(0, usize::from);
-                let x = f64::from(lg[idx]);
+                let x = lg[idx];
                 max = max.max(x);
                 self.weights.push(x);
             }
-            let mut sum = 0.0;
+            let mut total = 0.0f64;
             for w in self.weights.iter_mut() {
-                *w = ((*w - max) / temp).exp();
-                sum += *w;
+                *w = fast_exp((*w - max) * inv_temp);
+                total += f64::from(*w);
             }
+            let scale = if total > 0.0 { (1.0 / total) as f32 } else { 1.0 };
             self.priors.clear();
             for (e, w) in edges.iter_mut().zip(&self.weights) {
-                e.p = compress_p((*w / sum) as f32);
+                e.p = compress_p(*w * scale);
                 self.priors.push(e.p);
             }
             let v = [wdl[row * 3], wdl[row * 3 + 1], wdl[row * 3 + 2]];
@@ -1034,6 +1038,29 @@ fn make_terminal(nd: &mut Node, wl: f64, d: f32, m: f32) {
     let b = if wl > 0.0 { 1 } else if wl < 0.0 { -1 } else { 0 };
     nd.lower = b;
     nd.upper = b;
+}
+
+/// lc0's fast 2^a (lc0 src/utils/fastmath.h `FastExp2`): a quadratic minimax fit of the fraction put
+/// into the float's exponent; relative error about 0.2 %.
+#[inline]
+pub fn fast_exp2(a: f32) -> f32 {
+    let exp: i32 = if a < 0.0 {
+        if a < -126.0 {
+            return 0.0;
+        }
+        (a - 1.0) as i32
+    } else {
+        a as i32
+    };
+    let mut out = a - exp as f32;
+    out = 1.0 + out * (0.660_233_9 + 0.339_766_06 * out);
+    f32::from_bits((out.to_bits() as i32).wrapping_add(((exp as u32) << 23) as i32) as u32)
+}
+
+/// lc0's fast e^a (lc0 src/utils/fastmath.h `FastExp`).
+#[inline]
+pub fn fast_exp(a: f32) -> f32 {
+    fast_exp2(1.442_695_04 * a)
 }
 
 /// Sort edges by prior, highest first, keeping move-generation order among equals (lc0 search.cc
