@@ -56,9 +56,7 @@ impl FromStr for Fill {
             "fen_only" => Ok(Fill::FenOnly),
             "no" => Ok(Fill::No),
             "always" => Ok(Fill::Always),
-            _ => Err(format!(
-                "unknown history fill mode {s:?} (expected fen_only, no or always)"
-            )),
+            _ => Err(format!("unknown history fill mode {s:?} (expected fen_only, no or always)")),
         }
     }
 }
@@ -172,10 +170,7 @@ pub fn choose_transform(cur: &PosInfo, input_format: u32) -> u8 {
 /// True when `p` is the standard start position (pieces, white to move, all four castling rights,
 /// no en passant): lc0 `fen_only` compares the game's first board with `ChessBoard::kStartposBoard`.
 fn is_start(p: &PosInfo) -> bool {
-    p.turn == Color::White
-        && p.ep.is_none()
-        && p.castling == Bitboard(0x8100_0000_0000_0081)
-        && p.board == Board::new()
+    p.turn == Color::White && p.ep.is_none() && p.castling == Bitboard(0x8100_0000_0000_0081) && p.board == Board::new()
 }
 
 /// (queenside, kingside) castling rook squares of both colours (absolute masks): a rook whose file is
@@ -184,17 +179,9 @@ fn castle_masks(p: &PosInfo) -> (u64, u64) {
     let (mut qs, mut ks) = (0u64, 0u64);
     for sq in p.castling {
         let s = u32::from(sq);
-        let (back, color) = if s < 8 {
-            (0xFFu64, Color::White)
-        } else {
-            (0xFFu64 << 56, Color::Black)
-        };
+        let (back, color) = if s < 8 { (0xFFu64, Color::White) } else { (0xFFu64 << 56, Color::Black) };
         let king = p.board.kings().0 & p.board.by_color(color).0 & back;
-        let kfile = if king != 0 {
-            king.trailing_zeros() & 7
-        } else {
-            4
-        };
+        let kfile = if king != 0 { king.trailing_zeros() & 7 } else { 4 };
         if (s & 7) < kfile {
             qs |= 1 << s;
         } else {
@@ -228,19 +215,8 @@ fn write_slot(masks: &mut [u64; NUM_PLANES], base: usize, pos: &PosInfo, undo_ep
             }
         }
     }
-    let (ours, theirs) = if us == Color::White {
-        (white, black)
-    } else {
-        (black, white)
-    };
-    let roles = [
-        pawns,
-        b.knights().0,
-        b.bishops().0,
-        b.rooks().0,
-        b.queens().0,
-        b.kings().0,
-    ];
+    let (ours, theirs) = if us == Color::White { (white, black) } else { (black, white) };
+    let roles = [pawns, b.knights().0, b.bishops().0, b.rooks().0, b.queens().0, b.kings().0];
     let mirror = us == Color::Black;
     for (k, r) in roles.into_iter().enumerate() {
         let (o, t) = (r & ours, r & theirs);
@@ -272,10 +248,7 @@ fn write_slot(masks: &mut [u64; NUM_PLANES], base: usize, pos: &PosInfo, undo_ep
 /// position with rule50 = 0; v2 formats skip older positions that are not repetitions. Plane 109 is
 /// rule50 in plies, divided by 100 for formats >= 4 (hectoplies). No heap allocation.
 pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f32]) -> u8 {
-    assert!(
-        INPUT_FORMATS.contains(&input_format),
-        "unknown lc0 input format {input_format}"
-    );
+    assert!(INPUT_FORMATS.contains(&input_format), "unknown lc0 input format {input_format}");
     assert_eq!(out.len(), INPUT_SIZE, "encode() writes 112 * 64 floats");
     let n = history.len();
     assert!(n > 0, "encode() needs at least one position");
@@ -291,11 +264,7 @@ pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f3
     let mut idx = n as isize - 1;
     let mut slot = 0usize;
     while slot < HISTORY {
-        let pos = if idx >= 0 {
-            history[idx as usize]
-        } else {
-            oldest
-        };
+        let pos = if idx >= 0 { history[idx as usize] } else { oldest };
         if canonical && pos.castling != cur.castling {
             break;
         }
@@ -329,17 +298,8 @@ pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f3
     if input_format == 1 {
         let c = cur.castling;
         let has = |sq: Square| if c.contains(sq) { ALL } else { 0 };
-        let (wq, wk, bq, bk) = (
-            has(Square::A1),
-            has(Square::H1),
-            has(Square::A8),
-            has(Square::H8),
-        );
-        masks[104..108].copy_from_slice(&if black {
-            [bq, bk, wq, wk]
-        } else {
-            [wq, wk, bq, bk]
-        });
+        let (wq, wk, bq, bk) = (has(Square::A1), has(Square::H1), has(Square::A8), has(Square::H8));
+        masks[104..108].copy_from_slice(&if black { [bq, bk, wq, wk] } else { [wq, wk, bq, bk] });
     } else {
         let (qs, ks) = castle_masks(cur);
         masks[104] = if black { mirror_bb(qs) } else { qs };
@@ -357,11 +317,7 @@ pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f3
     }
     masks[109] = ALL;
     masks[111] = ALL;
-    let rule50 = if input_format >= 4 {
-        (f64::from(cur.rule50) / 100.0) as f32
-    } else {
-        cur.rule50 as f32
-    };
+    let rule50 = if input_format >= 4 { (f64::from(cur.rule50) / 100.0) as f32 } else { cur.rule50 as f32 };
 
     let transform = choose_transform(cur, input_format);
     if transform != 0 {
@@ -542,9 +498,7 @@ mod tests {
 
     #[test]
     fn last_eight_equal_the_whole_game() {
-        let moves = [
-            "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "f3g5", "d7d5", "e4d5", "f6d5", "g5f7",
-        ];
+        let moves = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "f3g5", "d7d5", "e4d5", "f6d5", "g5f7"];
         let h = play(START, &moves);
         for fmt in [1, 2, 3, 4, 132] {
             let (a, _) = enc(&h, fmt, Fill::FenOnly);

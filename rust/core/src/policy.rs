@@ -31,31 +31,9 @@ pub struct PolicyMove {
 }
 
 const fn generate() -> [PolicyMove; NUM_MOVES] {
-    let mut out = [PolicyMove {
-        from: 0,
-        to: 0,
-        promo: 0,
-    }; NUM_MOVES];
-    let queen: [(i32, i32); 8] = [
-        (1, 0),
-        (-1, 0),
-        (0, 1),
-        (0, -1),
-        (1, 1),
-        (1, -1),
-        (-1, 1),
-        (-1, -1),
-    ];
-    let knight: [(i32, i32); 8] = [
-        (1, 2),
-        (2, 1),
-        (2, -1),
-        (1, -2),
-        (-1, -2),
-        (-2, -1),
-        (-2, 1),
-        (-1, 2),
-    ];
+    let mut out = [PolicyMove { from: 0, to: 0, promo: 0 }; NUM_MOVES];
+    let queen: [(i32, i32); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
+    let knight: [(i32, i32); 8] = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)];
     let mut n = 0;
     let mut from = 0;
     while from < 64 {
@@ -82,11 +60,7 @@ const fn generate() -> [PolicyMove; NUM_MOVES] {
         while dests != 0 {
             let to = dests.trailing_zeros() as u8;
             dests &= dests - 1;
-            out[n] = PolicyMove {
-                from: from as u8,
-                to,
-                promo: 0,
-            };
+            out[n] = PolicyMove { from: from as u8, to, promo: 0 };
             n += 1;
         }
         from += 1;
@@ -98,11 +72,7 @@ const fn generate() -> [PolicyMove; NUM_MOVES] {
             if tf >= 0 && tf < 8 {
                 let mut p = 1;
                 while p <= 3 {
-                    out[n] = PolicyMove {
-                        from: (48 + f) as u8,
-                        to: (56 + tf) as u8,
-                        promo: p,
-                    };
+                    out[n] = PolicyMove { from: (48 + f) as u8, to: (56 + tf) as u8, promo: p };
                     n += 1;
                     p += 1;
                 }
@@ -208,12 +178,7 @@ const fn promo_code(role: Option<Role>) -> Option<usize> {
 #[inline]
 pub fn nn_index(m: &Move, turn: Color, transform: u8) -> Option<u16> {
     let (from, to, promo) = match *m {
-        Move::Normal {
-            from,
-            to,
-            promotion,
-            ..
-        } => (from, to, promo_code(promotion)?),
+        Move::Normal { from, to, promotion, .. } => (from, to, promo_code(promotion)?),
         Move::EnPassant { from, to } => (from, to, 0),
         Move::Castle { king, rook } => (king, rook, 0),
         Move::Put { .. } => return None,
@@ -239,21 +204,17 @@ mod tests {
     /// Minimal SHA-256 (FIPS 180-4), enough to check the table's published digest.
     fn sha256(data: &[u8]) -> [u8; 32] {
         const K: [u32; 64] = [
-            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-            0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-            0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-            0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-            0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-            0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-            0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-            0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-            0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+            0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+            0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+            0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+            0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+            0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+            0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
             0xc67178f2,
         ];
-        let mut h: [u32; 8] = [
-            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-            0x5be0cd19,
-        ];
+        let mut h: [u32; 8] =
+            [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
         let mut msg = data.to_vec();
         msg.push(0x80);
         while msg.len() % 64 != 56 {
@@ -263,35 +224,22 @@ mod tests {
         for block in msg.chunks(64) {
             let mut w = [0u32; 64];
             for i in 0..16 {
-                w[i] = u32::from_be_bytes([
-                    block[4 * i],
-                    block[4 * i + 1],
-                    block[4 * i + 2],
-                    block[4 * i + 3],
-                ]);
+                w[i] = u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]);
             }
             for i in 16..64 {
                 let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
                 let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-                w[i] = w[i - 16]
-                    .wrapping_add(s0)
-                    .wrapping_add(w[i - 7])
-                    .wrapping_add(s1);
+                w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
             }
             let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
             for i in 0..64 {
                 let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
                 let ch = (e & f) ^ (!e & g);
-                let t1 = hh
-                    .wrapping_add(s1)
-                    .wrapping_add(ch)
-                    .wrapping_add(K[i])
-                    .wrapping_add(w[i]);
+                let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
                 let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
                 let maj = (a & b) ^ (a & c) ^ (b & c);
                 let t2 = s0.wrapping_add(maj);
-                (hh, g, f, e, d, c, b, a) =
-                    (g, f, e, d.wrapping_add(t1), c, b, a, t1.wrapping_add(t2));
+                (hh, g, f, e, d, c, b, a) = (g, f, e, d.wrapping_add(t1), c, b, a, t1.wrapping_add(t2));
             }
             for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
                 *x = x.wrapping_add(y);
@@ -310,22 +258,13 @@ mod tests {
 
     #[test]
     fn sha256_self_check() {
-        assert_eq!(
-            hex(&sha256(b"abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(hex(&sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 
     #[test]
     fn table_matches_lc0_digest() {
-        let joined = (0..NUM_MOVES as u16)
-            .map(move_uci)
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_eq!(
-            hex(&sha256(joined.as_bytes())),
-            "4a901f49851725496e39e34648dd58f240950fa6b72a0bbf6b2816b9af767cc7"
-        );
+        let joined = (0..NUM_MOVES as u16).map(move_uci).collect::<Vec<_>>().join("\n");
+        assert_eq!(hex(&sha256(joined.as_bytes())), "4a901f49851725496e39e34648dd58f240950fa6b72a0bbf6b2816b9af767cc7");
         assert_eq!(move_uci(0), "a1b1");
         assert_eq!(move_uci(1791), "h8g8");
         assert_eq!(move_uci(1792), "a7a8q");
@@ -377,12 +316,7 @@ mod tests {
         assert_eq!(idx(w, "e7d8q", s), Some(1825));
         assert_eq!(
             idx(w, "e7d8n", s),
-            Some(
-                MOVES
-                    .iter()
-                    .position(|m| (m.from, m.to, m.promo) == (52, 59, 0))
-                    .unwrap() as u16
-            )
+            Some(MOVES.iter().position(|m| (m.from, m.to, m.promo) == (52, 59, 0)).unwrap() as u16)
         );
         let b = "4k3/8/8/8/8/8/p7/1R5K b - - 0 1";
         assert_eq!(idx(b, "a2b1r", s), Some(1796));

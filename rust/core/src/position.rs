@@ -52,10 +52,7 @@ impl PosInfo {
     /// square (lc0 src/chess/board.h `operator==`); not rule50 nor repetitions.
     #[inline]
     pub fn same_position(&self, other: &PosInfo) -> bool {
-        self.turn == other.turn
-            && self.castling == other.castling
-            && self.ep == other.ep
-            && self.board == other.board
+        self.turn == other.turn && self.castling == other.castling && self.ep == other.ep && self.board == other.board
     }
 
     /// 64-bit Zobrist hash of the position (shakmaty's keys: pieces, side to move, castling rights,
@@ -149,7 +146,9 @@ where
     }
     let mut dist = 2usize;
     while dist as u32 <= new.rule50 {
-        let Some(pos) = earlier(dist - 1) else { return (0, 0) };
+        let Some(pos) = earlier(dist - 1) else {
+            return (0, 0);
+        };
         if pos.same_position(new) {
             return (1 + pos.repetitions, dist as u32);
         }
@@ -170,9 +169,9 @@ pub fn is_double_push(role: Role, from: Square, to: Square) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::CastlingMode;
     use shakmaty::fen::Fen;
     use shakmaty::uci::UciMove;
-    use shakmaty::CastlingMode;
 
     fn play(fen: &str, moves: &[&str]) -> Vec<PosInfo> {
         let setup: Fen = fen.parse().unwrap();

@@ -15,11 +15,13 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, PositionError, Role};
 
+use crate::backup::make_terminal;
 use crate::cache::NNCache;
 use crate::encoding;
 use crate::params::Params;
 use crate::policy;
 use crate::position::{PosInfo, has_mating_material, repetitions};
+use crate::softmax::fast_exp;
 use crate::tree::*;
 
 /// Floats of one position's planes: 112 planes of 8 x 8.
@@ -66,9 +68,9 @@ pub struct RootEdge {
 
 /// The position and moves of a game, with the packed moves for tree reuse.
 struct Game {
-    positions: Vec<PosInfo>,
+    pub(crate) positions: Vec<PosInfo>,
     moves: Vec<u16>,
-    root: Chess,
+    pub(crate) root: Chess,
 }
 
 /// One game's search tree and its batch machinery.
@@ -77,24 +79,24 @@ pub struct Search {
     pub tree: Tree,
     /// Root node, NONE before the first position.
     pub root: u32,
-    mode: CastlingMode,
-    positions: Vec<PosInfo>,
-    root_pos: Chess,
-    root_key: String,
-    root_moves: Vec<u16>,
-    anchor: Option<(u32, Vec<u16>)>,
-    root_pondered: bool,
-    root_dsc: f64,
-    cache: Arc<NNCache>,
+    pub(crate) mode: CastlingMode,
+    pub(crate) positions: Vec<PosInfo>,
+    pub(crate) root_pos: Chess,
+    pub(crate) root_key: String,
+    pub(crate) root_moves: Vec<u16>,
+    pub(crate) anchor: Option<(u32, Vec<u16>)>,
+    pub(crate) root_pondered: bool,
+    pub(crate) root_dsc: f64,
+    pub(crate) cache: Arc<NNCache>,
     pending: VecDeque<Batch>,
     spare: Vec<Batch>,
     // Scratch of one descent and one expansion (reused: no allocation per playout).
-    path: Vec<u32>,
-    path_pos: Vec<PosInfo>,
-    collided: Vec<u32>,
-    collided_lens: Vec<u32>,
-    priors: Vec<u16>,
-    weights: Vec<f32>,
+    pub(crate) path: Vec<u32>,
+    pub(crate) path_pos: Vec<PosInfo>,
+    pub(crate) collided: Vec<u32>,
+    pub(crate) collided_lens: Vec<u32>,
+    pub(crate) priors: Vec<u16>,
+    pub(crate) weights: Vec<f32>,
     /// Playouts of the current search (including out-of-order ones).
     pub playouts: u64,
     /// Sum of the depths of those playouts.
@@ -369,9 +371,7 @@ impl Search {
         let p = &self.params;
         let mb = p.minibatch_size.min(out.len() / PLANES_PER_POSITION);
         let mut budget: i64 = match nodes_limit {
-            Some(limit) => {
-                limit as i64 - i64::from(self.tree.nodes[root as usize].n) - self.pending_leaves() as i64
-            }
+            Some(limit) => limit as i64 - i64::from(self.tree.nodes[root as usize].n) - self.pending_leaves() as i64,
             None => i64::MAX,
         };
         let mut collisions = p.collisions_allowed(self.tree.nodes[root as usize].n);
@@ -485,8 +485,7 @@ impl Search {
                 } else {
                     (0, 0, 0.0)
                 };
-                let s = (if ni > 0 { q } else { fpu })
-                    + pm * f64::from(decompress_p(e.p)) / f64::from(1 + ni + fi);
+                let s = (if ni > 0 { q } else { fpu }) + pm * f64::from(decompress_p(e.p)) / f64::from(1 + ni + fi);
                 if s > best {
                     best = s;
                     bi = i;
@@ -675,392 +674,12 @@ impl Search {
         self.depth_sum += u64::from(depth);
         self.seldepth = self.seldepth.max(depth);
     }
-
-    /// Back one visit up `self.path` from its leaf: (v, d, m) in the view of the player who moved
-    /// into the leaf; one visit in flight undone per node (lc0 search.cc `DoBackupUpdateSingleNode`:
-    /// wl += (v - wl) / (N + 1), likewise d and m; v = -v and m += 1 one level up). Returns the
-    /// depth (edges) of the leaf.
-    fn backup_path(&mut self, mut v: f64, d: f64, mut m: f64) -> u32 {
-        let nodes = &mut self.tree.nodes;
-        for k in (0..self.path.len()).rev() {
-            let x = self.path[k] as usize;
-            let nd = &mut nodes[x];
-            let n1 = nd.n + 1;
-            let f = f64::from(n1);
-            nd.wl += (v - nd.wl) / f;
-            nd.d = (f64::from(nd.d) + (d - f64::from(nd.d)) / f) as f32;
-            nd.m = (f64::from(nd.m) + (m - f64::from(nd.m)) / f) as f32;
-            nd.n = n1;
-            nd.in_flight -= 1;
-            if n1 == 1 && k > 0 {
-                let idx = nd.index;
-                let parent = &nodes[self.path[k - 1] as usize];
-                let p = decompress_p(self.tree.edges[(parent.edges + u32::from(idx)) as usize].p);
-                nodes[self.path[k - 1] as usize].vp += f64::from(p);
-            }
-            v = -v;
-            m += 1.0;
-        }
-        (self.path.len() - 1) as u32
-    }
-
-    /// Certainty propagation from `self.path[k]` (the parent of a newly proven child) upwards (lc0
-    /// search.cc `MaybeSetBounds`): over the children (edges without a child count as (-1, +1)) the
-    /// max lower and max upper bound; this node's bounds become (-max_upper, -max_lower). When they
-    /// meet, the node is proven: M is 1 + the shortest winning child's M (a loss for the mover) or 1 +
-    /// the longest child's M; the change of value is carried into the ancestors (`AdjustForTerminal`)
-    /// and the edge to a loss gets prior 0 (node.cc `MakeTerminal`). The root is never proven.
-    fn update_bounds(&mut self, mut k: usize) {
-        loop {
-            let x = self.path[k];
-            let nd = self.tree.nodes[x as usize];
-            if nd.state != EXPANDED || nd.num_edges == 0 {
-                return;
-            }
-            let (mut max_lo, mut max_up) = (-1i8, -1i8);
-            let mut children = 0usize;
-            let mut c = nd.first_child;
-            while c != NONE {
-                let cn = &self.tree.nodes[c as usize];
-                max_lo = max_lo.max(cn.lower);
-                max_up = max_up.max(cn.upper);
-                children += 1;
-                c = cn.sibling;
-            }
-            if children < nd.num_edges as usize {
-                max_up = 1;
-            }
-            let (lo, up) = (-max_up, -max_lo);
-            if lo == nd.lower && up == nd.upper {
-                return;
-            }
-            {
-                let w = &mut self.tree.nodes[x as usize];
-                w.lower = lo;
-                w.upper = up;
-            }
-            if k == 0 || lo != up || nd.terminal != TERMINAL_NONE {
-                return;
-            }
-            let mut best_m: Option<f32> = None;
-            let mut c = nd.first_child;
-            while c != NONE {
-                let cn = &self.tree.nodes[c as usize];
-                if lo < 0 {
-                    if cn.lower == 1 {
-                        best_m = Some(best_m.map_or(cn.m, |b| b.min(cn.m)));
-                    }
-                } else {
-                    best_m = Some(best_m.map_or(cn.m, |b| b.max(cn.m)));
-                }
-                c = cn.sibling;
-            }
-            let m = 1.0 + f64::from(best_m.unwrap_or(0.0));
-            self.adjust_for_terminal(k, f64::from(lo), if lo == 0 { 1.0 } else { 0.0 }, m);
-            self.tree.nodes[x as usize].terminal = TERMINAL_END;
-            if lo < 0 {
-                let parent = self.path[k - 1];
-                let e = (self.tree.nodes[parent as usize].edges + u32::from(nd.index)) as usize;
-                let p = decompress_p(self.tree.edges[e].p);
-                self.tree.nodes[parent as usize].vp -= f64::from(p);
-                self.tree.edges[e].p = 0;
-            }
-            k -= 1;
-        }
-    }
-
-    /// Replace the averages of `self.path[k]` by exact values and shift every ancestor's averages to
-    /// match (lc0 node.cc `AdjustForTerminal`).
-    fn adjust_for_terminal(&mut self, k: usize, wl: f64, d: f64, m: f64) {
-        let x = self.path[k] as usize;
-        let nd = &mut self.tree.nodes[x];
-        let n = f64::from(nd.n);
-        let mut dwl = (wl - nd.wl) * n;
-        let dd = (d - f64::from(nd.d)) * n;
-        let dm = (m - f64::from(nd.m)) * n;
-        nd.wl = wl;
-        nd.d = d as f32;
-        nd.m = m as f32;
-        for j in (0..k).rev() {
-            let pn = &mut self.tree.nodes[self.path[j] as usize];
-            dwl = -dwl;
-            if pn.n > 0 {
-                let f = f64::from(pn.n);
-                pn.wl += dwl / f;
-                pn.d = (f64::from(pn.d) + dd / f) as f32;
-                pn.m = (f64::from(pn.m) + dm / f) as f32;
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Reading the tree.
-
-    /// Draw score of the side to move at `node` given its depth parity.
-    #[inline]
-    fn dsc_at(&self, ply: u32) -> f64 {
-        if ply % 2 == 0 { self.root_dsc } else { -self.root_dsc }
-    }
-
-    fn rank_key(&self, node: u32, ply: u32, i: usize, child: u32) -> (i32, f64, f64, f64, f64) {
-        let p = f64::from(decompress_p(self.tree.edges_of(node)[i].p));
-        if child == NONE {
-            return (1, 0.0, 0.0, 0.0, p);
-        }
-        let c = &self.tree.nodes[child as usize];
-        let n = f64::from(c.n);
-        let q = if c.n > 0 { c.wl + self.dsc_at(ply) * f64::from(c.d) } else { 0.0 };
-        if c.terminal != TERMINAL_NONE {
-            if c.wl > 0.0 {
-                return (2, -f64::from(c.m), 0.0, 0.0, p);
-            }
-            if c.wl < 0.0 {
-                return (0, f64::from(c.m), 0.0, 0.0, p);
-            }
-            return (1, n, -f64::from(c.m), q, p);
-        }
-        (1, n, 0.0, q, p)
-    }
-
-    fn children_by_edge(&self, node: u32) -> Vec<u32> {
-        let nd = &self.tree.nodes[node as usize];
-        let mut out = vec![NONE; nd.num_edges as usize];
-        let mut c = nd.first_child;
-        while c != NONE {
-            let cn = &self.tree.nodes[c as usize];
-            out[cn.index as usize] = c;
-            c = cn.sibling;
-        }
-        out
-    }
-
-    /// Edge indices of an expanded node, best first by lc0's ranking (lc0 search.cc
-    /// `GetBestChildrenNoTemperature`): proven win (shorter first) > others by visits, then Q, then
-    /// prior > proven loss (longer first). Ties keep edge order.
-    pub fn ranked_edges(&self, node: u32, ply: u32) -> Vec<usize> {
-        let children = self.children_by_edge(node);
-        let keys: Vec<_> = (0..children.len()).map(|i| self.rank_key(node, ply, i, children[i])).collect();
-        let mut order: Vec<usize> = (0..children.len()).collect();
-        order.sort_by(|&a, &b| keys[b].partial_cmp(&keys[a]).unwrap_or(std::cmp::Ordering::Equal));
-        order
-    }
-
-    fn best_edge(&self, node: u32, ply: u32) -> Option<usize> {
-        let nd = &self.tree.nodes[node as usize];
-        if nd.state != EXPANDED || nd.num_edges == 0 {
-            return None;
-        }
-        let children = self.children_by_edge(node);
-        let mut best = 0usize;
-        let mut best_key = self.rank_key(node, ply, 0, children[0]);
-        for (i, &c) in children.iter().enumerate().skip(1) {
-            let k = self.rank_key(node, ply, i, c);
-            if k > best_key {
-                best = i;
-                best_key = k;
-            }
-        }
-        Some(best)
-    }
-
-    /// The principal variation below root edge `edge` (that edge's move first), as UCI strings
-    /// (python-chess spelling), at most `max_len` moves: best edges while the child has visits.
-    pub fn pv(&self, edge: usize, max_len: usize) -> Vec<String> {
-        let mut pos = self.root_pos.clone();
-        let root = self.root;
-        let first = self.tree.edges_of(root)[edge].mv;
-        let mv = unpack_move(first, &pos);
-        let mut out = vec![mv.to_uci(self.mode).to_string()];
-        pos.play_unchecked(mv);
-        let mut node = self.tree.child(root, edge as u8);
-        let mut ply = 1u32;
-        // Below the root move: the best edge of each node; the first one even without visits (its
-        // prior makes it the expected reply), later ones only with visits.
-        let mut below = 0usize;
-        while node != NONE && out.len() < max_len {
-            let Some(i) = self.best_edge(node, ply) else { break };
-            let child = self.tree.child(node, i as u8);
-            let visited = child != NONE && self.tree.nodes[child as usize].n > 0;
-            if !visited && below > 0 {
-                break;
-            }
-            let mv = unpack_move(self.tree.edges_of(node)[i].mv, &pos);
-            out.push(mv.to_uci(self.mode).to_string());
-            below += 1;
-            if child == NONE {
-                break;
-            }
-            pos.play_unchecked(mv);
-            node = child;
-            ply += 1;
-        }
-        out
-    }
-
-    /// UCI strings (python-chess spelling) of the root edges, in edge order.
-    pub fn root_move_strings(&self) -> Vec<String> {
-        self.tree
-            .edges_of(self.root)
-            .iter()
-            .map(|e| unpack_move(e.mv, &self.root_pos).to_uci(self.mode).to_string())
-            .collect()
-    }
-
-    /// lc0 policy indices of the root edges (no transform), for VerboseMoveStats.
-    pub fn root_nn_indices(&self) -> Vec<i32> {
-        let turn = self.root_pos.turn();
-        self.tree
-            .edges_of(self.root)
-            .iter()
-            .map(|e| {
-                let (from, to, promotion) = unpack_squares(e.mv);
-                let mv = Move::Normal { role: Role::Pawn, from, capture: None, to, promotion };
-                policy::nn_index(&mv, turn, 0).map_or(-1, i32::from)
-            })
-            .collect()
-    }
-
-    /// Statistics of every root edge, best first (lc0 ranking). Values from the root side to move's
-    /// view; U = cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + N_i + in_flight_i).
-    pub fn root_edges(&self) -> Vec<RootEdge> {
-        let root = self.root;
-        let rn = self.tree.nodes[root as usize].n;
-        let pm = self.params.cpuct_at(rn) * f64::from(rn.saturating_sub(1).max(1)).sqrt();
-        let children = self.children_by_edge(root);
-        let edges = self.tree.edges_of(root);
-        self.ranked_edges(root, 0)
-            .into_iter()
-            .map(|i| {
-                let p = decompress_p(edges[i].p);
-                let c = children[i];
-                let (n, fi) = if c == NONE {
-                    (0, 0)
-                } else {
-                    let cn = &self.tree.nodes[c as usize];
-                    (cn.n, cn.in_flight)
-                };
-                let cn = (c != NONE && n > 0).then(|| &self.tree.nodes[c as usize]);
-                let proven = (c != NONE && self.tree.nodes[c as usize].terminal != TERMINAL_NONE).then(|| {
-                    let w = self.tree.nodes[c as usize].wl;
-                    if w > 0.0 { 1 } else if w < 0.0 { -1 } else { 0 }
-                });
-                RootEdge {
-                    edge: i,
-                    n,
-                    p,
-                    q: cn.map_or(0.0, |x| x.wl + self.root_dsc * f64::from(x.d)),
-                    u: pm * f64::from(p) / f64::from(1 + n + fi),
-                    d: cn.map_or(0.0, |x| x.d),
-                    m: cn.map_or(0.0, |x| x.m),
-                    wl: cn.map_or(0.0, |x| x.wl),
-                    in_flight: fi,
-                    proven,
-                    v0: cn.map(|x| x.v0),
-                }
-            })
-            .collect()
-    }
-
-    /// (wl, d, mate, pv) of root edge `edge`, root side to move's view; the root's own value when the
-    /// edge has no visits yet. mate: sign(wl) * (round(M) / 2 + 1) for a proven child (lc0 search.cc
-    /// `SendUciInfo`), rounded half to even as Python's round.
-    pub fn edge_values(&self, edge: usize, max_pv: usize) -> (f64, f64, Option<i64>, Vec<String>) {
-        let root = &self.tree.nodes[self.root as usize];
-        let c = self.tree.child(self.root, edge as u8);
-        if c != NONE && self.tree.nodes[c as usize].n > 0 {
-            let cn = &self.tree.nodes[c as usize];
-            let mate = (cn.terminal != TERMINAL_NONE && cn.wl != 0.0).then(|| {
-                let k = (f64::from(cn.m).round_ties_even() / 2.0 + 1.0) as i64;
-                if cn.wl > 0.0 { k } else { -k }
-            });
-            return (cn.wl, f64::from(cn.d), mate, self.pv(edge, max_pv));
-        }
-        (-root.wl, f64::from(root.d), None, self.pv(edge, 1))
-    }
-
-    /// The node reached from the root by `moves` (UCI strings, python-chess spelling), with its
-    /// position; None when a move is illegal or its child was never visited.
-    pub fn node_at(&self, moves: &[String]) -> Option<(u32, Chess)> {
-        let mut pos = self.root_pos.clone();
-        let mut node = self.root;
-        for text in moves {
-            let uci: UciMove = text.parse().ok()?;
-            let mv = uci.to_move(&pos).ok()?;
-            let code = pack_move(&mv);
-            let nd = &self.tree.nodes[node as usize];
-            if nd.state != EXPANDED {
-                return None;
-            }
-            let i = self.tree.edges_of(node).iter().position(|e| e.mv == code)?;
-            node = self.tree.child(node, i as u8);
-            if node == NONE {
-                return None;
-            }
-            pos.play_unchecked(mv);
-        }
-        Some((node, pos))
-    }
-
-    /// The number of two-fold terminals in the tree below the root (for tests and stats).
-    pub fn count_twofold(&self) -> usize {
-        let mut total = 0;
-        let mut stack = vec![self.root];
-        while let Some(x) = stack.pop() {
-            let nd = &self.tree.nodes[x as usize];
-            if nd.terminal == TERMINAL_TWOFOLD {
-                total += 1;
-            }
-            let mut c = nd.first_child;
-            while c != NONE {
-                stack.push(c);
-                c = self.tree.nodes[c as usize].sibling;
-            }
-        }
-        total
-    }
 }
 
 enum Expansion {
     Terminal,
     CacheHit([f32; 3], f32),
     Network(u8, bool, u64),
-}
-
-/// lc0 node.cc `MakeTerminal`: exact values and bounds; no edges.
-fn make_terminal(nd: &mut Node, wl: f64, d: f32, m: f32) {
-    nd.terminal = TERMINAL_END;
-    nd.state = EXPANDED;
-    nd.num_edges = 0;
-    nd.wl = wl;
-    nd.d = d;
-    nd.m = m;
-    nd.v0 = wl as f32;
-    let b = if wl > 0.0 { 1 } else if wl < 0.0 { -1 } else { 0 };
-    nd.lower = b;
-    nd.upper = b;
-}
-
-/// lc0's fast 2^a (lc0 src/utils/fastmath.h `FastExp2`): a quadratic minimax fit of the fraction put
-/// into the float's exponent; relative error about 0.2 %.
-#[inline]
-pub fn fast_exp2(a: f32) -> f32 {
-    let exp: i32 = if a < 0.0 {
-        if a < -126.0 {
-            return 0.0;
-        }
-        (a - 1.0) as i32
-    } else {
-        a as i32
-    };
-    let mut out = a - exp as f32;
-    out = 1.0 + out * (0.660_233_9 + 0.339_766_06 * out);
-    f32::from_bits((out.to_bits() as i32).wrapping_add(((exp as u32) << 23) as i32) as u32)
-}
-
-/// lc0's fast e^a (lc0 src/utils/fastmath.h `FastExp`).
-#[inline]
-pub fn fast_exp(a: f32) -> f32 {
-    fast_exp2(1.442_695_04 * a)
 }
 
 /// Sort edges by prior, highest first, keeping move-generation order among equals (lc0 search.cc

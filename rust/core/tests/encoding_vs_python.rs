@@ -24,12 +24,7 @@ enum Json {
 impl Json {
     fn get(&self, key: &str) -> &Json {
         match self {
-            Json::Obj(kv) => {
-                &kv.iter()
-                    .find(|(k, _)| k == key)
-                    .unwrap_or_else(|| panic!("no key {key}"))
-                    .1
-            }
+            Json::Obj(kv) => &kv.iter().find(|(k, _)| k == key).unwrap_or_else(|| panic!("no key {key}")).1,
             _ => panic!("not an object"),
         }
     }
@@ -125,10 +120,7 @@ fn replay(fen: &str, moves: &[Json], mode: CastlingMode) -> (Vec<PosInfo>, Chess
     let fen = if fen == "startpos" { START } else { fen };
     let setup: Fen = fen.parse().unwrap();
     let ep = setup.as_setup().ep_square;
-    let mut pos: Chess = setup
-        .into_position(mode)
-        .or_else(shakmaty::PositionError::ignore_invalid_ep_square)
-        .unwrap();
+    let mut pos: Chess = setup.into_position(mode).or_else(shakmaty::PositionError::ignore_invalid_ep_square).unwrap();
     let mut out = vec![PosInfo::from_fen_position(&pos, ep)];
     for m in moves {
         let mv = m.str().parse::<UciMove>().unwrap().to_move(&pos).unwrap();
@@ -150,11 +142,7 @@ fn encoding_and_policy_match_python() {
     for line in text.lines() {
         let rec = parse(line.as_bytes(), &mut 0);
         let tag = rec.get("tag").str();
-        let mode = if rec.get("chess960").bool() {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        };
+        let mode = if rec.get("chess960").bool() { CastlingMode::Chess960 } else { CastlingMode::Standard };
         let (hist, pos) = replay(rec.get("fen").str(), rec.get("moves").arr(), mode);
         let refs: Vec<&PosInfo> = hist.iter().collect();
         for case in rec.get("cases").arr() {
@@ -174,11 +162,7 @@ fn encoding_and_policy_match_python() {
             }
             out.fill(f32::NAN);
             let t = encode(&refs, fmt, fill, &mut out);
-            assert_eq!(
-                u32::from(t),
-                case.get("transform").num() as u32,
-                "{tag} fmt {fmt} transform"
-            );
+            assert_eq!(u32::from(t), case.get("transform").num() as u32, "{tag} fmt {fmt} transform");
             for p in 0..112 {
                 assert_eq!(
                     out[p * 64..(p + 1) * 64],
@@ -208,15 +192,9 @@ fn encoding_and_policy_match_python() {
         assert_eq!(legal.len(), want.len(), "{tag}: legal move count");
         for m in &legal {
             let uci = m.to_uci(mode).to_string();
-            let &(i0, it) = want
-                .get(uci.as_str())
-                .unwrap_or_else(|| panic!("{tag}: {uci} not in python's moves"));
+            let &(i0, it) = want.get(uci.as_str()).unwrap_or_else(|| panic!("{tag}: {uci} not in python's moves"));
             assert_eq!(nn_index(m, pos.turn(), 0), Some(i0), "{tag}: {uci}");
-            assert_eq!(
-                nn_index(m, pos.turn(), ct),
-                Some(it),
-                "{tag}: {uci} transform {ct}"
-            );
+            assert_eq!(nn_index(m, pos.turn(), ct), Some(it), "{tag}: {uci} transform {ct}");
             n_moves += 1;
         }
         n_pos += 1;
@@ -230,12 +208,10 @@ fn encoding_and_policy_match_python() {
 #[test]
 #[ignore]
 fn encode_speed() {
-    let moves: Vec<Json> = [
-        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3", "f8c5", "c2c3", "d7d6",
-    ]
-    .iter()
-    .map(|s| Json::Str(s.to_string()))
-    .collect();
+    let moves: Vec<Json> = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3", "f8c5", "c2c3", "d7d6"]
+        .iter()
+        .map(|s| Json::Str(s.to_string()))
+        .collect();
     let (hist, pos) = replay("startpos", &moves, CastlingMode::Standard);
     let refs: Vec<&PosInfo> = hist.iter().collect();
     let mut out = vec![0f32; INPUT_SIZE];
@@ -245,12 +221,8 @@ fn encode_speed() {
         let t0 = std::time::Instant::now();
         let mut acc = 0u32;
         for _ in 0..n {
-            acc += u32::from(encode(
-                std::hint::black_box(&refs),
-                fmt,
-                lichessbot_core::encoding::Fill::FenOnly,
-                &mut out,
-            ));
+            acc +=
+                u32::from(encode(std::hint::black_box(&refs), fmt, lichessbot_core::encoding::Fill::FenOnly, &mut out));
             acc += std::hint::black_box(out[5]) as u32;
         }
         let dt = t0.elapsed().as_secs_f64() / n as f64;
@@ -265,9 +237,5 @@ fn encode_speed() {
         }
     }
     let dt = t0.elapsed().as_secs_f64() / n as f64;
-    eprintln!(
-        "nn_index: {:.1} ns for {} legal moves ({acc})",
-        dt * 1e9,
-        legal.len()
-    );
+    eprintln!("nn_index: {:.1} ns for {} legal moves ({acc})", dt * 1e9, legal.len());
 }

@@ -145,7 +145,11 @@ fn params_from(d: &Bound<'_, PyDict>) -> PyResult<Params> {
             "max_collision_visits_scaling_start",
             def.max_collision_visits_scaling_start,
         )?,
-        max_collision_visits_scaling_end: get_u32(d, "max_collision_visits_scaling_end", def.max_collision_visits_scaling_end)?,
+        max_collision_visits_scaling_end: get_u32(
+            d,
+            "max_collision_visits_scaling_end",
+            def.max_collision_visits_scaling_end,
+        )?,
         max_collision_visits_scaling_power: get_f64(
             d,
             "max_collision_visits_scaling_power",
@@ -178,7 +182,14 @@ impl PySearchCore {
     /// Set the position to search (the game from `fen` plus UCI `moves`); returns the reused visits.
     /// Raises ValueError for an invalid FEN, illegal position or illegal move.
     #[pyo3(signature = (fen, moves, chess960=false, ponder=false))]
-    fn set_position(&mut self, py: Python<'_>, fen: &str, moves: Vec<String>, chess960: bool, ponder: bool) -> PyResult<u32> {
+    fn set_position(
+        &mut self,
+        py: Python<'_>,
+        fen: &str,
+        moves: Vec<String>,
+        chess960: bool,
+        ponder: bool,
+    ) -> PyResult<u32> {
         let search = &mut self.search;
         guard(|| py.detach(|| search.set_position(fen, &moves, chess960, ponder)).map_err(PyValueError::new_err))
     }
@@ -196,7 +207,12 @@ impl PySearchCore {
     /// Gather one batch into `planes` (float32 `[M, 112, 8, 8]`, C-contiguous, M >= minibatch);
     /// returns the rows written. `nodes_limit`: root visits not to pass (None: no limit).
     #[pyo3(signature = (planes, nodes_limit=None))]
-    fn gather(&mut self, py: Python<'_>, mut planes: PyReadwriteArray4<'_, f32>, nodes_limit: Option<u64>) -> PyResult<usize> {
+    fn gather(
+        &mut self,
+        py: Python<'_>,
+        mut planes: PyReadwriteArray4<'_, f32>,
+        nodes_limit: Option<u64>,
+    ) -> PyResult<usize> {
         let out = planes
             .as_slice_mut()
             .map_err(|_| PyValueError::new_err("planes must be a C-contiguous float32 [M, 112, 8, 8] array"))?;
@@ -280,7 +296,9 @@ impl PySearchCore {
     /// "twofold"), expanded, and children {uci: visits}; None when not in the tree.
     fn node_info<'py>(&self, py: Python<'py>, moves: Vec<String>) -> PyResult<Option<Bound<'py, PyDict>>> {
         use lichessbot_core::tree::{EXPANDED, TERMINAL_END, TERMINAL_TWOFOLD, unpack_move};
-        let Some((node, pos)) = self.search.node_at(&moves) else { return Ok(None) };
+        let Some((node, pos)) = self.search.node_at(&moves) else {
+            return Ok(None);
+        };
         let tree = &self.search.tree;
         let nd = &tree.nodes[node as usize];
         let d = PyDict::new(py);

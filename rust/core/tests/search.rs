@@ -1,0 +1,143 @@
+//! The search core driven as Python drives it: gather, a network (here uniform logits and a fixed
+//! value), apply.
+
+use std::sync::Arc;
+
+use lichessbot_core::cache::NNCache;
+use lichessbot_core::params::Params;
+use lichessbot_core::search::{PLANES_PER_POSITION, POLICY_SIZE, Search};
+
+const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+fn search(minibatch: usize, cache: usize) -> Search {
+    Search::new(Params { minibatch_size: minibatch, ..Params::default() }, Arc::new(NNCache::new(cache)))
+}
+
+/// Search until the root has `nodes` visits; every network batch gets uniform logits and W/D/L
+/// (0.3, 0.4, 0.3). Returns the number of rows sent to the "network".
+fn run(s: &mut Search, nodes: u64) -> usize {
+    run_with(s, nodes, &[0f32; POLICY_SIZE])
+}
+
+/// As [`run`], with the logits `row` for every position.
+fn run_with(s: &mut Search, nodes: u64, row: &[f32]) -> usize {
+    let mb = s.params.minibatch_size;
+    let mut planes = vec![0f32; mb * PLANES_PER_POSITION];
+    let logits: Vec<f32> = (0..mb).flat_map(|_| row.iter().copied()).collect();
+    let wdl: Vec<f32> = (0..mb).flat_map(|_| [0.3f32, 0.4, 0.3]).collect();
+    let mut rows_total = 0;
+    while u64::from(s.root_node().n) < nodes {
+        let rows = s.gather(&mut planes, Some(nodes));
+        if rows > 0 {
+            // The planes of a real position: the side-to-move constant plane 111 is all ones (lc0).
+            assert!(planes[111 * 64..112 * 64].iter().all(|&x| x == 1.0));
+            s.apply(&logits[..rows * POLICY_SIZE], &wdl[..rows * 3], None).unwrap();
+            rows_total += rows;
+        }
+    }
+    rows_total
+}
+
+#[test]
+fn nodes_limit_is_exact_and_uniform_priors_stay_uniform() {
+    let mut s = search(16, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run(&mut s, 777);
+    assert_eq!(s.root_node().n, 777);
+    let edges = s.root_edges();
+    assert_eq!(edges.len(), 20);
+    assert!(edges.iter().all(|e| (e.p - 0.05).abs() < 1e-3));
+    assert_eq!(edges.iter().map(|e| e.n).sum::<u32>(), 776);
+}
+
+#[test]
+fn mate_in_one_is_proven_and_ranked_first() {
+    let mut s = search(8, 1000);
+    s.set_position("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", &[], false, false).unwrap();
+    run(&mut s, 400);
+    let best = &s.root_edges()[0];
+    assert_eq!(best.proven, Some(1));
+    let (wl, _, mate, pv) = s.edge_values(best.edge, 10);
+    assert_eq!((wl, mate), (1.0, Some(1)));
+    assert_eq!(pv, vec!["d1d8".to_string()]);
+}
+
+#[test]
+fn a_repetition_begun_before_the_root_is_not_a_two_fold_draw() {
+    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    // The cycle g1f3 g8f6 f3g1 f6g8 begins before the root: no two-fold draw below it.
+    // The knights' moves (mover's view: g1f3 and f3g1, black's mirrored) get 50 times the prior.
+    let mut row = [0f32; POLICY_SIZE];
+    for uci in ["g1f3", "f3g1"] {
+        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
+        row[i as usize] = 1.359 * 50f32.ln();
+    }
+    let mut s2 = search(8, 0);
+    s2.set_position(START, &shuffle[..2], false, false).unwrap();
+    run_with(&mut s2, 300, &row);
+    let (node, _) = s2.node_at(&shuffle[2..]).expect("the knights go back");
+    assert_eq!(s2.tree.nodes[node as usize].terminal, 0, "the first occurrence is before the root");
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree_of_the_moves_played() {
+    let mut s = search(16, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run(&mut s, 2000);
+    let best = s.root_edges()[0].edge;
+    let (_, _, _, pv) = s.edge_values(best, 2);
+    assert_eq!(pv.len(), 2);
+    let kept = s.node_at(&pv).map(|(n, _)| s.tree.nodes[n as usize].n).unwrap();
+    assert!(kept > 0);
+    assert_eq!(s.set_position(START, &pv, false, false).unwrap(), kept);
+    assert_eq!(s.tree.nodes.len(), s.tree.count(s.root), "only the kept subtree remains");
+    run(&mut s, u64::from(kept) + 100);
+    // An unrelated position starts afresh.
+    assert_eq!(s.set_position("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", &[], false, false).unwrap(), 0);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let mut s = search(8, 0);
+    assert!(s.set_position("not a fen", &[], false, false).unwrap_err().contains("invalid FEN"));
+    assert!(s.set_position(START, &["e2e5".to_string()], false, false).unwrap_err().contains("illegal move"));
+    assert!(s.set_position("8/8/8/8/8/8/8/8 w - - 0 1", &[], false, false).unwrap_err().contains("illegal position"));
+    s.set_position(START, &[], false, false).unwrap();
+    assert!(s.apply(&[0.0; POLICY_SIZE], &[0.3, 0.4, 0.3], None).is_err(), "nothing was gathered");
+}
+
+#[test]
+fn chess960_castling_is_king_takes_rook() {
+    let mut s = search(8, 0);
+    s.set_position("rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1", &[], true, false).unwrap();
+    run(&mut s, 50);
+    let moves = s.root_move_strings();
+    assert!(moves.contains(&"b1h1".to_string()) && moves.contains(&"b1a1".to_string()), "{moves:?}");
+}
+
+#[test]
+fn a_ponder_search_keeps_the_old_root_as_an_anchor() {
+    let mut s = search(16, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run(&mut s, 1500);
+    let ours = s.root_move_strings()[s.root_edges()[0].edge].clone();
+    let replies = s.node_at(std::slice::from_ref(&ours)).map(|(n, _)| n).unwrap();
+    // The two most visited replies: ponder on the first, the opponent plays the second.
+    let mut children: Vec<(u32, u8)> = Vec::new();
+    let mut c = s.tree.nodes[replies as usize].first_child;
+    while c != lichessbot_core::tree::NONE {
+        children.push((s.tree.nodes[c as usize].n, s.tree.nodes[c as usize].index));
+        c = s.tree.nodes[c as usize].sibling;
+    }
+    children.sort();
+    let missed_n = children[children.len() - 2].0;
+    let (_, pos) = s.node_at(std::slice::from_ref(&ours)).unwrap();
+    let uci = |i: u8| {
+        let e = s.tree.edges_of(replies)[i as usize];
+        lichessbot_core::tree::unpack_move(e.mv, &pos).to_uci(shakmaty::CastlingMode::Standard).to_string()
+    };
+    let (predicted, missed) = (uci(children[children.len() - 1].1), uci(children[children.len() - 2].1));
+    s.set_position(START, &[ours.clone(), predicted], false, true).unwrap();
+    run(&mut s, 3000);
+    assert_eq!(s.set_position(START, &[ours, missed], false, false).unwrap(), missed_n);
+}
