@@ -383,11 +383,18 @@ fn encode_game<'py>(
     Ok((arr, moves))
 }
 
+/// Panic inside the boundary guard (for tests: a panic must surface as RuntimeError, not kill Python).
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    guard(|| panic!("deliberate panic for the tests"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNNCache>()?;
     m.add_class::<PySearchCore>()?;
     m.add_function(wrap_pyfunction!(encode_game, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("PLANES_PER_POSITION", PLANES_PER_POSITION)?;
     Ok(())
 }
