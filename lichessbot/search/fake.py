@@ -8,11 +8,14 @@ probability ``draw``.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 
 from lichessbot import _core
 
-__all__ = ["FakeEvaluator"]
+__all__ = ["FakeEvaluator", "GpuModelEvaluator"]
 
 
 class FakeEvaluator:
@@ -51,3 +54,27 @@ class FakeEvaluator:
     def clear_cache(self) -> None:
         """Empty the NN cache."""
         self.search_cache.clear()
+
+
+class GpuModelEvaluator(FakeEvaluator):
+    """A zero-cost network that models one GPU for ``bench search --games``: calls run one at a time,
+    each taking ``fixed`` seconds plus ``per_position`` seconds per position (default 10 ms + 2 µs), up
+    to ``max_batch`` (1024) positions a call."""
+
+    provider = "gpu-model"
+
+    def __init__(self, fixed: float = 0.010, per_position: float = 2e-6, max_batch: int = 1024, **kw) -> None:
+        super().__init__(**kw)
+        self.fixed = fixed
+        self.per_position = per_position
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+
+    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+        """As :meth:`FakeEvaluator.run`, after holding the one "GPU" for the modelled time.
+        Raises ValueError past ``max_batch`` positions."""
+        if len(planes) > self.max_batch:
+            raise ValueError(f"{len(planes)} positions in one call, the model takes at most {self.max_batch}")
+        with self._lock:
+            time.sleep(self.fixed + self.per_position * len(planes))
+            return super().run(planes)

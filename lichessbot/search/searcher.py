@@ -25,6 +25,7 @@ import numpy as np
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
+from lichessbot.engine.service import EvalService
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
 from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
@@ -61,11 +62,16 @@ class Searcher:
     ``evaluator`` provides ``run(planes) -> (logits, wdl, mlh)`` (see
     :meth:`lichessbot.engine.evaluator.Evaluator.run`) and ``search_cache`` (the process's
     :class:`lichessbot._core.NNCache`). ``pipeline``: gather the next batch while the network
-    evaluates the previous one (default True).
+    evaluates the previous one (default True). ``game``: a name for the evaluation service's fairness
+    and stats when ``evaluator`` is an :class:`~lichessbot.engine.service.EvalService`.
     """
 
-    def __init__(self, evaluator, params: SearchParams | None = None, *, pipeline: bool = True) -> None:
+    def __init__(self, evaluator, params: SearchParams | None = None, *, pipeline: bool = True,
+                 game: str = "") -> None:
         self.evaluator = evaluator
+        #: Who this search plays for, as the evaluation service sees it (fairness, stats).
+        self.game = game
+        self._service = isinstance(evaluator, EvalService)
         self.params = params or SearchParams()
         self.pipeline = pipeline
         self.has_wdl = bool(getattr(getattr(evaluator, "network", None), "has_wdl", True))
@@ -146,8 +152,11 @@ class Searcher:
         except BaseException as err:  # noqa: BLE001 - handed to wait()
             state.error = err
 
-    def _network(self, planes: np.ndarray):
-        logits, wdl, mlh = self.evaluator.run(planes)
+    def _network(self, planes: np.ndarray, priority: int = 0):
+        if self._service:
+            logits, wdl, mlh = self.evaluator.run(planes, game=self.game, priority=priority)
+        else:
+            logits, wdl, mlh = self.evaluator.run(planes)
         return (np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(wdl, dtype=np.float32),
                 None if mlh is None else np.ascontiguousarray(mlh, dtype=np.float32).reshape(-1))
 
@@ -181,7 +190,8 @@ class Searcher:
                     core.apply(*pending.popleft().result())
                 if rows:
                     if self.pipeline:
-                        pending.append(self._executor.submit(self._network, planes[:rows]))
+                        prio = 1 if state.pondering else 0
+                        pending.append(self._executor.submit(self._network, planes[:rows], prio))
                         buf = (buf + 1) % len(self._planes)
                     else:
                         core.apply(*self._network(planes[:rows]))

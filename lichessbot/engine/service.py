@@ -1,0 +1,191 @@
+"""The evaluation service: one per process, it merges the network batches of every search into one call.
+
+Every game's :class:`~lichessbot.search.Searcher` submits its leaf batches (planes already written by
+the search core) through :meth:`EvalService.run`, which blocks until that batch's rows come back. Worker
+threads (one per batch the evaluator runs at once, :attr:`Evaluator.concurrency`) take what is waiting,
+merge it into one network call of at most ``max_batch`` positions, run it and hand every search its
+rows. With one search running nothing waits: a batch runs as soon as a worker is free.
+
+Order of service: games whose clock runs (priority 0) before pondering games (priority 1); among equals
+the game served longest ago first, so no game's batches wait behind another game's twice in a row; then
+arrival order. A request is never split.
+
+Stats (:meth:`EvalService.stats`): batches run, mean fill (positions per call), mean games per call, mean
+queue wait (milliseconds) and each game's share of the positions, for logs, ``bench`` and the status page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["EvalService", "GPU_MAX_BATCH", "CPU_MAX_BATCH"]
+
+#: Positions per merged call on CUDA/TensorRT (lc0's onnx backend maximum; our TensorRT profile).
+GPU_MAX_BATCH = 1024
+#: On the CPU a bigger call gains nothing once past a few dozen positions; keep latency bounded (ours).
+CPU_MAX_BATCH = 256
+
+
+@dataclass(eq=False)
+class _Request:
+    planes: np.ndarray
+    game: str
+    priority: int
+    seq: int
+    t: float
+    done: threading.Event = field(default_factory=threading.Event)
+    result: tuple | None = None
+    error: BaseException | None = None
+
+
+class EvalService:
+    """Merges the batches of every search in the process into network calls (see the module docs).
+
+    ``evaluator`` provides ``run(planes) -> (logits, wdl, mlh)`` and ``concurrency``; its other
+    attributes (``search_cache``, ``input_format``, ``history_fill``, ``policy_temperature``,
+    ``network``, ``provider``, ``default_minibatch()``, ``clear_cache()``) are forwarded, so a service
+    stands wherever an evaluator does. ``max_batch``: positions per call (default
+    :data:`GPU_MAX_BATCH` on a GPU provider, :data:`CPU_MAX_BATCH` on the CPU).
+    """
+
+    def __init__(self, evaluator, *, max_batch: int | None = None) -> None:
+        self.evaluator = evaluator
+        gpu = getattr(evaluator, "provider", "") in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+        self.max_batch = int(max_batch or getattr(evaluator, "max_batch", 0)
+                             or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
+        self.concurrency = max(1, int(getattr(evaluator, "concurrency", 1)))
+        self._cv = threading.Condition()
+        self._queue: list[_Request] = []
+        self._seq = itertools.count()
+        self._served = itertools.count(1)
+        self._last_served: dict[str, int] = {}
+        self._closed = False
+        self._stats_lock = threading.Lock()
+        self._batches = 0
+        self._rows = 0
+        self._requests = 0
+        self._games_sum = 0
+        self._wait_sum = 0.0
+        self._share: Counter[str] = Counter()
+        self._workers = [threading.Thread(target=self._loop, name=f"lichessbot-eval-{k}", daemon=True)
+                         for k in range(self.concurrency)]
+        for w in self._workers:
+            w.start()
+
+    def __getattr__(self, name: str):
+        # Forward the evaluator's attributes (search_cache, input_format, provider, ...).
+        if name == "evaluator":
+            raise AttributeError(name)
+        return getattr(self.evaluator, name)
+
+    # ----------------------------------------------------------------------------------------------
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0) -> tuple:
+        """The network's outputs for ``planes`` float32 ``[B, 112, 8, 8]``: logits float32 ``[B, 1858]``,
+        wdl float32 ``[B, 3]``, mlh float32 ``[B]`` or None. Blocks until the merged call returns; re-raises
+        its error. ``game``: who asks (fairness, stats); ``priority``: 0 a running clock, 1 pondering.
+        Raises RuntimeError once the service is closed."""
+        req = _Request(planes, game, priority, next(self._seq), time.perf_counter())
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the evaluation service is closed")
+            self._queue.append(req)
+            self._cv.notify()
+        req.done.wait()
+        if req.error is not None:
+            raise req.error
+        return req.result  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop the workers (requests still queued fail with RuntimeError)."""
+        with self._cv:
+            self._closed = True
+            waiting, self._queue = self._queue, []
+            self._cv.notify_all()
+        for req in waiting:
+            req.error = RuntimeError("the evaluation service is closed")
+            req.done.set()
+        for w in self._workers:
+            w.join(timeout=5)
+
+    # ----------------------------------------------------------------------------------------------
+    def _take(self) -> list[_Request]:
+        """The requests of the next call (the caller holds the lock and the queue is not empty)."""
+        order = sorted(self._queue, key=lambda r: (r.priority, self._last_served.get(r.game, 0), r.seq))
+        taken, rows = [], 0
+        for r in order:
+            if taken and rows + len(r.planes) > self.max_batch:
+                continue
+            taken.append(r)
+            rows += len(r.planes)
+        served = next(self._served)
+        for r in taken:
+            self._queue.remove(r)
+            self._last_served[r.game] = served
+        return taken
+
+    def _loop(self) -> None:
+        staging: np.ndarray | None = None
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                taken = self._take()
+            now = time.perf_counter()
+            sizes = [len(r.planes) for r in taken]
+            total = sum(sizes)
+            try:
+                if len(taken) == 1:
+                    planes = taken[0].planes
+                else:
+                    if staging is None or len(staging) < total:
+                        staging = np.empty((max(total, self.max_batch), 112, 8, 8), dtype=np.float32)
+                    np.concatenate([r.planes for r in taken], axis=0, out=staging[:total])
+                    planes = staging[:total]
+                logits, wdl, mlh = self.evaluator.run(planes)
+                at = 0
+                for r, n in zip(taken, sizes):
+                    r.result = (logits[at:at + n], wdl[at:at + n], None if mlh is None else mlh[at:at + n])
+                    at += n
+            except BaseException as err:  # noqa: BLE001 - every waiting search gets the error
+                for r in taken:
+                    r.error = err
+            with self._stats_lock:
+                self._batches += 1
+                self._rows += total
+                self._requests += len(taken)
+                self._games_sum += len({r.game for r in taken})
+                self._wait_sum += sum(now - r.t for r in taken)
+                for r, n in zip(taken, sizes):
+                    self._share[r.game] += n
+            for r in taken:
+                r.done.set()
+
+    def stats(self) -> dict:
+        """batches, mean_fill (positions per call), mean_games (games per call), mean_wait_ms (queue wait
+        per request, milliseconds), share ({game: fraction of the positions}), max_batch, workers."""
+        with self._stats_lock:
+            b, rows, reqs = self._batches, self._rows, self._requests
+            return {
+                "batches": b,
+                "mean_fill": rows / b if b else 0.0,
+                "mean_games": self._games_sum / b if b else 0.0,
+                "mean_wait_ms": 1000.0 * self._wait_sum / reqs if reqs else 0.0,
+                "share": {g: n / rows for g, n in self._share.items()} if rows else {},
+                "max_batch": self.max_batch,
+                "workers": self.concurrency,
+            }
+
+    def reset_stats(self) -> None:
+        """Zero the counters."""
+        with self._stats_lock:
+            self._batches = self._rows = self._requests = self._games_sum = 0
+            self._wait_sum = 0.0
+            self._share.clear()
