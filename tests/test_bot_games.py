@@ -78,7 +78,7 @@ def test_game_ending_in_a_draw(server, engine, tmp_path):
 
 def test_opponent_losing_on_time(server, engine):
     with BotRun(server, engine) as bot:
-        game = bot.play(limit=2, opponent=scripted(["e7e5", "g8f6"]))  # then the opponent sits
+        game = bot.play(limit=2, speed="bullet", opponent=scripted(["e7e5", "g8f6"]))  # then it sits
     assert (game.status, game.winner) == ("outoftime", "white")
     assert game.ply() == 5 and _unique_plies(game)
 
