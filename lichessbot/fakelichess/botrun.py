@@ -60,7 +60,7 @@ class BotRun:
         base = {"url": server.url, "abort_time": 30, "pgn_directory": None,
                 "challenge": {"concurrency": 1, "accept_bot": True, "variants": ["standard", "fromPosition"],
                               "time_controls":
-                              ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"]}}
+                              ["bullet", "blitz", "rapid", "classical", "correspondence"]}}
         self.config = parse_config(_merge(base, config or {}))
         self.server = server
         settings = settings or ClientSettings(timeout=3.0, move_timeout=1.0, stream_read_timeout=1.5, retries=3,

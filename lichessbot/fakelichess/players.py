@@ -48,6 +48,8 @@ def scripted(ucis: list[str], then: Opponent | None = None) -> Opponent:
 
     def move(board: chess.Board) -> chess.Move | str | None:
         for u in it:
+            if u in (RESIGN, OFFER_DRAW):
+                return u
             m = chess.Move.from_uci(u)
             if m in board.legal_moves:
                 return m

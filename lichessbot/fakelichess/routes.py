@@ -40,6 +40,9 @@ class Routes:
 
     def _game_push(self, g: Any, obj: Any) -> None:
         with self.lock:
+            if g.blackout_push and obj is not DROP:
+                g.blackout_push = False
+                obj = DROP
             for q in g.subscribers:
                 q.put(obj)
                 if self.duplicate_states and isinstance(obj, dict) and obj.get("type") == "gameState":
@@ -76,7 +79,9 @@ class Routes:
         self._game_push(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": claim_in})
 
     # the game's progress -----------------------------------------------------------------------
-    def _apply(self, g: Any, move: chess.Move) -> None:
+    def _apply(self, g: Any, move: chess.Move, keep_offer: bool = False) -> None:
+        """Play ``move``; a standing draw offer lapses when the other side moves (``keep_offer``: the
+        offering side moved)."""
         now = time.monotonic()
         if g.ply() >= 2 and g.initial_ms:
             spent = int((now - g.last_move_at) * 1000)
@@ -86,7 +91,7 @@ class Routes:
                 g.btime = g.btime - spent + g.increment_ms
         g.last_move_at = now
         g.board.push(move)
-        g.opp_draw_offer = False
+        g.opp_draw_offer = g.opp_draw_offer and keep_offer
         outcome = g.board.outcome()
         if outcome is not None:
             g.status = "mate" if outcome.termination == chess.Termination.CHECKMATE else (
@@ -115,7 +120,8 @@ class Routes:
         ply = g.ply()
 
         def play() -> None:
-            time.sleep(self.opponent_delay if delay is None else delay)
+            d = self.opponent_delay if delay is None else delay
+            time.sleep(d() if callable(d) else d)  # the opponent thinks (outside the server lock)
             with self.lock:
                 if g.over or g.ply() != ply:
                     return
@@ -127,9 +133,7 @@ class Routes:
                     self._game_push(g, self._state(g))
                     self._maybe_opponent(g)
                 elif move is not None:
-                    keep_offer = g.opp_draw_offer
-                    self._apply(g, move)
-                    g.opp_draw_offer = keep_offer and not g.over
+                    self._apply(g, move, keep_offer=True)
         threading.Thread(target=play, daemon=True).start()
 
     def _watch_clocks(self) -> None:
@@ -216,6 +220,13 @@ class Routes:
         h.reply(404, {"error": "Not found"})
 
     def _answer_challenge(self, h: Handler, cid: str, action: str, body: dict[str, Any]) -> None:
+        if self.answer_delay:
+            with self.lock:
+                self.answering += 1
+                self.changed.notify_all()
+            time.sleep(self.answer_delay)
+            with self.lock:
+                self.answering -= 1
         with self.lock:
             self.answer_attempts[cid] += 1
             ch = self.challenges.get(cid)
@@ -279,6 +290,9 @@ class Routes:
                 if g.over or g.claim_at is None or time.monotonic() < g.claim_at:
                     return h.reply(400, {"error": "You cannot claim yet"})
                 h.reply(200, {"ok": True})
+                if self.ignore_claims > 0:
+                    self.ignore_claims -= 1
+                    return None
                 if action == "claim-draw":
                     return self._finish(g, "draw", None)
                 return self._finish(g, "timeout", g.bot_color)
@@ -335,11 +349,14 @@ class Routes:
             if g is None:
                 return h.reply(404, {"error": "No such game"})
             g.stream_connections += 1
-            q.put(self._full(g))
+            q.put(self._full(g))  # clocks as at this moment (lila: scalachess Clock.remainingTime)
             if g.over:
                 q.put(END)
             g.subscribers.append(q)
+            wait = g.blackout_until - time.monotonic()
             self.changed.notify_all()
+        if wait > 0:
+            time.sleep(wait)  # the answer is delivered late (a slow network): its clock is old on arrival
         try:
             h.stream(q, self.keepalive, self._stopping)
         finally:

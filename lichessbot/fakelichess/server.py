@@ -86,6 +86,8 @@ class FakeGame:
     stream_connections: int = 0
     opp_draw_offer: bool = False
     claim_at: float | None = None  # opponentGone: claims allowed from then on
+    blackout_until: float = 0.0    # stream connections wait until then before gameFull
+    blackout_push: bool = False    # the next push is replaced by cutting the streams
     finish_sent: bool = False
 
     @property
@@ -103,7 +105,8 @@ class FakeLichess(Routes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
-                 keepalive: float = 0.2, opponent_delay: float = 0.02, quota: tuple[float, float] | None = None,
+                 keepalive: float = 0.2, opponent_delay: float | Callable[[], float] = 0.02,
+                 quota: tuple[float, float] | None = None,
                  no_start_after: float | None = None):
         self.token, self.username, self.title = token, username, title
         self.keepalive = keepalive
@@ -132,6 +135,9 @@ class FakeLichess(Routes):
         self.skip_game_finish = 0
         self.stall_moves: list[float] = []  # the next move posts hang this many seconds, then are cut unanswered
         self.stalled = 0                    # move posts hanging now
+        self.ignore_claims = 0              # the next claims are answered 200 without effect (as lila may)
+        self.answer_delay = 0.0             # seconds a challenge answer takes
+        self.answering = 0                  # challenge answers in progress
         self._tokens = quota[1] if quota else 0.0
         self._tokens_at = time.monotonic()
         self._ids = 0
@@ -240,6 +246,22 @@ class FakeLichess(Routes):
             ch = {k: v for k, v in self.challenges[cid].items() if not k.startswith("_")}
             self._event({"type": "challengeCanceled", "challenge": {**ch, "status": "canceled"}})
 
+    def start_game(self, **challenge: Any) -> str:
+        """A game that starts without a challenge to answer (a tournament pairing, an old acceptance)."""
+        with self.lock:
+            cid = self.challenge(**challenge)
+            self.answers[cid] = ("accept", None)
+            self._start_game(self.challenges[cid])
+            return cid
+
+    def blackout(self, game_id: str, seconds: float) -> None:
+        """The game's next push is lost (its streams are cut instead) and the answers to reconnections
+        arrive only ``seconds`` after they were made (a slow network). Callable under the server lock."""
+        with self.lock:
+            g = self.games[game_id]
+            g.blackout_until = time.monotonic() + seconds
+            g.blackout_push = True
+
     def _start_game(self, ch: dict[str, Any]) -> FakeGame:
         fen = ch.get("initialFen", "startpos")
         variant = ch["variant"]["key"]
@@ -272,11 +294,13 @@ class FakeLichess(Routes):
         return info
 
     def _moves(self, g: FakeGame) -> str:
+        if not self.castling_as_rook:
+            return " ".join(m.uci() for m in g.board.move_stack)
         moves = []
         b = g.board.root()
         for m in g.board.move_stack:
             u = m.uci()
-            if self.castling_as_rook and not b.chess960 and b.is_castling(m):
+            if not b.chess960 and b.is_castling(m):
                 u = chess.square_name(m.from_square) + chess.square_name(
                     chess.H1 if m.to_square == chess.G1 else chess.A1 if m.to_square == chess.C1 else
                     chess.H8 if m.to_square == chess.G8 else chess.A8)

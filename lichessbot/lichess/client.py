@@ -11,7 +11,7 @@
   (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``; move posts: that game's moves
   only) for Retry-After seconds, or ``rate_limit_pause`` (60) without one (lichess asks for one minute:
   https://lichess.org/page/api-tips). Calls to a paused class wait for the pause to end; chat is
-  dropped; a move waits no longer than its deadline.
+  dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
 
@@ -60,9 +60,9 @@ class ClientSettings:
     backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
     rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
     max_backoff: float = 30.0
-    pace_rate: float = 3.0             # request budget refilled per second (lichessbot/lichess/pacing.py)
-    pace_burst: float = 10.0           # requests that may go at once
-    chat_reserve: float = 3.0          # tokens a chat line leaves for move posts
+    pace_rate: float = 8.0             # request budget refilled per second (lichessbot/lichess/pacing.py; ours)
+    pace_burst: float = 20.0           # requests that may go at once
+    chat_reserve: float = 6.0          # tokens a chat line leaves for move posts
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
 
 _ID_PATTERNS = [
@@ -174,6 +174,9 @@ class BotSession(requests.Session):
                     response.close()
                     attempt += 1
                     continue
+                if kind == MOVE and response.status_code < 400 and self.pause_left(pkey) > 0:
+                    with self._lock:  # lichess accepts this game's moves again: its pause is over
+                        self._paused_until.pop(pkey, None)
                 if response.status_code < 500 or stream or attempt >= s.retries or _past(deadline):
                     return response
                 log.warning("http retry", endpoint=key, status=response.status_code, attempt=attempt + 1)

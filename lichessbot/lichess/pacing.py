@@ -4,16 +4,18 @@ lichess publishes no numeric quotas for the Bot API; it asks clients to make few
 429, to wait a full minute (https://lichess.org/page/api-tips). Its limits are per account across
 endpoints, so all the games of the bot share one budget here:
 
-* **move posts** (``POST /api/bot/game/{id}/move/{uci}``) never wait for a token: they take one even
-  when that leaves the bucket empty or in debt (down to ``-burst``), so they squeeze everything else;
+* **move posts** (``POST /api/bot/game/{id}/move/{uci}``) and game stream opens never wait for a token:
+  they take one even when that leaves the bucket empty or in debt (down to ``-burst``), so they squeeze
+  everything else;
 * **other requests** (challenge answers, abort/resign/claims, account calls, stream opens) wait until
   a token is free (each wait is logged as ``request deferred`` with the reason);
 * **chat** goes only while more than ``chat_reserve`` tokens are left for moves; a chat line that would
   wait longer than ``chat_max_wait`` seconds is dropped (:class:`RequestDropped`, logged as
   ``request dropped``), never queued without bound.
 
-The numbers (``rate`` 3 requests/s refilled, ``burst`` 10) are ours: they keep 8 bullet games (about 5
-move posts a second together) under the bucket with room for chat.
+The numbers (``rate`` 8 requests/s refilled, ``burst`` 20, chat only with 6 tokens spare) are ours:
+8 bullet games post about 3-5 moves a second together, which leaves room for the other calls and
+some chat.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ log = structlog.get_logger("lichessbot.lichess")
 MOVE, CHAT, OTHER = "move", "chat", "other"
 
 _MOVE = re.compile(r"^/api/bot/game/([^/]+)/move/[^/]+$")
+_GAME_STREAM = re.compile(r"^/api/bot/game/stream/[^/]+$")
 _CHAT = re.compile(r"^/api/bot/game/[^/]+/chat$")
 
 
@@ -45,9 +48,10 @@ class RequestDropped(LichessbotError, RuntimeError):
 
 
 def request_class(method: str, url: str) -> str:
-    """``"move"``, ``"chat"`` or ``"other"`` for a request (its place in the line)."""
+    """``"move"``, ``"chat"`` or ``"other"`` for a request (its place in the line). Opening a game's
+    stream is a ``"move"``: a game cannot move without it, and its clock runs meanwhile."""
     path = urlsplit(url).path
-    if method.upper() == "POST" and _MOVE.match(path):
+    if (method.upper() == "POST" and _MOVE.match(path)) or (method.upper() == "GET" and _GAME_STREAM.match(path)):
         return MOVE
     if method.upper() == "POST" and _CHAT.match(path):
         return CHAT
@@ -76,7 +80,7 @@ class Pacer:
         clock: monotonic seconds (tests).
     """
 
-    def __init__(self, rate: float = 3.0, burst: float = 10.0, chat_reserve: float = 3.0, chat_max_wait: float = 2.0,
+    def __init__(self, rate: float = 8.0, burst: float = 20.0, chat_reserve: float = 6.0, chat_max_wait: float = 2.0,
                  clock: Callable[[], float] = time.monotonic):
         if rate <= 0 or burst < 1:
             raise ValueError("pacing needs rate > 0 and burst >= 1")

@@ -21,7 +21,8 @@ import structlog
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
-from lichessbot.play.chat import ChatSender, answer_command, eval_line
+from lichessbot.config import PLAYABLE_VARIANTS
+from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 
@@ -30,6 +31,16 @@ __all__ = ["Game"]
 _EOS = object()
 RUNNING = ("created", "started")
 MAX_POST_ATTEMPTS = 3  # per position; then wait for the server's next state
+#: Seconds between claims while ``opponentGone`` allows one (lila may answer 200 without effect, or 400).
+CLAIM_RETRY = 1.0
+#: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
+#: pauses, and the most seconds (ours).
+POST_PATIENCE = 0.1
+POST_PATIENCE_MAX = 2.0
+
+
+class Unplayable(ValueError):
+    """The server's game cannot be played by the engine (a variant it does not play, a move it cannot read)."""
 
 
 def parse_moves(initial: chess.Board, moves: str) -> chess.Board:
@@ -77,6 +88,12 @@ class Game:
         self._greeted = False
         self._said_goodbye = False
         self._saw_running = False
+        self._seen_at: float | None = None  # monotonic time of the last state seen on a stream
+        self._opened_at: float | None = None  # monotonic time the current game stream was requested
+        self.correspondence = False          # no clock: days per move or unlimited
+        self.tournament: str | None = None   # tournamentId (arena games cannot be aborted)
+        self.parked = False                  # correspondence: stream closed until our move (service check-in)
+        self.abandoned = False               # left because the game cannot be played
 
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -105,6 +122,11 @@ class Game:
                     break
                 if self._should_think():
                     self._step(self._play)
+                elif self._should_park():
+                    self.parked = True
+                    self.log.info("correspondence game parked until our move",
+                                  disconnect_time_s=self.config.correspondence.disconnect_time)
+                    break
         finally:
             self._stream.close()
             self.thinker.close()
@@ -113,6 +135,8 @@ class Game:
     def _step(self, fn: Any, *args: Any) -> None:
         try:
             fn(*args)
+        except Unplayable as err:
+            self._abandon(str(err))
         except Exception as err:  # noqa: BLE001 - one failure never abandons a game
             self.failures += 1
             self.log.exception("game step failed; resyncing", error=str(err))
@@ -140,11 +164,12 @@ class Game:
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == CONNECTED:
+            self._opened_at = event.get("opened_at")
             if event["reconnect"]:
                 self.log.info("game stream reconnected")
         elif kind == "gameFull":
             self._on_full(event)
-            self._on_state(event["state"])
+            self._on_state(event["state"], full=True)
         elif kind == "gameState":
             self._on_state(event)
         elif kind == "chatLine":
@@ -167,8 +192,16 @@ class Game:
         if self.color is None:
             self.log.error("we are neither white nor black in this game", white=ids[0], black=ids[1])
         variant = (full.get("variant") or {}).get("key", "standard")
+        self.tournament = full.get("tournamentId")
+        self.correspondence = not full.get("clock") or full.get("speed") == "correspondence"
+        if variant not in PLAYABLE_VARIANTS:
+            raise Unplayable(f"the engine does not play {variant}")
         fen = full.get("initialFen") or "startpos"
-        self.initial = chess.Board(chess.STARTING_FEN if fen == "startpos" else fen, chess960=variant == "chess960")
+        try:
+            self.initial = chess.Board(chess.STARTING_FEN if fen == "startpos" else fen,
+                                       chess960=variant == "chess960")
+        except ValueError as err:
+            raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
         self.opponent = str(opp.get("name") or opp.get("id") or ("AI level %s" % opp.get("aiLevel")))
         clock = full.get("clock") or None
@@ -180,20 +213,31 @@ class Game:
         r.initial_fen = self.initial.fen()
         if clock:
             r.clock_initial_ms, r.clock_increment_ms = int(clock["initial"]), int(clock["increment"])
-        if not self._greeted and self.color is not None and len(full["state"].get("moves", "").split()) < 2:
+        if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
             self._say(self.config.greeting.hello_spectators, "spectator")
 
-    def _on_state(self, state: dict[str, Any]) -> None:
+    def _on_state(self, state: dict[str, Any], full: bool = False) -> None:
         if self.initial is None:
             raise ValueError("gameState before gameFull")
         moves = str(state.get("moves", ""))
         keys = ("wtime", "btime", "winc", "binc")
         self._times = tuple(int(state.get(k, 0) or 0) for k in keys)  # type: ignore[assignment]
-        self._state_at = time.monotonic()
+        now = time.monotonic()
+        # lila computes wtime/btime when it sends the line (scalachess Clock.remainingTime takes the
+        # running side's pending time off). A gameFull answers our (re)connection, so it was computed
+        # after we sent the request: count our clock from then, which never overstates our time however
+        # slow the answer was. A gameState is pushed as it happens: from its arrival.
+        self._state_at = min(now, self._opened_at) if full and self._opened_at is not None else now
+        self._seen_at = now
         if moves != self._moves_str:
-            board = parse_moves(self.initial, moves)
+            try:
+                board = parse_moves(self.initial, moves)
+            except ValueError as err:
+                if full:  # the server's own truth cannot be read: a reconnect would bring the same
+                    raise Unplayable(f"moves {moves[-40:]!r} cannot be read ({err})") from None
+                raise
             n = len(board.move_stack)
             if self.board is not None and n == len(self.board.move_stack) + 1:  # exactly one new move: its clock
                 mover_white = board.turn == chess.BLACK
@@ -213,7 +257,8 @@ class Game:
 
     def _update_abort_timer(self) -> None:
         b, init = self.board, self.initial
-        if b is None or init is None or self.color is None:
+        if b is None or init is None or self.color is None or self.correspondence or self.tournament:
+            self._opp_wait_since = None  # no abort: lichess refuses it in arenas; days per move otherwise
             return
         movers = ((init.turn if i % 2 == 0 else not init.turn) for i in range(len(b.move_stack)))
         opp_moves = sum(1 for mover in movers if mover != self.color)
@@ -227,17 +272,33 @@ class Game:
             return
         room = "spectator" if line.get("room") == "spectator" else "player"
         answer = answer_command(str(line.get("text", "")), last_eval=self._last_eval,
-                                name=f"lichessbot with the {self.engine_name} network")
+                                name=f"lichessbot with the {self.engine_name} network",
+                                player_room_in_game=room == "player" and not self.over)
         if answer:
             self.chat.send(self.id, room, answer)
 
     def _leave(self) -> None:
-        """Second Ctrl-C: abort (before both sides moved) or resign."""
+        """Second Ctrl-C: abort (before both sides moved, not in a tournament) or resign."""
         if self.over:
             return
+        abort = self._abortable()
+        self.log.warning("leaving the game", action="abort" if abort else "resign")
+        (self.client.abort_game if abort else self.client.resign_game)(self.id)
+
+    def _abortable(self) -> bool:
         plies = len(self.board.move_stack) if self.board else 0
-        self.log.warning("leaving the game", action="abort" if plies < 2 else "resign")
-        (self.client.abort_game if plies < 2 else self.client.resign_game)(self.id)
+        return plies < 2 and not self.tournament
+
+    def _abandon(self, why: str) -> None:
+        """End our part in a game the engine cannot play: abort or resign once, one log line, no reconnects."""
+        action = "abort" if self._abortable() else "resign"
+        try:
+            (self.client.abort_game if action == "abort" else self.client.resign_game)(self.id)
+            done = "done"
+        except LichessError as err:
+            done = str(err)
+        self.log.error("leaving a game the engine cannot play", reason=why, action=action, result=done)
+        self.abandoned = self.over = True
 
     def _tick(self) -> None:
         now = time.monotonic()
@@ -246,11 +307,23 @@ class Game:
             self.log.info("opponent did not move: aborting", abort_time_s=self.config.abort_time)
             self.client.abort_game(self.id)
         if self._claim_at is not None and now >= self._claim_at:
-            self._claim_at = None
-            self.log.info("claiming victory")
-            self.client.claim_victory(self.id)
+            # retried every CLAIM_RETRY s while opponentGone allows it: lila may answer 400 (too early)
+            # or 200 without effect; a gameState ending the game or opponentGone gone=false stops it
+            self._claim_at = now + CLAIM_RETRY
+            draw = self.config.draw_or_resign.claim_draw_when_gone
+            self.log.info("claiming a draw" if draw else "claiming victory")
+            try:
+                (self.client.claim_draw if draw else self.client.claim_victory)(self.id)
+            except LichessError as err:
+                self.log.info("claim refused; retrying while the opponent is gone", error=str(err))
 
     # our move ----------------------------------------------------------------------------------
+    def _should_park(self) -> bool:
+        """A correspondence game off our move for ``disconnect_time`` s gives its thread back."""
+        return (self.correspondence and not self.over and self._seen_at is not None and self.board is not None
+                and self.board.turn != self.color and self._claim_at is None
+                and time.monotonic() - self._seen_at > self.config.correspondence.disconnect_time)
+
     def _should_think(self) -> bool:
         b = self.board
         if self.over or b is None or self.color is None or b.turn != self.color or self.quit.is_set():
@@ -259,7 +332,9 @@ class Game:
         return ply not in self._posted and self._attempts.get(ply, 0) < MAX_POST_ATTEMPTS and not b.is_game_over()
 
     def _clock(self, ply: int) -> ClockMs | None:
-        if self.record.clock_initial_ms is None:
+        """Our clock now (ms): lichess's value as of the state, less the time since (from each side's second
+        move on, when lichess runs the clock). None in games without a clock."""
+        if self.record.clock_initial_ms is None or self.correspondence:
             return None
         wtime, btime, winc, binc = self._times
         ours, opp = (wtime, btime) if self.color == chess.WHITE else (btime, wtime)
@@ -296,7 +371,7 @@ class Game:
         offer_draw = self._should_offer_draw()
         self._attempts[ply] = self._attempts.get(ply, 0) + 1
         try:
-            self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw)
+            self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw, deadline=self._deadline(ply))
         except LichessError as err:
             self.failures += 1
             self.log.warning("move not accepted; resyncing", move=decision.move.uci(), error=str(err),
@@ -316,10 +391,17 @@ class Game:
                       time_s=round(decision.time, 3), nodes=decision.nodes, nps=round(decision.nps),
                       cp=decision.cp, mate=decision.mate, wdl=decision.wdl, depth=round(decision.depth, 1),
                       stop=decision.stop_reason, draw_offer=offer_draw or None)
-        room = self.config.chat.eval_room
-        if room != "none" and self._our_moves % self.config.chat.eval_every == 0:
-            for r in (("player", "spectator") if room == "both" else (room,)):
-                self.chat.send(self.id, r, self._last_eval)
+        if self.config.chat.eval_room == "spectator" and self._our_moves % self.config.chat.eval_every == 0:
+            self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)
+
+    def _deadline(self, ply: int) -> float | None:
+        """Monotonic time until which the move post may wait out retries and 429 pauses: POST_PATIENCE of
+        our clock left after move_overhead (0.2 s to POST_PATIENCE_MAX s). None without a clock."""
+        clock = self._clock(ply)
+        if clock is None:
+            return None
+        left_s = max(0.0, (clock.time - self.config.timeman.move_overhead) / 1000)
+        return time.monotonic() + min(POST_PATIENCE_MAX, max(0.2, POST_PATIENCE * left_s))
 
     def _last_scores(self, n: int) -> list[int] | None:
         tail = self._scores[-n:]
@@ -343,14 +425,14 @@ class Game:
     # the end -----------------------------------------------------------------------------------
     def _say(self, template: str, room: str) -> None:
         if template:
-            self.chat.send(self.id, room, template.format(me=self.username, opponent=self.opponent))
+            self.chat.send(self.id, room, render_greeting(template, me=self.username, opponent=self.opponent))
 
     def _finish(self) -> None:
-        if self.over and self._saw_running and not self._said_goodbye:
+        if self.over and self._saw_running and not self._said_goodbye and not self.abandoned:
             self._said_goodbye = True
             self._say(self.config.greeting.goodbye, "player")
             self._say(self.config.greeting.goodbye_spectators, "spectator")
-        if self.over and self.config.pgn_directory and self.initial is not None:
+        if self.over and not self.abandoned and self.config.pgn_directory and self.initial is not None:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)
                 self.log.info("pgn saved", path=str(path))
