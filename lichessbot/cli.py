@@ -32,6 +32,7 @@ _BENCH: dict[str, tuple[str, str]] = {
     "nn": ("lichessbot.engine.bench", "network evaluations per second by batch size"),
     "search": ("lichessbot.search.bench", "search nodes per second"),
     "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
+    "bot": ("lichessbot.play.bench", "soak: concurrent bullet games against the fake lichess server"),
 }
 
 
@@ -59,7 +60,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, bot)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None
