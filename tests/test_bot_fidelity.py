@@ -116,7 +116,7 @@ def test_greetings_render_safely_and_the_goodbye_path_still_saves_the_pgn(server
 # 5. a missed gameFinish --------------------------------------------------------------------------
 def test_a_missed_game_finish_does_not_keep_the_slot(server):
     server.skip_game_finish = 1
-    with BotRun(server, StandInEngine(), {"playing_check_period": 1}) as bot:
+    with BotRun(server, StandInEngine()) as bot:  # the playing check (60 s) plays no part here
         first = bot.play(opponent=resign_after(4))
         assert server.wait_for(lambda: bot.service.busy() == 0, 5)
         second = server.challenge(opponent=resign_after(4))

@@ -24,31 +24,16 @@ from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
 from lichessbot.config import PLAYABLE_VARIANTS
 from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
+from lichessbot.play.rules import ScoreRules, Unplayable, parse_moves, post_patience
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 
-__all__ = ["Game"]
+__all__ = ["Game", "parse_moves"]
 
 _EOS = object()
 RUNNING = ("created", "started")
 MAX_POST_ATTEMPTS = 3  # per position; then wait for the server's next state
 #: Seconds between claims while ``opponentGone`` allows one (lila may answer 200 without effect, or 400).
 CLAIM_RETRY = 1.0
-#: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
-#: pauses, and the most seconds (ours).
-POST_PATIENCE = 0.1
-POST_PATIENCE_MAX = 2.0
-
-
-class Unplayable(ValueError):
-    """The server's game cannot be played by the engine (a variant it does not play, a move it cannot read)."""
-
-
-def parse_moves(initial: chess.Board, moves: str) -> chess.Board:
-    """The board after ``moves`` (space-separated UCI; castling as e1g1 or e1h1). Raises ValueError."""
-    board = initial.copy()
-    for uci in moves.split():
-        board.push(board.parse_uci(uci))  # python-chess maps king-takes-rook to the board's castling form
-    return board
 
 
 class Game:
@@ -79,7 +64,7 @@ class Game:
         self._decided: dict[int, Decision] = {}
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
-        self._scores: list[int | None] = []
+        self._rules = ScoreRules(config.draw_or_resign)
         self._our_moves = 0
         self._last_eval: str | None = None
         self._opp_offers_draw = False
@@ -362,13 +347,15 @@ class Game:
         decision = self._decided.get(ply)
         if decision is None:
             decision = self._decided[ply] = self._think(board)
-            self._scores.append(decision.score_cp)
-        if self._should_resign():
-            self.log.info("resigning", scores=self._scores[-self.config.draw_or_resign.resign_moves:])
+            self._rules.add(decision.score_cp)
+        if self._rules.should_resign():
+            self.log.info("resigning", scores=self._rules.scores[-self.config.draw_or_resign.resign_moves:])
             self._posted.add(ply)
             self.client.resign_game(self.id)
             return
-        offer_draw = self._should_offer_draw()
+        offer_draw = self._rules.should_offer_draw()
+        if offer_draw and self._opp_offers_draw:
+            self.log.info("accepting the opponent's draw offer")
         self._attempts[ply] = self._attempts.get(ply, 0) + 1
         try:
             self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw, deadline=self._deadline(ply))
@@ -395,32 +382,12 @@ class Game:
             self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)
 
     def _deadline(self, ply: int) -> float | None:
-        """Monotonic time until which the move post may wait out retries and 429 pauses: POST_PATIENCE of
-        our clock left after move_overhead (0.2 s to POST_PATIENCE_MAX s). None without a clock."""
+        """Monotonic seconds until which the move post may wait out retries and 429 pauses
+        (:func:`lichessbot.play.rules.post_patience`). None without a clock."""
         clock = self._clock(ply)
         if clock is None:
             return None
-        left_s = max(0.0, (clock.time - self.config.timeman.move_overhead) / 1000)
-        return time.monotonic() + min(POST_PATIENCE_MAX, max(0.2, POST_PATIENCE * left_s))
-
-    def _last_scores(self, n: int) -> list[int] | None:
-        tail = self._scores[-n:]
-        if len(tail) < n or any(s is None for s in tail):
-            return None
-        return tail  # type: ignore[return-value]
-
-    def _should_resign(self) -> bool:
-        c = self.config.draw_or_resign
-        tail = self._last_scores(c.resign_moves) if c.resign_enabled else None
-        return tail is not None and all(s <= c.resign_score for s in tail)
-
-    def _should_offer_draw(self) -> bool:
-        c = self.config.draw_or_resign
-        tail = self._last_scores(c.offer_draw_moves) if c.offer_draw_enabled else None
-        ok = tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
-        if ok and self._opp_offers_draw:
-            self.log.info("accepting the opponent's draw offer")
-        return ok
+        return time.monotonic() + post_patience(clock.time, self.config.timeman.move_overhead)
 
     # the end -----------------------------------------------------------------------------------
     def _say(self, template: str, room: str) -> None:
