@@ -91,7 +91,9 @@ class BotSession(requests.Session):
     A request may carry ``deadline=`` (monotonic seconds, move posts): waits for a 429 pause or a retry
     never go past it, and at the deadline the move is posted anyway (waiting longer loses on time).
     Counters: ``rate_limited`` (429 answers), ``posted_in_pause`` (moves sent at their deadline during a
-    pause); ``pacer.deferred`` / ``pacer.dropped``.
+    pause), ``dropped_in_pause`` / ``deferred_in_pause`` (chat lines dropped, other calls made to wait, while
+    their class is paused by a 429); ``pacer.deferred`` /
+    ``pacer.dropped`` (the request budget).
     """
 
     def __init__(self, token: str, settings: ClientSettings, stop: threading.Event | None = None):
@@ -105,6 +107,8 @@ class BotSession(requests.Session):
         self._lock = threading.Lock()
         self.rate_limited = 0
         self.posted_in_pause = 0
+        self.dropped_in_pause = 0
+        self.deferred_in_pause = 0
 
     def __repr__(self) -> str:  # never show the headers
         return "BotSession()"
@@ -127,7 +131,7 @@ class BotSession(requests.Session):
         if left <= 0:
             return
         if kind == CHAT:
-            self.pacer.dropped += 1
+            self.dropped_in_pause += 1
             log.warning("request dropped", endpoint=pkey, reason="rate limited (429): chat waits for no pause",
                         pause_left_s=round(left, 1))
             raise RequestDropped(f"{pkey}: dropped, rate limited")
@@ -138,6 +142,7 @@ class BotSession(requests.Session):
                 log.warning("posting during a 429 pause", endpoint=pkey, reason="the clock runs out before the "
                             "pause ends", pause_left_s=round(self.pause_left(pkey), 1))
             return
+        self.deferred_in_pause += 1
         log.warning("request deferred", endpoint=pkey, reason="rate limited (429)", wait_s=round(left, 1))
         self._sleep(left)
 

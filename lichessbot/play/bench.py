@@ -112,6 +112,8 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                 "slots_freed": busy == 0 and threads == 0, "busy_at_end": busy,
                 "requests_deferred": session.pacer.deferred,
                 "requests_dropped": session.pacer.dropped + (chat.dropped if chat else 0),
+                "chat_dropped_in_429_pause": session.dropped_in_pause,
+                "deferred_in_429_pause": session.deferred_in_pause,
                 "rate_limited_429": sum(server.rate_limited.values()), "moves_posted_in_pause": session.posted_in_pause,
                 "requests": len(server.requests), "moves": 0,
             }
@@ -158,8 +160,11 @@ def run(args: argparse.Namespace) -> int:
           f"slots freed {f['slots_freed']} (busy at end {f['busy_at_end']})")
     if f.get("time_loss_games"):
         print("lost on time: " + ", ".join(f["time_loss_games"]))
-    print(f"requests deferred {f['requests_deferred']}, dropped {f['requests_dropped']}; 429s {f['rate_limited_429']}; "
-          f"moves posted during a 429 pause {f['moves_posted_in_pause']}")
+    print(f"requests deferred {f['requests_deferred']}, dropped {f['requests_dropped']} (request budget short); chat "
+          f"lines dropped while chat was paused by a 429: {f['chat_dropped_in_429_pause']}; calls that waited out a "
+          f"429 pause: {f['deferred_in_429_pause']}")
+    print(f"429s answered {f['rate_limited_429']}; moves posted during a 429 pause (at their deadline) "
+          f"{f['moves_posted_in_pause']}")
     ok = f["time_losses"] == 0 and f["faults"] == 0 and f["illegal_posts"] == 0 and f["slots_freed"] and f["finished"]
     print("OK" if ok else "FAILED")
     return 0 if ok else 1
