@@ -240,3 +240,15 @@ def test_the_opponents_draw_offer_is_accepted_with_offering_draw_on_the_move(ser
     with BotRun(server, StandInEngine(), config) as bot:
         game = bot.play(opponent=scripted(["e7e5", OFFER_DRAW, "d7d6"]))  # offers, then moves
     assert (game.status, game.winner) == ("draw", None) and game.posts[-1] == (4, game.posts[-1][1], True)
+
+
+def test_a_challenge_canceled_before_our_answer_is_not_answered(server):
+    server.answer_delay = 1.0
+    with BotRun(server, StandInEngine()):
+        first = server.challenge(opponent=resign_after(4))
+        assert server.wait_for(lambda: server.answering == 1, 5)
+        second = server.challenge()
+        server.cancel_challenge(second)  # challengeCanceled while the first answer is still in flight
+        assert _ended(server, first, 10)
+        time.sleep(0.3)
+    assert server.answer_attempts[second] == 0 and server.answer_attempts[first] == 1
