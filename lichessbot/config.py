@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 __all__ = [
     "BookConfig",
@@ -22,6 +22,7 @@ __all__ = [
     "ChallengeConfig",
     "ChatConfig",
     "ConfigError",
+    "CorrespondenceConfig",
     "DrawOrResignConfig",
     "EngineConfig",
     "GreetingConfig",
@@ -227,11 +228,29 @@ class BookConfig(_Strict):
 # --------------------------------------------------------------------------------------------------
 # The bot: challenges, chat, draws and resignation. Names as in lichess-bot.
 # --------------------------------------------------------------------------------------------------
-Variant = Literal[
-    "standard", "chess960", "fromPosition", "antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill",
-    "racingKings", "threeCheck",
-]
-TimeControl = Literal["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"]
+#: The variants the engine plays (lichess keys). Others (atomic, crazyhouse, ...) are refused by the config.
+PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
+#: lichess's other variant keys, named in the error of a config that lists one.
+OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill", "racingKings", "threeCheck")
+TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
+#: Placeholders a greeting may use.
+GREETING_FIELDS = ("me", "opponent")
+
+
+def check_template(text: str) -> str:
+    """``text`` if every ``{...}`` in it is a known placeholder (:data:`GREETING_FIELDS`); ``{{``/``}}`` are
+    literal braces. Raises ValueError naming the unknown placeholder or the stray brace."""
+    import string
+
+    try:
+        fields = [f for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
+    except ValueError as err:
+        raise ValueError(f"{err} in {text!r} (write {{{{ or }}}} for a literal brace)") from None
+    for f in fields:
+        if f not in GREETING_FIELDS:
+            known = ", ".join("{" + k + "}" for k in GREETING_FIELDS)
+            raise ValueError(f"unknown placeholder {{{f}}} (known: {known})")
+    return text
 
 
 class ChallengeConfig(_Strict):
@@ -240,11 +259,13 @@ class ChallengeConfig(_Strict):
     concurrency: int = Field(1, ge=1, description="Games played at once.")
     accept_bot: bool = Field(False, description="Accept challenges from bots.")
     only_bot: bool = Field(False, description="Accept challenges from bots only.")
-    variants: list[Variant] = Field(
-        default_factory=lambda: ["standard"], description="Variants accepted (lichess keys; the engine plays standard)."
+    variants: list[str] = Field(
+        default_factory=lambda: ["standard"],
+        description="Variants accepted (lichess keys): standard, chess960, fromPosition (what the engine plays).",
     )
     time_controls: list[TimeControl] = Field(
-        default_factory=lambda: ["bullet", "blitz", "rapid", "classical"], description="Speeds accepted."
+        default_factory=lambda: ["bullet", "blitz", "rapid", "classical"],
+        description="Speeds accepted (lichess refuses bots in ultraBullet).",
     )
     modes: list[Literal["casual", "rated"]] = Field(
         default_factory=lambda: ["casual", "rated"], description="Casual and/or rated games."
@@ -253,10 +274,30 @@ class ChallengeConfig(_Strict):
     max_base: int = Field(10800, ge=0, description="Seconds: longest initial clock accepted.")
     min_increment: int = Field(0, ge=0, description="Seconds: smallest increment accepted.")
     max_increment: int = Field(180, ge=0, description="Seconds: largest increment accepted.")
+    min_days: int = Field(1, ge=1, description="Correspondence: fewest days per move accepted.")
+    max_days: int | Literal["unlimited"] = Field(
+        14, description="Correspondence: most days per move accepted; 'unlimited' also accepts games without a clock."
+    )
     min_rating: int | None = Field(None, description="Decline challengers rated below this (null: no limit).")
     max_rating: int | None = Field(None, description="Decline challengers rated above this (null: no limit).")
     block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
     allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
+
+    @field_validator("variants")
+    @classmethod
+    def _playable(cls, variants: list[str]) -> list[str]:
+        for v in variants:
+            if v not in PLAYABLE_VARIANTS:
+                what = "is not played by the engine" if v in OTHER_VARIANTS else "is not a lichess variant key"
+                raise ValueError(f"{v} {what} (it plays {', '.join(PLAYABLE_VARIANTS)})")
+        return variants
+
+    @field_validator("time_controls", mode="before")
+    @classmethod
+    def _no_ultrabullet(cls, speeds: Any) -> Any:
+        if isinstance(speeds, list) and "ultraBullet" in speeds:
+            raise ValueError("ultraBullet: lichess does not let bots play UltraBullet")
+        return speeds
 
     @model_validator(mode="after")
     def _ranges(self) -> ChallengeConfig:
@@ -264,13 +305,15 @@ class ChallengeConfig(_Strict):
             raise ValueError("min_base is greater than max_base")
         if self.min_increment > self.max_increment:
             raise ValueError("min_increment is greater than max_increment")
+        if self.max_days != "unlimited" and self.min_days > self.max_days:
+            raise ValueError("min_days is greater than max_days")
         if self.min_rating is not None and self.max_rating is not None and self.min_rating > self.max_rating:
             raise ValueError("min_rating is greater than max_rating")
         return self
 
 
 class GreetingConfig(_Strict):
-    """Chat greetings; {me} and {opponent} are replaced."""
+    """Chat greetings; {me} and {opponent} are replaced (other placeholders are refused at load)."""
 
     hello: str = Field("Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands.",
                        description="Player chat at the start of a game ('' sends nothing).")
@@ -279,14 +322,30 @@ class GreetingConfig(_Strict):
                                   description="Spectator chat at the start of a game.")
     goodbye_spectators: str = Field("Thanks for watching!", description="Spectator chat at the end of a game.")
 
+    @field_validator("hello", "goodbye", "hello_spectators", "goodbye_spectators")
+    @classmethod
+    def _template(cls, text: str) -> str:
+        return check_template(text)
+
 
 class ChatConfig(_Strict):
     """Engine evals in chat."""
 
-    eval_room: Literal["spectator", "player", "both", "none"] = Field(
-        "spectator", description="Where the eval line goes after our moves (none: nowhere)."
+    eval_room: str = Field(
+        "spectator", description="Where the eval line goes after our moves: spectator or none (never the player "
+        "room: evals there help the opponent)."
     )
-    eval_every: int = Field(1, ge=1, description="Post an eval after every N of our moves.")
+    eval_every: int = Field(5, ge=1, description="Post an eval after every N of our moves.")
+
+    @field_validator("eval_room")
+    @classmethod
+    def _room(cls, room: str) -> str:
+        if room in ("player", "both"):
+            raise ValueError(f"{room}: engine evals in the player room help the opponent during the game; "
+                             "use spectator or none")
+        if room not in ("spectator", "none"):
+            raise ValueError(f"{room} is not a room (spectator or none)")
+        return room
 
 
 class DrawOrResignConfig(_Strict):
@@ -300,6 +359,22 @@ class DrawOrResignConfig(_Strict):
     offer_draw_enabled: bool = Field(True, description="Offer (or accept) draws in level positions.")
     offer_draw_score: int = Field(0, ge=0, description="Centipawns: offer when |score| <= this for offer_draw_moves.")
     offer_draw_moves: int = Field(10, ge=1, description="Our consecutive searched moves within offer_draw_score.")
+    claim_draw_when_gone: bool = Field(
+        False, description="When the opponent leaves and lichess allows a claim, claim a draw instead of the win."
+    )
+
+
+class CorrespondenceConfig(_Strict):
+    """Correspondence and unlimited games (lichess-bot's `correspondence` section). Seconds."""
+
+    move_time: int = Field(60, ge=1, description="Seconds of thinking per move in games without a clock.")
+    checkin_period: int = Field(
+        600, ge=1, description="Seconds between looks at the ongoing games for correspondence games on our move."
+    )
+    disconnect_time: int = Field(
+        150, ge=1, description="Seconds a correspondence game stream stays open without our move; then it is closed "
+        "(the game no longer holds a thread) until the next check-in finds our move."
+    )
 
 
 class BotConfig(_Strict):
@@ -314,7 +389,15 @@ class BotConfig(_Strict):
     greeting: GreetingConfig = Field(default_factory=GreetingConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     draw_or_resign: DrawOrResignConfig = Field(default_factory=DrawOrResignConfig)
-    abort_time: int = Field(30, ge=1, description="Seconds to wait for the opponent's first move before aborting.")
+    correspondence: CorrespondenceConfig = Field(default_factory=CorrespondenceConfig)
+    abort_time: int = Field(
+        30, ge=1, description="Seconds to wait for the opponent's first move before aborting (real-time games only; "
+        "never in tournament games)."
+    )
+    playing_check_period: int = Field(
+        60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
+        "ended unseen (a missed gameFinish)."
+    )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
 
     def resolved_token(self) -> str | None:
@@ -332,6 +415,7 @@ def _format_errors(err: ValidationError) -> str:
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
+        msg = msg.removeprefix("Value error, ")
         lines.append(f"{path}: {msg}")
     return "; ".join(lines)
 

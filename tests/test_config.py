@@ -53,7 +53,13 @@ def test_the_example_config_is_valid_and_documents_every_key():
     ({"challenge": {"concurrency": 0}}, "challenge.concurrency:"),
     ({"challenge": {"min_base": 600, "max_base": 60}}, "min_base is greater than max_base"),
     ({"chat": {"eval_room": "lobby"}}, "chat.eval_room:"),
-    ({"challenge": {"variants": ["standard", "bughouse"]}}, "challenge.variants.1:"),
+    ({"challenge": {"variants": ["standard", "bughouse"]}}, "challenge.variants: bughouse is not a lichess variant"),
+    ({"challenge": {"variants": ["atomic"]}}, "challenge.variants: atomic is not played by the engine"),
+    ({"challenge": {"time_controls": ["ultraBullet", "bullet"]}}, "challenge.time_controls: ultraBullet: lichess"),
+    ({"greeting": {"hello": "Hi {name}!"}}, "greeting.hello: unknown placeholder {name}"),
+    ({"greeting": {"goodbye": "gg :-{"}}, "greeting.goodbye: Single '{'"),
+    ({"chat": {"eval_room": "player"}}, "chat.eval_room: player: engine evals in the player room"),
+    ({"challenge": {"min_days": 5, "max_days": 3}}, "min_days is greater than max_days"),
     ({"draw_or_resign": {"resign_moves": 0}}, "draw_or_resign.resign_moves:"),
 ])
 def test_bad_values_are_refused_with_the_key_path(data, expected):

@@ -9,10 +9,15 @@ from lichessbot.lichess.challenge import DECLINE_REASONS, decide
 
 
 def challenge(*, name="alice", title=None, rating=1500, variant="standard", rated=False, speed="blitz",
-              limit=180, increment=2, tc_type="clock"):
+              limit=180, increment=2, tc_type="clock", days=None, compat=None):
     tc = {"type": tc_type, "limit": limit, "increment": increment} if tc_type == "clock" else {"type": tc_type}
-    return {"id": "c1", "challenger": {"id": name.lower(), "name": name, "title": title, "rating": rating},
-            "variant": {"key": variant}, "rated": rated, "speed": speed, "timeControl": tc}
+    if days is not None:
+        tc["daysPerTurn"] = days
+    ch = {"id": "c1", "challenger": {"id": name.lower(), "name": name, "title": title, "rating": rating},
+          "variant": {"key": variant}, "rated": rated, "speed": speed, "timeControl": tc}
+    if compat is not None:
+        ch["compat"] = compat
+    return ch
 
 
 BASE = dict(accept_bot=True, variants=["standard", "chess960"], time_controls=["bullet", "blitz", "rapid"],
@@ -32,9 +37,20 @@ MATRIX = [
     ({}, {"speed": "ultraBullet", "limit": 15, "increment": 0}, 0, "tooFast"),
     ({}, {"speed": "classical", "limit": 1800, "increment": 0}, 0, "tooSlow"),
     ({"time_controls": ["bullet", "rapid"]}, {"speed": "blitz"}, 0, "timeControl"),
-    ({}, {"speed": "correspondence", "tc_type": "correspondence"}, 0, "tooSlow"),
-    ({"time_controls": ["blitz", "correspondence"]}, {"speed": "correspondence", "tc_type": "correspondence"}, 0, None),
-    ({"time_controls": ["blitz"]}, {"speed": "blitz", "tc_type": "unlimited"}, 0, "timeControl"),
+    ({}, {"speed": "correspondence", "tc_type": "correspondence", "days": 3}, 0, "tooSlow"),
+    ({"time_controls": ["blitz", "correspondence"]}, {"speed": "correspondence", "tc_type": "correspondence",
+                                                      "days": 3}, 0, None),
+    ({"time_controls": ["correspondence"], "min_days": 2}, {"speed": "correspondence", "tc_type": "correspondence",
+                                                            "days": 1}, 0, "tooFast"),
+    ({"time_controls": ["correspondence"], "max_days": 7}, {"speed": "correspondence", "tc_type": "correspondence",
+                                                            "days": 14}, 0, "tooSlow"),
+    ({"time_controls": ["correspondence"]}, {"speed": "correspondence", "tc_type": "unlimited"}, 0, "tooSlow"),
+    ({"time_controls": ["correspondence"], "max_days": "unlimited"},
+     {"speed": "correspondence", "tc_type": "unlimited"}, 0, None),
+    ({}, {"compat": {"bot": False, "board": True}}, 0, "generic"),
+    ({"time_controls": ["bullet"]}, {"speed": "ultraBullet", "limit": 15, "increment": 0,
+                                     "compat": {"bot": False, "board": False}}, 0, "tooFast"),
+    ({"time_controls": ["blitz"]}, {"speed": "blitz", "tc_type": "weird"}, 0, "timeControl"),
     ({}, {"limit": 30}, 0, "tooFast"),
     ({"min_increment": 1}, {"increment": 0}, 0, "tooFast"),
     ({}, {"limit": 900, "speed": "rapid"}, 0, "tooSlow"),

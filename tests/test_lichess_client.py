@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
+from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
 from tests.fake_lichess import FakeLichess, staller
 
@@ -44,17 +46,77 @@ def test_5xx_on_a_move_post_is_retried_and_the_move_made_once(server):
     assert game.posts == [(0, "e2e4", False)]
 
 
-def test_429_pauses_that_endpoint_for_retry_after_and_not_others(server):
+def test_429_on_a_move_pauses_that_games_moves_only_for_retry_after(server):
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, rate_limit_pause=0.3, backoff=0.01))
-    gid = _game(server, client)
+    gid, other = _game(server, client), _game(server, client)
     server.move_failures, server.retry_after = [429], 2
     with pytest.raises(LichessError) as err:
         client.make_move(gid, "e2e4")
     assert err.value.status == 429
-    assert client.session.pause_left("POST /api/bot/game/*/move/*") > 1.0  # Retry-After (2 s) beats the 0.3 s minimum
-    assert client.session.pause_left("POST /api/bot/game/*/chat") == 0.0
+    assert client.session.pause_left(f"POST /api/bot/game/{gid}/move/*") > 1.0  # Retry-After (2 s), not 0.3 s
+    assert client.session.pause_left(f"POST /api/bot/game/{other}/move/*") == 0.0
+    client.make_move(other, "e2e4")  # the other game's moves keep flowing
     client.post_chat(gid, "player", "not paused")
+    assert server.games[other].posts == [(0, "e2e4", False)]
     assert server.games[gid].chat == [("player", "not paused")]
+
+
+def test_a_real_429_without_retry_after_and_with_an_html_body_pauses_its_class_for_a_minute(server):
+    client = LichessClient(server.token, server.url, ClientSettings(retries=0, backoff=0.01))
+    gid = _game(server, client)
+    cid = server.challenge()
+    server.fail_next("challenge", 429)
+    with pytest.raises(LichessError) as err:
+        client.decline_challenge(cid, "later")
+    assert err.value.status == 429 and "<" not in str(err.value)
+    assert 59 < client.session.pause_left("POST /api/challenge/*/decline") <= 60  # lichess: wait a full minute
+    client.make_move(gid, "e2e4")  # moves are another class
+    assert server.games[gid].posts == [(0, "e2e4", False)]
+
+
+def test_a_move_paused_by_a_429_is_posted_at_its_deadline_rather_than_lose_on_time(server):
+    client = LichessClient(server.token, server.url, ClientSettings(retries=2, backoff=0.01))
+    gid = _game(server, client)
+    server.fail_next("move", 429)  # no Retry-After: a 60 s pause of this game's moves
+    client.make_move(gid, "e2e4", deadline=time.monotonic() + 0.3)
+    assert server.games[gid].posts == [(0, "e2e4", False)]
+    assert client.session.posted_in_pause == 1 and client.session.rate_limited == 1
+
+
+def test_a_lost_move_post_is_retried_after_the_move_timeout_not_the_call_timeout(server):
+    client = LichessClient(server.token, server.url, ClientSettings(timeout=10.0, move_timeout=0.3, backoff=0.01))
+    gid = _game(server, client)
+    server.stall_moves = [5.0]
+    client.make_move(gid, "e2e4")
+    assert server.games[gid].posts == [(0, "e2e4", False)]
+    assert server.stalled == 1  # the first post still hangs: the retry did not wait for it
+
+
+def test_a_decline_is_sent_as_a_form_as_the_api_spec_says(server):
+    client = LichessClient(server.token, server.url, FAST)
+    cid = server.challenge()
+    client.decline_challenge(cid, "tooFast")
+    assert server.answers[cid] == ("decline", "tooFast")
+
+
+def test_pacing_moves_never_wait_others_are_deferred_chat_is_dropped():
+    now = [0.0]
+    pacer = Pacer(rate=2.0, burst=4.0, chat_reserve=2.0, chat_max_wait=1.0, clock=lambda: now[0])
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+    for _ in range(6):
+        pacer.acquire(MOVE, "move", sleep)
+    assert slept == [] and pacer.tokens == -2.0  # moves first: they take tokens even into debt
+    with pytest.raises(RequestDropped):
+        pacer.acquire(CHAT, "chat", sleep)  # would wait 2.5 s > chat_max_wait
+    pacer.acquire(OTHER, "accept", sleep)
+    assert sum(slept) == pytest.approx(1.5) and pacer.deferred == 1 and pacer.dropped == 1
+    now[0] += 10
+    pacer.acquire(CHAT, "chat", sleep)  # a full bucket: chat goes at once
+    assert pacer.dropped == 1
 
 
 def test_429_then_success_posts_the_move_after_the_pause(server):

@@ -6,7 +6,9 @@ tooFast, tooSlow, timeControl, rated, casual, standard, variant, noBot, onlyBot.
 
 A challenge is a dict as the event stream sends it (``{"type": "challenge", "challenge": {...}}``; pass
 the inner dict): ``challenger`` {id, name, title, rating}, ``variant`` {key}, ``rated``, ``speed``,
-``timeControl`` {type: clock|correspondence|unlimited, limit (s), increment (s), daysPerTurn}.
+``timeControl`` {type: clock|correspondence|unlimited, limit (s), increment (s), daysPerTurn}, and
+``compat`` {bot, board} (the event stream sends it beside the challenge; the service copies it in).
+lichess refuses bots in UltraBullet (``compat.bot`` false): such a challenge is declined, never accepted.
 """
 
 from __future__ import annotations
@@ -62,8 +64,10 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
     """Accept or decline ``challenge`` given ``running_games`` (games started or accepted, not finished).
 
     Checks, in order: block/allow lists (generic), bot rules (noBot, onlyBot), variant (standard when
-    only standard is played, else variant), speed (tooFast/tooSlow/timeControl), base and increment in
-    seconds (tooFast below the minimum, tooSlow above the maximum), mode (rated challenge refused ->
+    only standard is played, else variant), bot compatibility (UltraBullet: tooFast; ``compat.bot``
+    false: generic), speed (tooFast/tooSlow/timeControl), base and increment in seconds (tooFast below
+    the minimum, tooSlow above the maximum), days per move of correspondence (min_days/max_days;
+    unlimited games only with ``max_days: unlimited``, else tooSlow), mode (rated challenge refused ->
     casual, casual refused -> rated), rating (generic), and last concurrency (later). Never raises on
     missing fields: a field that is absent is treated as the most common value.
     """
@@ -86,6 +90,10 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
         return Verdict.no(reason, f"variant {variant} is not in {config.variants}")
 
     speed = challenge.get("speed", "")
+    compat = challenge.get("compat") or {}
+    if speed == "ultraBullet" or compat.get("bot") is False:
+        return Verdict.no("tooFast" if speed == "ultraBullet" else "generic",
+                          f"lichess does not let bots play this game (speed {speed}, compat {compat or None})")
     if speed not in config.time_controls:
         return Verdict.no(_speed_reason(speed, list(config.time_controls)),
                           f"speed {speed} is not in {config.time_controls}")
@@ -96,7 +104,16 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
             return Verdict.no("tooFast", f"{base}+{inc} is below min_base/min_increment")
         if base > config.max_base or inc > config.max_increment:
             return Verdict.no("tooSlow", f"{base}+{inc} is above max_base/max_increment")
-    elif speed != "correspondence":
+    elif tc.get("type") == "correspondence":
+        days = int(tc.get("daysPerTurn", 0) or 0)
+        if days < config.min_days:
+            return Verdict.no("tooFast", f"{days} days per move is below min_days {config.min_days}")
+        if config.max_days != "unlimited" and days > config.max_days:
+            return Verdict.no("tooSlow", f"{days} days per move is above max_days {config.max_days}")
+    elif tc.get("type") == "unlimited":
+        if config.max_days != "unlimited":
+            return Verdict.no("tooSlow", "unlimited games are declined (max_days is not 'unlimited')")
+    else:
         return Verdict.no("timeControl", f"time control {tc.get('type')} is not played")
 
     rated = bool(challenge.get("rated", False))

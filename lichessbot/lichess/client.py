@@ -2,11 +2,16 @@
 
 * Timeouts (seconds): ordinary calls ``timeout`` (10); streams ``stream_read_timeout`` (20), above
   lichess's 7 s keepalive, so a stream silent for that long raises and is reconnected by the caller.
+  Move posts read for ``move_timeout`` (3) only and retry while their ``deadline`` (from the clock) allows.
 * Connection errors and 5xx answers on ordinary calls are retried ``retries`` times with exponential
   backoff (``backoff``, doubled each time).
-* A 429 pauses *that endpoint* (the path with its ids replaced, e.g. ``POST /api/bot/game/*/move/*``)
-  for ``max(rate_limit_pause, Retry-After)`` seconds (lichess asks for one minute:
-  https://lichess.org/page/api-tips); calls to a paused endpoint wait for the pause to end.
+* Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
+  first, chat last and dropped when the budget is short.
+* A 429 (real ones usually carry no Retry-After and may have an HTML body) pauses *that endpoint class*
+  (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``; move posts: that game's moves
+  only) for Retry-After seconds, or ``rate_limit_pause`` (60) without one (lichess asks for one minute:
+  https://lichess.org/page/api-tips). Calls to a paused class wait for the pause to end; chat is
+  dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
 
@@ -29,6 +34,7 @@ from berserk.session import Requestor
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
+from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
 
 __all__ = ["ClientSettings", "LichessClient", "LichessError", "BotSession", "endpoint_key"]
 
@@ -48,12 +54,16 @@ class ClientSettings:
     """Network behaviour. All times in seconds."""
 
     timeout: float = 10.0              # connect and read timeout of ordinary calls
+    move_timeout: float = 3.0          # read timeout of a move post (a bullet move cannot wait 10 s)
     stream_read_timeout: float = 20.0  # silence after which a stream is dropped (lichess keepalive: 7 s)
     retries: int = 3                   # extra attempts after a connection error or a 5xx
     backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
-    rate_limit_pause: float = 60.0     # minimum pause of an endpoint after a 429 (lichess: one minute)
+    rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
     max_backoff: float = 30.0
-
+    pace_rate: float = 8.0             # request budget refilled per second (lichessbot/lichess/pacing.py; ours)
+    pace_burst: float = 20.0           # requests that may go at once
+    chat_reserve: float = 6.0          # tokens a chat line leaves for move posts
+    chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
 
 _ID_PATTERNS = [
     (re.compile(r"^/api/bot/game/stream/[^/]+$"), "/api/bot/game/stream/*"),
@@ -75,9 +85,15 @@ def endpoint_key(method: str, url: str) -> str:
 
 
 class BotSession(requests.Session):
-    """A requests session that adds the token, default timeouts, retries and per-endpoint 429 pauses.
+    """A requests session that adds the token, default timeouts, retries, pacing and 429 pauses.
 
     ``stop`` (an Event) cuts waits short at shutdown; a cut wait raises :class:`LichessError`.
+    A request may carry ``deadline=`` (monotonic seconds, move posts): waits for a 429 pause or a retry
+    never go past it, and at the deadline the move is posted anyway (waiting longer loses on time).
+    Counters: ``rate_limited`` (429 answers), ``posted_in_pause`` (moves sent at their deadline during a
+    pause), ``dropped_in_pause`` / ``deferred_in_pause`` (chat lines dropped, other calls made to wait, while
+    their class is paused by a 429); ``pacer.deferred`` /
+    ``pacer.dropped`` (the request budget).
     """
 
     def __init__(self, token: str, settings: ClientSettings, stop: threading.Event | None = None):
@@ -86,14 +102,19 @@ class BotSession(requests.Session):
         self.headers["User-Agent"] = f"lichessbot/{__version__}"
         self.settings = settings
         self.stop = stop or threading.Event()
+        self.pacer = Pacer(settings.pace_rate, settings.pace_burst, settings.chat_reserve, settings.chat_max_wait)
         self._paused_until: dict[str, float] = {}
         self._lock = threading.Lock()
+        self.rate_limited = 0
+        self.posted_in_pause = 0
+        self.dropped_in_pause = 0
+        self.deferred_in_pause = 0
 
     def __repr__(self) -> str:  # never show the headers
         return "BotSession()"
 
     def pause_left(self, key: str) -> float:
-        """Seconds the endpoint ``key`` stays paused (0 when not paused)."""
+        """Seconds the pause key ``key`` stays paused (0 when not paused); see :func:`pause_key`."""
         with self._lock:
             return max(0.0, self._paused_until.get(key, 0.0) - time.monotonic())
 
@@ -105,45 +126,85 @@ class BotSession(requests.Session):
         if seconds > 0 and self.stop.wait(seconds):
             raise LichessError("stopped while waiting to retry")
 
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def _wait_pause(self, pkey: str, kind: str, deadline: float | None) -> None:
+        left = self.pause_left(pkey)
+        if left <= 0:
+            return
+        if kind == CHAT:
+            self.dropped_in_pause += 1
+            log.warning("request dropped", endpoint=pkey, reason="rate limited (429): chat waits for no pause",
+                        pause_left_s=round(left, 1))
+            raise RequestDropped(f"{pkey}: dropped, rate limited")
+        if deadline is not None and time.monotonic() + left > deadline:
+            self._sleep(deadline - time.monotonic())
+            if self.pause_left(pkey) > 0:
+                self.posted_in_pause += 1
+                log.warning("posting during a 429 pause", endpoint=pkey, reason="the clock runs out before the "
+                            "pause ends", pause_left_s=round(self.pause_left(pkey), 1))
+            return
+        self.deferred_in_pause += 1
+        log.warning("request deferred", endpoint=pkey, reason="rate limited (429)", wait_s=round(left, 1))
+        self._sleep(left)
+
+    def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
+                **kwargs: Any) -> requests.Response:
         s = self.settings
         stream = bool(kwargs.get("stream"))
-        kwargs.setdefault("timeout", (s.timeout, s.stream_read_timeout if stream else s.timeout))
+        kind = request_class(method, url)
         key = endpoint_key(method, url)
+        pkey = pause_key(method, url, key)
+        read = s.stream_read_timeout if stream else s.move_timeout if kind == MOVE else s.timeout
+        kwargs.setdefault("timeout", (s.timeout, read))
         delay = s.backoff
         attempt = 0
         while True:
-            self._sleep(self.pause_left(key))
+            self._wait_pause(pkey, kind, deadline)
+            self.pacer.acquire(kind, key, self._sleep)
             try:
                 response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
-                if stream or attempt >= s.retries:
+                if stream or attempt >= s.retries or _past(deadline):
                     raise
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
             else:
                 if response.status_code == 429:
-                    pause = max(s.rate_limit_pause, _retry_after(response))
-                    self._pause(key, pause)
-                    log.warning("rate limited: endpoint paused", endpoint=key, pause_s=round(pause, 1))
-                    if stream or attempt >= s.retries:
+                    after = _retry_after(response)
+                    pause = after if after is not None else s.rate_limit_pause
+                    self.rate_limited += 1
+                    self._pause(pkey, pause)
+                    log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
+                                retry_after=after is not None)
+                    if stream or kind == CHAT or attempt >= s.retries or _past(deadline):
                         return response
                     response.close()
                     attempt += 1
                     continue
-                if response.status_code < 500 or stream or attempt >= s.retries:
+                if kind == MOVE and response.status_code < 400 and self.pause_left(pkey) > 0:
+                    with self._lock:  # lichess accepts this game's moves again: its pause is over
+                        self._paused_until.pop(pkey, None)
+                if response.status_code < 500 or stream or attempt >= s.retries or _past(deadline):
                     return response
                 log.warning("http retry", endpoint=key, status=response.status_code, attempt=attempt + 1)
                 response.close()
             attempt += 1
-            self._sleep(min(delay, s.max_backoff) * (1 + 0.25 * random.random()))
+            wait = min(delay, s.max_backoff) * (1 + 0.25 * random.random())
+            if deadline is not None:
+                wait = min(wait, max(0.0, deadline - time.monotonic()))
+            self._sleep(wait)
             delay *= 2
 
 
-def _retry_after(response: requests.Response) -> float:
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    """Seconds of the Retry-After header (None when absent or not a number of seconds)."""
     try:
-        return float(response.headers.get("Retry-After", 0))
+        value = response.headers.get("Retry-After")
+        return None if value is None else max(0.0, float(value))
     except ValueError:
-        return 0.0
+        return None
 
 
 class _Raw(FormatHandler[Any]):
@@ -184,8 +245,29 @@ class LichessClient:
             return fn(*args, **kwargs)
         except berserk.exceptions.ResponseError as err:
             raise LichessError(f"{what}: {_short(err)}", err.status_code) from None
-        except (berserk.exceptions.ApiError, requests.RequestException) as err:
+        except (berserk.exceptions.ApiError, requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
+
+    def _post(self, what: str, path: str, *, deadline: float | None = None, **kwargs: Any) -> None:
+        """POST ``path`` (form data in ``data=``); any status >= 400 raises :class:`LichessError`.
+
+        lichess's error text comes from a JSON ``{"error": ...}`` body; other bodies (a 429's HTML page)
+        give the status alone.
+        """
+        try:
+            response = self.session.request("POST", self.url + path, deadline=deadline, **kwargs)
+        except (requests.RequestException, RequestDropped) as err:
+            raise LichessError(f"{what}: {_short(err)}") from None
+        with response:
+            if response.status_code < 400:
+                return
+            try:
+                body = response.json()
+                detail = body.get("error") if isinstance(body, dict) else None
+            except ValueError:
+                detail = None
+            raise LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
+                               response.status_code)
 
     # account -----------------------------------------------------------------------------------
     def account(self) -> dict[str, Any]:
@@ -204,19 +286,25 @@ class LichessClient:
         self._call(f"accepting challenge {challenge_id}", self.api.bots.accept_challenge, challenge_id)
 
     def decline_challenge(self, challenge_id: str, reason: str) -> None:
-        self._call(f"declining challenge {challenge_id}", self.api.bots.decline_challenge, challenge_id,
-                   reason=reason)
+        """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
+        berserk 0.14 sends JSON)."""
+        self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
+                   data={"reason": reason})
 
     # games -------------------------------------------------------------------------------------
-    def make_move(self, game_id: str, uci: str, offering_draw: bool = False) -> None:
-        """POST the move (``?offeringDraw=true`` to offer a draw with it)."""
+    def make_move(self, game_id: str, uci: str, offering_draw: bool = False, deadline: float | None = None) -> None:
+        """POST the move (``?offeringDraw=true`` to offer a draw with it, or to accept the opponent's).
+
+        ``deadline`` (monotonic seconds): retries and 429 pauses wait no longer than this; the read
+        timeout is ``ClientSettings.move_timeout``. Raises :class:`LichessError`.
+        """
         params = {"offeringDraw": "true"} if offering_draw else None
-        self._call(f"posting move {uci}", self._r.post, f"/api/bot/game/{game_id}/move/{uci}", params=params)
+        self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
 
     def post_chat(self, game_id: str, room: str, text: str) -> None:
-        """Post ``text`` to ``room`` ("player" or "spectator")."""
-        self._call("posting chat", self._r.post, f"/api/bot/game/{game_id}/chat",
-                   data={"room": room, "text": text})
+        """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford
+        is dropped (:class:`LichessError` with status None)."""
+        self._post("posting chat", f"/api/bot/game/{game_id}/chat", data={"room": room, "text": text})
 
     def abort_game(self, game_id: str) -> None:
         self._call("aborting", self.api.bots.abort_game, game_id)
@@ -225,11 +313,15 @@ class LichessClient:
         self._call("resigning", self.api.bots.resign_game, game_id)
 
     def claim_victory(self, game_id: str) -> None:
-        self._call("claiming victory", self._r.post, f"/api/bot/game/{game_id}/claim-victory")
+        """``/claim-victory`` (opponent gone); lila answers 400 when it is not (yet) allowed."""
+        self._post("claiming victory", f"/api/bot/game/{game_id}/claim-victory")
+
+    def claim_draw(self, game_id: str) -> None:
+        """``/claim-draw``: a draw when the opponent has left the game for a while (API spec)."""
+        self._post("claiming a draw", f"/api/bot/game/{game_id}/claim-draw")
 
     def handle_draw(self, game_id: str, accept: bool) -> None:
-        self._call("answering a draw offer", self._r.post,
-                   f"/api/bot/game/{game_id}/draw/{'yes' if accept else 'no'}")
+        self._post("answering a draw offer", f"/api/bot/game/{game_id}/draw/{'yes' if accept else 'no'}")
 
     # streams -----------------------------------------------------------------------------------
     def open_event_stream(self) -> requests.Response:

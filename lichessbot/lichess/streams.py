@@ -3,7 +3,8 @@
 Silence is a read timeout: the session reads streams with ``ClientSettings.stream_read_timeout``
 (20 s, above lichess's 7 s keepalive), so a stream with no line and no keepalive for that long raises
 and is reopened. Malformed lines are logged and skipped. After every (re)connection the iterator yields
-``{"type": CONNECTED, "reconnect": bool}`` so the consumer can resync (lichess re-sends ``gameFull`` on
+``{"type": CONNECTED, "reconnect": bool, "opened_at": float}`` (``opened_at``: monotonic seconds when
+the request was sent; nothing on the stream was computed by the server before it) so the consumer can resync (lichess re-sends ``gameFull`` on
 a game stream; after an event-stream reconnect the bot lists its ongoing games).
 """
 
@@ -80,6 +81,7 @@ class ReconnectingStream:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         delay = self._backoff
         while self._running() and (self.connections == 0 or self._keep_going()):
+            opened_at = time.monotonic()
             try:
                 response = self._opener()
             except LichessError as err:
@@ -90,7 +92,7 @@ class ReconnectingStream:
                 delay = min(delay * 2, self._max_backoff)
                 continue
             self._response = response
-            yield {"type": CONNECTED, "reconnect": self.connections > 0}
+            yield {"type": CONNECTED, "reconnect": self.connections > 0, "opened_at": opened_at}
             self.connections += 1
             try:
                 for line in iter_lines(response):

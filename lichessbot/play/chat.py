@@ -16,11 +16,14 @@ import structlog
 
 from lichessbot.play.thinker import Decision
 
-__all__ = ["MAX_CHAT", "ChatSender", "answer_command", "eval_line"]
+__all__ = ["EVAL_REFUSAL", "MAX_CHAT", "ChatSender", "answer_command", "eval_line", "render_greeting"]
 
 #: lichess's limit on a chat line (characters).
 MAX_CHAT = 140
-HELP = "Commands: !eval (my current evaluation), !name (who I am), !help"
+HELP = "Commands: !eval (my current evaluation, spectator chat), !name (who I am), !help"
+#: The answer to ``!eval`` in the player room while the game is on (an eval there would be outside help;
+#: lichess-bot refuses too).
+EVAL_REFUSAL = "Sorry, I don't share my evaluation with my opponent during the game. Spectators can ask in their chat."
 
 log = structlog.get_logger("lichessbot.chat")
 
@@ -28,12 +31,15 @@ log = structlog.get_logger("lichessbot.chat")
 class ChatSender:
     """A daemon thread posting ``(game_id, room, text)`` with ``post(game_id, room, text)``.
 
-    ``send`` never blocks (the queue is unbounded) and never raises.
+    ``send`` never blocks and never raises. At most ``max_queued`` lines wait; more are dropped (logged
+    as ``request dropped``), so a slow or rate-limited chat never builds a backlog.
     """
 
-    def __init__(self, post: Callable[[str, str, str], None]):
+    def __init__(self, post: Callable[[str, str, str], None], max_queued: int = 20):
         self._post = post
         self._q: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self.max_queued = max_queued
+        self.dropped = 0
         self._thread = threading.Thread(target=self._run, name="chat", daemon=True)
         self.sent = 0
         self.failed = 0
@@ -47,6 +53,11 @@ class ChatSender:
             return
         if len(text) > MAX_CHAT:
             text = text[: MAX_CHAT - 1] + "…"
+        if self._q.qsize() >= self.max_queued:
+            self.dropped += 1
+            log.warning("request dropped", game_id=game_id, room=room, reason=f"{self.max_queued} chat lines "
+                        "already waiting")
+            return
         self._q.put((game_id, room, text))
 
     def _run(self) -> None:
@@ -121,10 +132,29 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     return head[:MAX_CHAT]
 
 
-def answer_command(text: str, *, last_eval: str | None, name: str) -> str | None:
-    """The answer to a chat command (``!eval``, ``!name``, ``!help``), or None for other lines."""
+def render_greeting(template: str, **values: str) -> str:
+    """``template`` with ``{me}``/``{opponent}`` replaced. Never raises: the config checks templates at load
+    (:func:`lichessbot.config.check_template`); an unknown placeholder or a stray brace that slips
+    through is left as written."""
+    class _Keep(dict):
+        def __missing__(self, key: str) -> str:
+            return "{" + key + "}"
+    try:
+        return template.format_map(_Keep(values))
+    except (ValueError, IndexError, AttributeError, KeyError):
+        return template
+
+
+def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False) -> str | None:
+    """The answer to a chat command (``!eval``, ``!name``, ``!help``), or None for other lines.
+
+    ``player_room_in_game``: the line came from the player room while the game is on; ``!eval`` then gets
+    :data:`EVAL_REFUSAL` instead of the evaluation.
+    """
     cmd = text.strip().lower().split(maxsplit=1)[0] if text.strip() else ""
     if cmd == "!eval":
+        if player_room_in_game:
+            return EVAL_REFUSAL
         return last_eval or "No evaluation yet."
     if cmd == "!name":
         return name

@@ -36,5 +36,10 @@ def run(args: argparse.Namespace) -> int:
           f"book {'on' if config.book.enabled else 'off'}")
     print(f"  challenges: concurrency {c.concurrency}, {', '.join(c.time_controls)}; {', '.join(c.variants)}; "
           f"{', '.join(c.modes)}; bots {'only' if c.only_bot else 'yes' if c.accept_bot else 'no'}")
+    if "correspondence" in c.time_controls:
+        k = config.correspondence
+        print(f"  correspondence: {c.min_days}..{c.max_days} days per move, {k.move_time} s a move, check-in every "
+              f"{k.checkin_period} s")
+    print(f"  chat: evals to {config.chat.eval_room} every {config.chat.eval_every} moves")
     print(f"  PGN: {config.pgn_directory or 'not saved'}")
     return 0

@@ -21,23 +21,19 @@ import structlog
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
-from lichessbot.play.chat import ChatSender, answer_command, eval_line
+from lichessbot.config import PLAYABLE_VARIANTS
+from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
+from lichessbot.play.rules import ScoreRules, Unplayable, parse_moves, post_patience
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 
-__all__ = ["Game"]
+__all__ = ["Game", "parse_moves"]
 
 _EOS = object()
 RUNNING = ("created", "started")
 MAX_POST_ATTEMPTS = 3  # per position; then wait for the server's next state
-
-
-def parse_moves(initial: chess.Board, moves: str) -> chess.Board:
-    """The board after ``moves`` (space-separated UCI; castling as e1g1 or e1h1). Raises ValueError."""
-    board = initial.copy()
-    for uci in moves.split():
-        board.push(board.parse_uci(uci))  # python-chess maps king-takes-rook to the board's castling form
-    return board
+#: Seconds between claims while ``opponentGone`` allows one (lila may answer 200 without effect, or 400).
+CLAIM_RETRY = 1.0
 
 
 class Game:
@@ -68,7 +64,7 @@ class Game:
         self._decided: dict[int, Decision] = {}
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
-        self._scores: list[int | None] = []
+        self._rules = ScoreRules(config.draw_or_resign)
         self._our_moves = 0
         self._last_eval: str | None = None
         self._opp_offers_draw = False
@@ -77,6 +73,12 @@ class Game:
         self._greeted = False
         self._said_goodbye = False
         self._saw_running = False
+        self._seen_at: float | None = None  # monotonic time of the last state seen on a stream
+        self._opened_at: float | None = None  # monotonic time the current game stream was requested
+        self.correspondence = False          # no clock: days per move or unlimited
+        self.tournament: str | None = None   # tournamentId (arena games cannot be aborted)
+        self.parked = False                  # correspondence: stream closed until our move (service check-in)
+        self.abandoned = False               # left because the game cannot be played
 
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -105,6 +107,11 @@ class Game:
                     break
                 if self._should_think():
                     self._step(self._play)
+                elif self._should_park():
+                    self.parked = True
+                    self.log.info("correspondence game parked until our move",
+                                  disconnect_time_s=self.config.correspondence.disconnect_time)
+                    break
         finally:
             self._stream.close()
             self.thinker.close()
@@ -113,6 +120,8 @@ class Game:
     def _step(self, fn: Any, *args: Any) -> None:
         try:
             fn(*args)
+        except Unplayable as err:
+            self._abandon(str(err))
         except Exception as err:  # noqa: BLE001 - one failure never abandons a game
             self.failures += 1
             self.log.exception("game step failed; resyncing", error=str(err))
@@ -140,11 +149,12 @@ class Game:
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == CONNECTED:
+            self._opened_at = event.get("opened_at")
             if event["reconnect"]:
                 self.log.info("game stream reconnected")
         elif kind == "gameFull":
             self._on_full(event)
-            self._on_state(event["state"])
+            self._on_state(event["state"], full=True)
         elif kind == "gameState":
             self._on_state(event)
         elif kind == "chatLine":
@@ -167,8 +177,16 @@ class Game:
         if self.color is None:
             self.log.error("we are neither white nor black in this game", white=ids[0], black=ids[1])
         variant = (full.get("variant") or {}).get("key", "standard")
+        self.tournament = full.get("tournamentId")
+        self.correspondence = not full.get("clock") or full.get("speed") == "correspondence"
+        if variant not in PLAYABLE_VARIANTS:
+            raise Unplayable(f"the engine does not play {variant}")
         fen = full.get("initialFen") or "startpos"
-        self.initial = chess.Board(chess.STARTING_FEN if fen == "startpos" else fen, chess960=variant == "chess960")
+        try:
+            self.initial = chess.Board(chess.STARTING_FEN if fen == "startpos" else fen,
+                                       chess960=variant == "chess960")
+        except ValueError as err:
+            raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
         self.opponent = str(opp.get("name") or opp.get("id") or ("AI level %s" % opp.get("aiLevel")))
         clock = full.get("clock") or None
@@ -180,20 +198,31 @@ class Game:
         r.initial_fen = self.initial.fen()
         if clock:
             r.clock_initial_ms, r.clock_increment_ms = int(clock["initial"]), int(clock["increment"])
-        if not self._greeted and self.color is not None and len(full["state"].get("moves", "").split()) < 2:
+        if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
             self._say(self.config.greeting.hello_spectators, "spectator")
 
-    def _on_state(self, state: dict[str, Any]) -> None:
+    def _on_state(self, state: dict[str, Any], full: bool = False) -> None:
         if self.initial is None:
             raise ValueError("gameState before gameFull")
         moves = str(state.get("moves", ""))
         keys = ("wtime", "btime", "winc", "binc")
         self._times = tuple(int(state.get(k, 0) or 0) for k in keys)  # type: ignore[assignment]
-        self._state_at = time.monotonic()
+        now = time.monotonic()
+        # lila computes wtime/btime when it sends the line (scalachess Clock.remainingTime takes the
+        # running side's pending time off). A gameFull answers our (re)connection, so it was computed
+        # after we sent the request: count our clock from then, which never overstates our time however
+        # slow the answer was. A gameState is pushed as it happens: from its arrival.
+        self._state_at = min(now, self._opened_at) if full and self._opened_at is not None else now
+        self._seen_at = now
         if moves != self._moves_str:
-            board = parse_moves(self.initial, moves)
+            try:
+                board = parse_moves(self.initial, moves)
+            except ValueError as err:
+                if full:  # the server's own truth cannot be read: a reconnect would bring the same
+                    raise Unplayable(f"moves {moves[-40:]!r} cannot be read ({err})") from None
+                raise
             n = len(board.move_stack)
             if self.board is not None and n == len(self.board.move_stack) + 1:  # exactly one new move: its clock
                 mover_white = board.turn == chess.BLACK
@@ -213,7 +242,8 @@ class Game:
 
     def _update_abort_timer(self) -> None:
         b, init = self.board, self.initial
-        if b is None or init is None or self.color is None:
+        if b is None or init is None or self.color is None or self.correspondence or self.tournament:
+            self._opp_wait_since = None  # no abort: lichess refuses it in arenas; days per move otherwise
             return
         movers = ((init.turn if i % 2 == 0 else not init.turn) for i in range(len(b.move_stack)))
         opp_moves = sum(1 for mover in movers if mover != self.color)
@@ -227,17 +257,33 @@ class Game:
             return
         room = "spectator" if line.get("room") == "spectator" else "player"
         answer = answer_command(str(line.get("text", "")), last_eval=self._last_eval,
-                                name=f"lichessbot with the {self.engine_name} network")
+                                name=f"lichessbot with the {self.engine_name} network",
+                                player_room_in_game=room == "player" and not self.over)
         if answer:
             self.chat.send(self.id, room, answer)
 
     def _leave(self) -> None:
-        """Second Ctrl-C: abort (before both sides moved) or resign."""
+        """Second Ctrl-C: abort (before both sides moved, not in a tournament) or resign."""
         if self.over:
             return
+        abort = self._abortable()
+        self.log.warning("leaving the game", action="abort" if abort else "resign")
+        (self.client.abort_game if abort else self.client.resign_game)(self.id)
+
+    def _abortable(self) -> bool:
         plies = len(self.board.move_stack) if self.board else 0
-        self.log.warning("leaving the game", action="abort" if plies < 2 else "resign")
-        (self.client.abort_game if plies < 2 else self.client.resign_game)(self.id)
+        return plies < 2 and not self.tournament
+
+    def _abandon(self, why: str) -> None:
+        """End our part in a game the engine cannot play: abort or resign once, one log line, no reconnects."""
+        action = "abort" if self._abortable() else "resign"
+        try:
+            (self.client.abort_game if action == "abort" else self.client.resign_game)(self.id)
+            done = "done"
+        except LichessError as err:
+            done = str(err)
+        self.log.error("leaving a game the engine cannot play", reason=why, action=action, result=done)
+        self.abandoned = self.over = True
 
     def _tick(self) -> None:
         now = time.monotonic()
@@ -246,11 +292,23 @@ class Game:
             self.log.info("opponent did not move: aborting", abort_time_s=self.config.abort_time)
             self.client.abort_game(self.id)
         if self._claim_at is not None and now >= self._claim_at:
-            self._claim_at = None
-            self.log.info("claiming victory")
-            self.client.claim_victory(self.id)
+            # retried every CLAIM_RETRY s while opponentGone allows it: lila may answer 400 (too early)
+            # or 200 without effect; a gameState ending the game or opponentGone gone=false stops it
+            self._claim_at = now + CLAIM_RETRY
+            draw = self.config.draw_or_resign.claim_draw_when_gone
+            self.log.info("claiming a draw" if draw else "claiming victory")
+            try:
+                (self.client.claim_draw if draw else self.client.claim_victory)(self.id)
+            except LichessError as err:
+                self.log.info("claim refused; retrying while the opponent is gone", error=str(err))
 
     # our move ----------------------------------------------------------------------------------
+    def _should_park(self) -> bool:
+        """A correspondence game off our move for ``disconnect_time`` s gives its thread back."""
+        return (self.correspondence and not self.over and self._seen_at is not None and self.board is not None
+                and self.board.turn != self.color and self._claim_at is None
+                and time.monotonic() - self._seen_at > self.config.correspondence.disconnect_time)
+
     def _should_think(self) -> bool:
         b = self.board
         if self.over or b is None or self.color is None or b.turn != self.color or self.quit.is_set():
@@ -259,7 +317,9 @@ class Game:
         return ply not in self._posted and self._attempts.get(ply, 0) < MAX_POST_ATTEMPTS and not b.is_game_over()
 
     def _clock(self, ply: int) -> ClockMs | None:
-        if self.record.clock_initial_ms is None:
+        """Our clock now (ms): lichess's value as of the state, less the time since (from each side's second
+        move on, when lichess runs the clock). None in games without a clock."""
+        if self.record.clock_initial_ms is None or self.correspondence:
             return None
         wtime, btime, winc, binc = self._times
         ours, opp = (wtime, btime) if self.color == chess.WHITE else (btime, wtime)
@@ -287,16 +347,18 @@ class Game:
         decision = self._decided.get(ply)
         if decision is None:
             decision = self._decided[ply] = self._think(board)
-            self._scores.append(decision.score_cp)
-        if self._should_resign():
-            self.log.info("resigning", scores=self._scores[-self.config.draw_or_resign.resign_moves:])
+            self._rules.add(decision.score_cp)
+        if self._rules.should_resign():
+            self.log.info("resigning", scores=self._rules.scores[-self.config.draw_or_resign.resign_moves:])
             self._posted.add(ply)
             self.client.resign_game(self.id)
             return
-        offer_draw = self._should_offer_draw()
+        offer_draw = self._rules.should_offer_draw()
+        if offer_draw and self._opp_offers_draw:
+            self.log.info("accepting the opponent's draw offer")
         self._attempts[ply] = self._attempts.get(ply, 0) + 1
         try:
-            self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw)
+            self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw, deadline=self._deadline(ply))
         except LichessError as err:
             self.failures += 1
             self.log.warning("move not accepted; resyncing", move=decision.move.uci(), error=str(err),
@@ -316,41 +378,28 @@ class Game:
                       time_s=round(decision.time, 3), nodes=decision.nodes, nps=round(decision.nps),
                       cp=decision.cp, mate=decision.mate, wdl=decision.wdl, depth=round(decision.depth, 1),
                       stop=decision.stop_reason, draw_offer=offer_draw or None)
-        room = self.config.chat.eval_room
-        if room != "none" and self._our_moves % self.config.chat.eval_every == 0:
-            for r in (("player", "spectator") if room == "both" else (room,)):
-                self.chat.send(self.id, r, self._last_eval)
+        if self.config.chat.eval_room == "spectator" and self._our_moves % self.config.chat.eval_every == 0:
+            self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)
 
-    def _last_scores(self, n: int) -> list[int] | None:
-        tail = self._scores[-n:]
-        if len(tail) < n or any(s is None for s in tail):
+    def _deadline(self, ply: int) -> float | None:
+        """Monotonic seconds until which the move post may wait out retries and 429 pauses
+        (:func:`lichessbot.play.rules.post_patience`). None without a clock."""
+        clock = self._clock(ply)
+        if clock is None:
             return None
-        return tail  # type: ignore[return-value]
-
-    def _should_resign(self) -> bool:
-        c = self.config.draw_or_resign
-        tail = self._last_scores(c.resign_moves) if c.resign_enabled else None
-        return tail is not None and all(s <= c.resign_score for s in tail)
-
-    def _should_offer_draw(self) -> bool:
-        c = self.config.draw_or_resign
-        tail = self._last_scores(c.offer_draw_moves) if c.offer_draw_enabled else None
-        ok = tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
-        if ok and self._opp_offers_draw:
-            self.log.info("accepting the opponent's draw offer")
-        return ok
+        return time.monotonic() + post_patience(clock.time, self.config.timeman.move_overhead)
 
     # the end -----------------------------------------------------------------------------------
     def _say(self, template: str, room: str) -> None:
         if template:
-            self.chat.send(self.id, room, template.format(me=self.username, opponent=self.opponent))
+            self.chat.send(self.id, room, render_greeting(template, me=self.username, opponent=self.opponent))
 
     def _finish(self) -> None:
-        if self.over and self._saw_running and not self._said_goodbye:
+        if self.over and self._saw_running and not self._said_goodbye and not self.abandoned:
             self._said_goodbye = True
             self._say(self.config.greeting.goodbye, "player")
             self._say(self.config.greeting.goodbye_spectators, "spectator")
-        if self.over and self.config.pgn_directory and self.initial is not None:
+        if self.over and not self.abandoned and self.config.pgn_directory and self.initial is not None:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)
                 self.log.info("pgn saved", path=str(path))

@@ -1,9 +1,15 @@
 """``lichessbot play``: the bot service. Events in, challenges answered, one thread per game.
 
 Running games are counted from the event stream's ``gameStart`` and ``gameFinish`` (one source of
-truth; after an event-stream reconnect the set is rebuilt from ``/api/account/playing``), plus the
-challenges accepted whose game has not started yet, so a burst of challenges never exceeds
-``challenge.concurrency``: the extra ones are declined with ``later``.
+truth; after an event-stream reconnect, and every ``playing_check_period`` seconds, the set is rebuilt
+from ``/api/account/playing``, so a missed ``gameFinish`` frees its slot; a game thread that saw its
+game end frees it too), plus the challenges accepted whose game has not started yet, so a burst of
+challenges never exceeds ``challenge.concurrency``: the extra ones are declined with ``later``.
+Correspondence games hold no slot: their thread closes after ``correspondence.disconnect_time`` s off
+our move and the check-in (every ``correspondence.checkin_period`` s) restarts the ones on our move.
+
+Challenges are answered by a worker thread (a slow or rate-limited answer never stalls the event
+stream); a challenge lichess sends again (after a reconnect) is recognised by its id and answered once.
 
 Ctrl-C once: stop taking challenges (they are declined with ``later``) and finish the running games.
 Twice: resign (or abort, before both sides moved) every game and exit.
@@ -12,6 +18,7 @@ Twice: resign (or abort, before both sides moved) every game and exit.
 from __future__ import annotations
 
 import argparse
+import queue
 import signal
 import threading
 import time
@@ -35,6 +42,8 @@ log = structlog.get_logger("lichessbot.bot")
 
 #: Seconds an accepted challenge counts as a running game while its gameStart is awaited.
 PENDING_TTL = 30.0
+#: Seconds a challenge id is remembered as answered (lichess re-sends pending ones on reconnect).
+ANSWERED_TTL = 600.0
 
 
 class NotBotError(LichessbotError, ValueError):
@@ -84,6 +93,15 @@ class BotService:
         self.chat: ChatSender | None = None
         self.me = ""
         self.games_played = 0
+        self.correspondence: set[str] = set()     # correspondence games (no slot)
+        self._answered: dict[str, float] = {}      # challenge id -> monotonic time its answer was queued
+        self._canceled: set[str] = set()
+        self._answers: queue.Queue[tuple[str, bool, str | None] | None] = queue.Queue()
+        self._started_at: dict[str, float] = {}    # game id -> monotonic time of its gameStart
+        self._next_check = self._next_checkin = 0.0
+        self.playing_checks = 0
+        self._checker: threading.Thread | None = None
+        self._finished: set[str] = set()          # games seen over: never restarted
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -114,24 +132,36 @@ class BotService:
         self.chat = ChatSender(self.client.post_chat)
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
+        answers = threading.Thread(target=self._answer_challenges, name="events-answers", daemon=True)
+        answers.start()
+        now = time.monotonic()
+        self._next_check = now + self.config.playing_check_period
+        self._next_checkin = now + self.config.correspondence.checkin_period
         try:
             while True:
                 self._wake.wait(0.2)
                 self._wake.clear()
                 self._reap()
+                self._periodic_checks()
                 if self._fatal is not None or self._quit.is_set():
                     break
                 if self._stopping.is_set() and not self._threads and self.busy() == 0:
                     break  # every game started (or accepted) is over
         finally:
-            self._done.set()
+            with self._lock:  # after this no game thread is started (_start_game checks _done under the lock)
+                self._done.set()
+                games, threads = list(self.games.values()), list(self._threads.values())
             if self._events is not None:
                 self._events.close()
-            for g in list(self.games.values()):
+            for g in games:
                 if self._quit.is_set():
                     g.quit.set()
-            for t in list(self._threads.values()):
+            for t in threads:
                 t.join(timeout=15)
+            self._answers.put(None)
+            answers.join(timeout=15)
+            if self._checker is not None:
+                self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
             log.info("bot offline", games_played=self.games_played)
         if self._fatal is not None:
@@ -142,7 +172,28 @@ class BotService:
         for gid, t in list(self._threads.items()):
             if not t.is_alive():
                 del self._threads[gid]
-                self.games.pop(gid, None)
+                game = self.games.pop(gid, None)
+                if game is not None and game.over:  # its slot is free even if gameFinish never comes
+                    with self._lock:
+                        self.running.discard(gid)
+                        self.correspondence.discard(gid)
+                        self._finished.add(gid)
+
+    def _periodic_checks(self) -> None:
+        """Start the playing check in its own thread when due (a paced or 429-paused call never blocks
+        this loop); one check at a time."""
+        now = time.monotonic()
+        if self._done.is_set() or now < min(self._next_check, self._next_checkin):
+            return
+        if self._checker is not None and self._checker.is_alive():
+            return
+        checkin = now >= self._next_checkin
+        self._next_check = now + self.config.playing_check_period
+        if checkin:
+            self._next_checkin = now + self.config.correspondence.checkin_period
+        self._checker = threading.Thread(target=self._resync_games, kwargs={"checkin": checkin},
+                                         name="events-playing-check", daemon=True)
+        self._checker.start()
 
     def _read_events(self) -> None:
         self._events = ReconnectingStream(self.client.open_event_stream, "events",
@@ -166,25 +217,32 @@ class BotService:
             if event["reconnect"]:
                 self._resync_games()
         elif kind == "challenge":
-            self._on_challenge(event.get("challenge") or {})
+            ch = dict(event.get("challenge") or {})
+            if "compat" in event:  # lichess sends compat beside the challenge
+                ch["compat"] = event["compat"]
+            self._on_challenge(ch)
         elif kind == "gameStart":
             game = event.get("game") or {}
             gid = str(game.get("gameId") or game.get("id"))
             with self._lock:
                 self._pending.pop(gid, None)
-                self.running.add(gid)
+                self._started_at[gid] = time.monotonic()
+                (self.correspondence if _is_correspondence(game) else self.running).add(gid)
             self._start_game(gid)
         elif kind == "gameFinish":
             game = event.get("game") or {}
             gid = str(game.get("gameId") or game.get("id"))
             with self._lock:
                 self.running.discard(gid)
+                self.correspondence.discard(gid)
+                self._finished.add(gid)
             log.info("game finished", game_id=gid, status=(game.get("status") or {}).get("name"),
                      winner=game.get("winner"))
         elif kind in ("challengeCanceled", "challengeDeclined"):
             cid = str((event.get("challenge") or {}).get("id"))
             with self._lock:
                 self._pending.pop(cid, None)
+                self._canceled.add(cid)
         else:
             log.debug("event ignored", type=kind)
 
@@ -193,46 +251,79 @@ class BotService:
         challenger = (ch.get("challenger") or {}).get("name", "?")
         if str((ch.get("challenger") or {}).get("id", "")).lower() == self.me.lower():
             return  # our own outgoing challenge
+        now = time.monotonic()
+        with self._lock:
+            self._answered = {k: t for k, t in self._answered.items() if now - t < ANSWERED_TTL}
+            if cid in self._answered:
+                log.info("challenge sent again: already answered", challenge_id=cid)
+                return
+            self._answered[cid] = now
         if self._stopping.is_set():
             verdict_accept, reason, why = False, "later", "shutting down"
         else:
             with self._lock:  # decide and reserve atomically: a burst never exceeds concurrency
-                now = time.monotonic()
                 self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
                 v = decide(self.config.challenge, ch, len(self.running | set(self._pending)))
-                if v.accept:
-                    self._pending[cid] = now
+                if v.accept and (ch.get("timeControl") or {}).get("type") == "clock":
+                    self._pending[cid] = now  # correspondence holds no slot
             verdict_accept, reason, why = v.accept, v.reason, v.why
         log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
                  variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
                  accept=verdict_accept, reason=reason, why=why or None)
-        try:
-            if verdict_accept:
-                self.client.accept_challenge(cid)
-            else:
-                self.client.decline_challenge(cid, reason or "generic")
-        except LichessError as err:
-            log.warning("challenge answer failed", challenge_id=cid, error=str(err))
-            with self._lock:
-                self._pending.pop(cid, None)
+        self._answers.put((cid, verdict_accept, reason))
 
-    def _resync_games(self) -> None:
-        """After an event-stream reconnect: the server's list of ongoing games is the truth."""
+    def _answer_challenges(self) -> None:
+        """The worker that posts challenge answers (a paced or paused answer never blocks the events)."""
+        while (item := self._answers.get()) is not None:
+            cid, accept, reason = item
+            if cid in self._canceled:
+                log.info("challenge canceled before our answer", challenge_id=cid)
+                continue
+            try:
+                if accept:
+                    self.client.accept_challenge(cid)
+                else:
+                    self.client.decline_challenge(cid, reason or "generic")
+            except LichessError as err:
+                log.warning("challenge answer failed", challenge_id=cid, error=str(err))
+                with self._lock:
+                    self._pending.pop(cid, None)
+                    if err.status not in (400, 404):  # may still be pending: answer it if sent again
+                        self._answered.pop(cid, None)
+
+    def _resync_games(self, checkin: bool = True) -> None:
+        """The server's list of ongoing games is the truth (after an event-stream reconnect, and
+        periodically): slots of games no longer listed are freed, missing real-time game threads are
+        started, and with ``checkin`` the correspondence games on our move are resumed."""
+        asked = time.monotonic()
         try:
             ongoing = self.client.ongoing_games()
         except LichessError as err:
             log.warning("ongoing games not listed", error=str(err))
             return
-        ids = {str(g.get("gameId") or g.get("id")) for g in ongoing}
+        self.playing_checks += 1
+        if self._done.is_set():
+            return
+        realtime = {str(g.get("gameId") or g.get("id")) for g in ongoing if not _is_correspondence(g)}
+        corr = {str(g.get("gameId") or g.get("id")): bool(g.get("isMyTurn")) for g in ongoing
+                if _is_correspondence(g)}
         with self._lock:
-            self.running = ids
-        for gid in ids:
+            recent = {gid for gid, t in self._started_at.items() if t >= asked - 1.0}  # gameStart while asking
+            freed = self.running - realtime - recent
+            self.running = (realtime | (self.running & recent))
+            self.correspondence = set(corr) | (self.correspondence & recent)
+        if freed:
+            log.warning("slots freed: games no longer ongoing", games=sorted(freed))
+        for gid in realtime:
             self._start_game(gid)
+        for gid, my_turn in corr.items():
+            if checkin and my_turn:
+                self._start_game(gid)
 
     def _start_game(self, gid: str) -> None:
         with self._lock:
             t = self._threads.get(gid)
-            if (t is not None and t.is_alive()) or self._done.is_set():
+            if (t is not None and t.is_alive()) or self._done.is_set() or gid in self._finished:
                 return
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(), config=self.config, me=self.me,
@@ -243,7 +334,12 @@ class BotService:
             self.games_played += 1
             t = threading.Thread(target=game.run, name=f"game-{gid}", daemon=True)
             self._threads[gid] = t
-        t.start()
+            t.start()
+
+
+def _is_correspondence(game: dict[str, Any]) -> bool:
+    """A gameStart / ongoing-game entry of a game without a real-time clock."""
+    return game.get("speed") == "correspondence"
 
 
 # the CLI -----------------------------------------------------------------------------------------

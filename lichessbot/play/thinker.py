@@ -18,10 +18,7 @@ import chess
 if TYPE_CHECKING:
     from lichessbot.config import BotConfig
 
-__all__ = ["ClockMs", "Decision", "Engine", "EngineThinker", "Thinker", "UNCLOCKED_MOVETIME"]
-
-#: Seconds per move in games without a clock (correspondence, unlimited): lichess gives days, we need seconds.
-UNCLOCKED_MOVETIME = 5.0
+__all__ = ["ClockMs", "Decision", "Engine", "EngineThinker", "Thinker"]
 
 
 class ClockMs(NamedTuple):
@@ -134,6 +131,8 @@ class EngineThinker:
         self._stopped = False
 
     def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
+        """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
+        ``correspondence.move_time`` seconds."""
         from lichessbot.search import Limits
         from lichessbot.timeman import Clock
 
@@ -146,7 +145,7 @@ class EngineThinker:
                 return Decision(move=move, source="book")
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
-        movetime = UNCLOCKED_MOVETIME if clock is None else None
+        movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
         stopper = self._timeman.stopper(tm_clock, board, movetime, first_moves_unclocked=first_moves_unclocked)
         with self._lock:
             if self._stopped:

@@ -1,0 +1,102 @@
+"""Running the bot in-process against the fake server (tests and ``lichessbot bench bot``)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import chess
+
+__all__ = ["BotRun", "StandInEngine", "StandInThinker"]
+
+
+class StandInThinker:
+    """A thinker that plays a seeded random legal move with a fixed made-up eval (no engine needed)."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+        self.calls = 0
+
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Any:
+        from lichessbot.play.thinker import Decision
+
+        self.calls += 1
+        move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        return Decision(move=move, source="search", cp=12, wdl=(0.3, 0.4, 0.3), nodes=16, nps=1000.0, depth=2.0,
+                        pv=(move,), time=0.001, stop_reason="stand-in")
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class StandInEngine:
+    name = "stand-in"
+
+    def new_game(self) -> StandInThinker:
+        return StandInThinker()
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+class BotRun:
+    """The bot service running in a thread against ``server`` (context manager; quits on exit)."""
+
+    def __init__(self, server: Any, engine: Any, config: dict[str, Any] | None = None, *,
+                 token: str | None = None, upgrade: bool = False, settings: Any = None,
+                 service_options: dict[str, Any] | None = None):
+        from lichessbot.config import parse_config
+        from lichessbot.lichess.client import ClientSettings, LichessClient
+        from lichessbot.play.service import BotService
+
+        base = {"url": server.url, "abort_time": 30, "pgn_directory": None,
+                "challenge": {"concurrency": 1, "accept_bot": True, "variants": ["standard", "fromPosition"],
+                              "time_controls":
+                              ["bullet", "blitz", "rapid", "classical", "correspondence"]}}
+        self.config = parse_config(_merge(base, config or {}))
+        self.server = server
+        settings = settings or ClientSettings(timeout=3.0, move_timeout=1.0, stream_read_timeout=1.5, retries=3,
+                                              backoff=0.05, rate_limit_pause=0.3, max_backoff=0.5, pace_rate=50.0,
+                                              pace_burst=20.0)
+        self.client = LichessClient(token or server.token, server.url, settings)
+        self.service = BotService(self.config, self.client, engine, upgrade=upgrade, reconnect_backoff=0.05,
+                                  **(service_options or {}))
+        self.error: BaseException | None = None
+        self.rc: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.rc = self.service.run()
+        except BaseException as err:  # noqa: BLE001 - reported to the test
+            self.error = err
+
+    def __enter__(self) -> BotRun:
+        self.thread.start()
+        ok = self.server.wait_for(lambda: self.server.event_subscribers or not self.thread.is_alive(), 10)
+        assert ok, "the bot did not connect to the event stream"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service.quit()
+        self.thread.join(20)
+        self.client.close()
+
+    def join(self, timeout: float = 20) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the bot did not stop"
+
+    def play(self, timeout: float = 30, **challenge: Any) -> Any:
+        """Challenge the bot, wait for the game to end, return it."""
+        cid = self.server.challenge(**challenge)
+        assert self.server.wait_for(lambda: cid in self.server.games and self.server.games[cid].over, timeout), \
+            f"game {cid} did not end: {self.server.games.get(cid)}"
+        return self.server.games[cid]

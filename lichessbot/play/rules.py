@@ -1,0 +1,65 @@
+"""Small pure rules of a running game: reading the server's moves, resign/draw decisions from our
+scores, and how long a move post may wait."""
+
+from __future__ import annotations
+
+import chess
+
+from lichessbot.config import DrawOrResignConfig
+
+__all__ = ["POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "ScoreRules", "Unplayable", "parse_moves",
+           "post_patience"]
+
+#: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
+#: pauses, and its bounds in seconds (ours: a tenth keeps a paused game's clock; 2 s caps slow games).
+POST_PATIENCE = 0.1
+POST_PATIENCE_MIN = 0.2
+POST_PATIENCE_MAX = 2.0
+
+
+class Unplayable(ValueError):
+    """The server's game cannot be played by the engine (a variant it does not play, a move it cannot read)."""
+
+
+def parse_moves(initial: chess.Board, moves: str) -> chess.Board:
+    """The board after ``moves`` (space-separated UCI; castling as e1g1 or e1h1). Raises ValueError
+    (e.g. for a crazyhouse drop such as ``P@e4`` on a standard board)."""
+    board = initial.copy()
+    for uci in moves.split():
+        board.push(board.parse_uci(uci))  # python-chess maps king-takes-rook to the board's castling form
+    return board
+
+
+def post_patience(clock_ms: int, move_overhead_ms: int) -> float:
+    """Seconds a move post may wait (retries, 429 pauses) with ``clock_ms`` on our clock (milliseconds)."""
+    left_s = max(0.0, (clock_ms - move_overhead_ms) / 1000)
+    return min(POST_PATIENCE_MAX, max(POST_PATIENCE_MIN, POST_PATIENCE * left_s))
+
+
+class ScoreRules:
+    """Resign and draw decisions from our searched scores (centipawns, our view; None: book move)."""
+
+    def __init__(self, config: DrawOrResignConfig):
+        self.config = config
+        self.scores: list[int | None] = []
+
+    def add(self, score_cp: int | None) -> None:
+        self.scores.append(score_cp)
+
+    def _last(self, n: int) -> list[int] | None:
+        tail = self.scores[-n:]
+        if len(tail) < n or any(s is None for s in tail):
+            return None
+        return tail  # type: ignore[return-value]
+
+    def should_resign(self) -> bool:
+        """Each of our last ``resign_moves`` scores is <= ``resign_score`` (and resigning is enabled)."""
+        c = self.config
+        tail = self._last(c.resign_moves) if c.resign_enabled else None
+        return tail is not None and all(s <= c.resign_score for s in tail)
+
+    def should_offer_draw(self) -> bool:
+        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score`` (and enabled)."""
+        c = self.config
+        tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
+        return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)

@@ -1,0 +1,13 @@
+"""``lichessbot bench bot`` runs end to end (a short soak: 2 games at 5+0) and reports its figures."""
+
+from __future__ import annotations
+
+from lichessbot.cli import main
+
+
+def test_the_soak_bench_plays_its_games_and_reports_the_figures(capsys):
+    rc = main(["bench", "bot", "--games", "2", "--tc", "5+0", "--max-seconds", "60"])
+    out = capsys.readouterr().out
+    assert "engine: fake" in out and "requests deferred" in out and "429s answered" in out
+    assert "bot time losses 0; bot faults 0; illegal posts 0; slots freed True" in out, out
+    assert rc == 0 and out.rstrip().endswith("OK")
