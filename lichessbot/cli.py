@@ -23,6 +23,7 @@ from lichessbot.errors import LichessbotError
 _COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("lichessbot.play.service", "run the lichess bot"),
     "check-config": ("lichessbot.play.check_config", "validate a config file and exit"),
+    "migrate-config": ("lichessbot.play.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
