@@ -118,3 +118,23 @@ def test_match_counts_engine_error_lines_as_faults(tiny_net, tmp_path, capsys):
     assert result.faults("error")["broken"] == 2 and result.losses == 0
     assert "engine errors: good 0, broken 2" in result.summary()
     assert "info string error" in capsys.readouterr().err
+
+
+def test_timeman_log_lines_carry_the_game_id():
+    import structlog
+
+    from lichessbot.search import RootMove, SearchStats
+    from lichessbot.timeman import TimeManager
+
+    now = [0.0]
+    tm = TimeManager(context={"game_id": "abcd1234"}, monotonic=lambda: now[0])
+    with structlog.testing.capture_logs() as logs:
+        stopper = tm.stopper(None, chess.Board(), 0.1)
+        rm = RootMove(move=chess.Move.from_uci("e2e4"), n=5, p=0.5, q=0.0, u=0.0, d=0.3, m=40.0)
+        stats = SearchStats(elapsed=1.0, playouts=5, nodes=5, reused_nodes=0, nps=5.0, depth=1.0, seldepth=1,
+                            root_moves=[rm, rm], best=rm, legal_moves=20)
+        now[0] = 1.0
+        assert stopper.should_stop(stats)
+    events = [e for e in logs if e["event"].startswith("timeman.")]
+    assert {e["event"] for e in events} == {"timeman.budget", "timeman.stop"}
+    assert all(e["game_id"] == "abcd1234" for e in events)

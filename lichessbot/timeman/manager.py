@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import chess
 
@@ -32,11 +32,13 @@ class TimeManager:
         bank_ms: time spared by earlier moves and not spent yet (ms).
         stops: how many searches ended by each rule ("early-stop", "smart-pruning", "target", ...).
         extended: how many searches the late-stop rule took past their target.
+        context: fields added to every ``timeman.*`` log line of this game (the bot: ``game_id``).
     """
 
     def __init__(self, config: TimemanConfig | None = None, *,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, context: Mapping[str, Any] | None = None) -> None:
         self.config = config if config is not None else TimemanConfig()
+        self.context = dict(context or {})  # added to every timeman.* log line, e.g. {"game_id": ...}
         self._monotonic = monotonic
         self.budget: Budget | None = None
         self.bank_ms = 0.0
@@ -90,7 +92,7 @@ class TimeManager:
             self._stopper = None
             return NoStopper()
         prev_q = self._prev_q if self._prev_turn == board.turn else None
-        context = {"ply": ply}
+        context = {**self.context, "ply": ply}
         self.budget = budget
         log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
                   moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
