@@ -52,7 +52,7 @@ def _add(sub: argparse._SubParsersAction, name: str, module: str, help_: str) ->
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """The argument parser. Only the module of the chosen subcommand is imported."""
-    parser = argparse.ArgumentParser(prog="lichessbot", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="lichessbot", description=__doc__.splitlines()[0].replace("``", ""))
     parser.add_argument("--version", action="version", version=f"lichessbot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)

@@ -80,3 +80,13 @@ def test_check_config_prints_one_error_per_line_with_where_lichess_bot_keys_live
     assert "timeman.move_overhead" in overhead
     assert any("migrate-config" in line for line in err)
     assert len([line for line in err if "unknown key" in line]) >= 20
+
+
+def test_help_is_plain_text(capsys):
+    import pytest
+
+    for argv in (["--help"], ["uci", "--help"], ["migrate-config", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert "``" not in text and ":class:" not in text, argv
