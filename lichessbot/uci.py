@@ -13,7 +13,6 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any
 
 import chess
@@ -22,48 +21,11 @@ from pydantic import ValidationError
 from lichessbot import __version__
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
 from lichessbot.errors import LichessbotError
-from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher, Stopper
+from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher
 from lichessbot.uci_options import ENGINE_FIELDS, HASH_ENTRIES_PER_MB, OPTIONS, UciOption
-from lichessbot.uci_output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, info_lines
+from lichessbot.uci_output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
 
 __all__ = ["OPTIONS", "UciEngine", "UciOption", "add_arguments", "run"]
-
-
-@dataclass
-class _Go:
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int = 0
-    binc: int = 0
-    movestogo: int | None = None
-    movetime: int | None = None
-    nodes: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-
-
-_GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
-_GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
-
-
-def _make_stopper(timeman: Any, go: _Go, board: chess.Board,
-                  movetime_overhead_ms: int) -> tuple[Stopper | None, Limits]:
-    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman,
-    docs/timeman.md); ``nodes`` and ``infinite`` are hard limits. ``go movetime X`` (ms) searches X minus
-    ``movetime_overhead_ms`` (ms; MovetimeOverhead, not MoveOverhead), never less than X / 2."""
-    limits = Limits(nodes=go.nodes, infinite=go.infinite)
-    ours = go.wtime if board.turn == chess.WHITE else go.btime
-    inc = go.winc if board.turn == chess.WHITE else go.binc
-    movetime = go.movetime / 1000.0 if go.movetime is not None else None
-    if go.infinite or (ours is None and movetime is None):
-        return None, limits
-    from lichessbot.timeman import Clock
-
-    clock = None
-    if ours is not None:
-        opp = go.btime if board.turn == chess.WHITE else go.wtime
-        clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
-    return timeman.stopper(clock, board, movetime, movetime_overhead_ms=movetime_overhead_ms), limits
 
 
 class UciEngine:
@@ -86,7 +48,7 @@ class UciEngine:
         self._timeman = None
         self._handle: SearchHandle | None = None
         self._waiter: threading.Thread | None = None
-        self._pending_go: _Go | None = None
+        self._pending_go: Go | None = None
         self._net = None  # the loaded network of engine.network (lichessbot.engine.network.Network)
 
     # -- output -------------------------------------------------------------------------------------
@@ -247,40 +209,8 @@ class UciEngine:
                 raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
         self.board = board
 
-    def _parse_go(self, args: list[str]) -> _Go:
-        go = _Go()
-        i = 0
-        while i < len(args):
-            tok = args[i]
-            if tok in ("infinite", "ponder"):
-                setattr(go, tok, True)
-            elif tok == "searchmoves":
-                self.error("go searchmoves is not supported; searching all moves")
-                while i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                    i += 1
-            elif tok in _GO_INT:
-                if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
-                    self.error(f"go {tok} needs an integer")
-                    if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                        i += 1
-                else:
-                    i += 1
-                    if tok in ("depth", "mate"):
-                        self.error(f"go {tok} is not supported; ignored")
-                    else:
-                        setattr(go, tok, int(args[i]))
-            else:
-                self.error(f"unknown go parameter {tok!r}")
-                if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                    i += 1
-            i += 1
-        if go.nodes is not None and go.nodes < 1:
-            self.error("go nodes must be >= 1; using 1")
-            go.nodes = 1
-        return go
-
     def _cmd_go(self, args: list[str]) -> None:
-        go = self._parse_go(args)
+        go = parse_go(args, self.error)
         self._stop_and_wait()
         board = self.board.copy()
         if not any(board.generate_legal_moves()):
@@ -302,7 +232,7 @@ class UciEngine:
             stopper, limits = None, Limits(nodes=go.nodes, infinite=True)
             self._pending_go = go
         else:
-            stopper, limits = _make_stopper(self._timeman, go, board, self.flags["movetime_overhead"])
+            stopper, limits = make_stopper(self._timeman, go, board, self.flags["movetime_overhead"])
             budget = getattr(stopper, "budget", None)
             if budget is not None:
                 self.send(f"info string timeman {budget.describe()}")
@@ -326,7 +256,7 @@ class UciEngine:
             return
         go, self._pending_go = self._pending_go, None
         go.ponder = False
-        stopper, limits = _make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
+        stopper, limits = make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
         self._handle.ponderhit(stopper, limits)
 
     def _cmd_stop(self, args: list[str]) -> None:
