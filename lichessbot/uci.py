@@ -4,7 +4,9 @@ Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setopti
 returns at once; the search runs in its own thread and a ``bestmove`` always follows. Bad input (an
 illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string error ...`` and
 the engine keeps running. The network is loaded at the first ``isready`` or ``go``, so ``uci``
-answers at once. Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc).
+answers at once; a network that does not load is never replaced by another (``go`` answers an error
+and ``bestmove 0000``). Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc),
+one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`lichessbot.uci_output`.
 """
 
 from __future__ import annotations
