@@ -55,6 +55,16 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "max_takebacks_accepted": "takebacks are never accepted",
     "quit_after_all_games_finish": "not supported: stop the bot with Ctrl-C (games in progress are finished)",
     "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
+    "engine.draw_or_resign.resign_for_egtb_minus_two": "no online tablebase here: resign by resign_score",
+    "engine.draw_or_resign.offer_draw_for_egtb_zero": "no online tablebase here: draws by offer_draw_score",
+    "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
+    "challenge.sort_by": "no challenge queue here: challenges are answered as they come",
+    "challenge.preference": "no challenge queue here: challenges are answered as they come",
+    "challenge.max_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
+    "challenge.min_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
+    "challenge.bullet_requires_increment": "use challenge.min_increment",
+    "challenge.max_simultaneous_games_per_user": "no per-user game limit here (challenge.concurrency)",
+    "challenge.recent_bot_challenge_age": "no per-bot rematch delay here",
     "correspondence": "correspondence settings are not supported in this build",
     "matchmaking": "matchmaking is not supported in this build",
 }
@@ -67,6 +77,8 @@ def hint(path: str) -> str | None:
     """Where the lichess-bot setting at dotted ``path`` lives here (or why it does not), or None."""
     parts = path.split(".")
     for n in range(len(parts), 0, -1):
+        if n == 1 and len(parts) > 1 and parts[0] in BotConfig.model_fields:
+            break  # a key inside a section we have: the section's hint does not apply
         found = LICHESS_BOT_KEYS.get(".".join(parts[:n]))
         if found is not None:
             return found
@@ -137,7 +149,7 @@ def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
                 if k in ours:
                     out.setdefault("draw_or_resign", {})[k] = v
                 else:
-                    drop(f"engine.draw_or_resign.{k}", "no such draw/resign rule here")
+                    drop(f"engine.draw_or_resign.{k}", hint(f"engine.draw_or_resign.{k}") or "no such rule here")
         elif key == "uci_options" and isinstance(value, dict):
             for k, v in value.items():
                 if k.lower().replace(" ", "") == "moveoverhead":
