@@ -34,6 +34,7 @@ _BENCH: dict[str, tuple[str, str]] = {
     "search": ("lichessbot.search.bench", "search nodes per second"),
     "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
     "lc0cmp": ("lichessbot.search.lc0cmp", "root visit distribution of our search against lc0's"),
+    "uci": ("lichessbot.uci_bench", "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
 
 
@@ -61,7 +62,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, lc0cmp)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, lc0cmp, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None
