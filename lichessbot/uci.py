@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from pathlib import Path
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -148,6 +149,8 @@ class UciEngine:
                 self._evaluator = self._searcher = None
                 if key in ("network", "input_format"):
                     self._net = None
+                if key == "network" and value != "default" and not Path(value).exists():
+                    self.error(f"WeightsFile {value}: no such file; go will not search until a network loads")
             elif room == "timeman":
                 self.timeman_config = TimemanConfig.model_validate({**self.timeman_config.model_dump(), key: value})
                 self._timeman = None

@@ -100,6 +100,14 @@ def test_a_network_that_does_not_load_ends_uci_with_status_2(tmp_path):
     assert "uciok" not in proc.stdout and "bestmove" not in proc.stdout
 
 
+def test_a_weightsfile_that_does_not_exist_is_reported_at_setoption(tmp_path):
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    eng.handle(f"setoption name WeightsFile value {tmp_path / 'nope.onnx'}")
+    assert out.getvalue().startswith("info string error WeightsFile") and "nope.onnx" in out.getvalue()
+    eng.handle("quit")
+
+
 def test_a_failed_weightsfile_gives_errors_not_moves(tmp_path):
     bad = tmp_path / "nope.onnx"
     with chess.engine.SimpleEngine.popen_uci(UCI, timeout=60) as engine:
