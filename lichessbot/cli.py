@@ -23,6 +23,7 @@ from lichessbot.errors import LichessbotError
 _COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("lichessbot.play.service", "run the lichess bot"),
     "check-config": ("lichessbot.play.check_config", "validate a config file and exit"),
+    "migrate-config": ("lichessbot.play.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
@@ -34,6 +35,7 @@ _BENCH: dict[str, tuple[str, str]] = {
     "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
     "lc0cmp": ("lichessbot.search.lc0cmp", "root visit distribution of our search against lc0's"),
     "bot": ("lichessbot.play.bench", "soak: concurrent bullet games against the fake lichess server"),
+    "uci": ("lichessbot.uci_bench", "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
 
 
@@ -52,7 +54,7 @@ def _add(sub: argparse._SubParsersAction, name: str, module: str, help_: str) ->
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """The argument parser. Only the module of the chosen subcommand is imported."""
-    parser = argparse.ArgumentParser(prog="lichessbot", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="lichessbot", description=__doc__.splitlines()[0].replace("``", ""))
     parser.add_argument("--version", action="version", version=f"lichessbot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
@@ -61,7 +63,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, lc0cmp, bot)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, lc0cmp, bot, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None

@@ -4,7 +4,9 @@ Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setopti
 returns at once; the search runs in its own thread and a ``bestmove`` always follows. Bad input (an
 illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string error ...`` and
 the engine keeps running. The network is loaded at the first ``isready`` or ``go``, so ``uci``
-answers at once. Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc).
+answers at once; a network that does not load is never replaced by another (``go`` answers an error
+and ``bestmove 0000``). Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc),
+one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`lichessbot.uci_output`.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from pathlib import Path
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any
 
 import chess
@@ -21,45 +23,12 @@ from pydantic import ValidationError
 
 from lichessbot import __version__
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher, Stopper
-from lichessbot.uci_options import ENGINE_FIELDS, OPTIONS, UciOption
+from lichessbot.errors import LichessbotError
+from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher
+from lichessbot.uci_options import ENGINE_FIELDS, HASH_ENTRIES_PER_MB, OPTIONS, UciOption
+from lichessbot.uci_output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
 
 __all__ = ["OPTIONS", "UciEngine", "UciOption", "add_arguments", "run"]
-
-
-@dataclass
-class _Go:
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int = 0
-    binc: int = 0
-    movestogo: int | None = None
-    movetime: int | None = None
-    nodes: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-
-
-_GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
-_GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
-
-
-def _make_stopper(timeman: Any, go: _Go, board: chess.Board, overhead_ms: int) -> tuple[Stopper | None, Limits]:
-    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman,
-    docs/timeman.md); ``nodes`` and ``infinite`` are hard limits."""
-    limits = Limits(nodes=go.nodes, infinite=go.infinite)
-    ours = go.wtime if board.turn == chess.WHITE else go.btime
-    inc = go.winc if board.turn == chess.WHITE else go.binc
-    movetime = go.movetime / 1000.0 if go.movetime is not None else None
-    if go.infinite or (ours is None and movetime is None):
-        return None, limits
-    from lichessbot.timeman import Clock
-
-    clock = None
-    if ours is not None:
-        opp = go.btime if board.turn == chess.WHITE else go.wtime
-        clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
-    return timeman.stopper(clock, board, movetime), limits
 
 
 class UciEngine:
@@ -73,7 +42,8 @@ class UciEngine:
         self.params = self.engine.search
         self.timeman_config = timeman_config or TimemanConfig()
         self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
-                      "own_book": False, "book_file": ""}
+                      "own_book": False, "book_file": "", "multipv": 1,
+                      "movetime_overhead": MOVETIME_OVERHEAD_MS}
         self._book = None  # lichessbot.book.Book of BookFile
         self.board = chess.Board()
         self._evaluator = None
@@ -81,7 +51,8 @@ class UciEngine:
         self._timeman = None
         self._handle: SearchHandle | None = None
         self._waiter: threading.Thread | None = None
-        self._pending_go: _Go | None = None
+        self._pending_go: Go | None = None
+        self._net = None  # the loaded network of engine.network (lichessbot.engine.network.Network)
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -154,6 +125,8 @@ class UciEngine:
             if key == "seed":
                 self.params = SearchParams.model_validate({**self.params.model_dump(), "seed": value or None})
                 self._searcher = None
+            if key == "hash_mb":  # Hash (MB) sizes the NN cache, as GUIs send it to every engine
+                self._set("engine.nn_cache_size", value * HASH_ENTRIES_PER_MB)
             if key == "chess960":
                 self.board.chess960 = value
             if key == "book_file":  # a bad file is reported now, not at go (BookError is a ValueError)
@@ -174,22 +147,40 @@ class UciEngine:
                 data[key] = value
                 self.engine = EngineConfig.model_validate(data)
                 self._evaluator = self._searcher = None
+                if key in ("network", "input_format"):
+                    self._net = None
+                if key == "network" and value != "default" and not Path(value).exists():
+                    self.error(f"WeightsFile {value}: no such file; go will not search until a network loads")
             elif room == "timeman":
                 self.timeman_config = TimemanConfig.model_validate({**self.timeman_config.model_dump(), key: value})
                 self._timeman = None
         except ValidationError as err:
             raise ValueError(err.errors()[0]["msg"]) from None
 
+    def load_network(self) -> Any:
+        """The network of WeightsFile (``engine.network``), loaded once per setting.
+
+        Raises:
+            LichessbotError, OSError, ValueError: the file is missing or is not a network (the reason in
+                the message; see lichessbot.engine.network.load_network).
+        """
+        if self._net is None:
+            from lichessbot.engine.network import load_network
+
+            self._net = load_network(self.engine.network, self.engine.input_format)
+        return self._net
+
     def _ensure_engine(self) -> bool:
-        """Load the network and build the searcher if needed; False (after an error line) if it fails."""
+        """Load the network and build the searcher if needed; False (after an ``info string error`` line
+        naming the network and the reason) if it fails. A network that failed to load is never replaced
+        by another one: every ``isready`` and ``go`` tries it again and reports the error again."""
         if self._searcher is not None:
             return True
         try:
             if self._evaluator is None:
                 from lichessbot.engine.evaluator import Evaluator
-                from lichessbot.engine.network import load_network
 
-                net = load_network(self.engine.network, self.engine.input_format)
+                net = self.load_network()
                 self._evaluator = Evaluator(net, backend=self.engine.backend, threads=self.engine.threads,
                                             cache_size=self.engine.nn_cache_size,
                                             policy_temperature=self.params.policy_temperature)
@@ -223,40 +214,8 @@ class UciEngine:
                 raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
         self.board = board
 
-    def _parse_go(self, args: list[str]) -> _Go:
-        go = _Go()
-        i = 0
-        while i < len(args):
-            tok = args[i]
-            if tok in ("infinite", "ponder"):
-                setattr(go, tok, True)
-            elif tok == "searchmoves":
-                self.error("go searchmoves is not supported; searching all moves")
-                while i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                    i += 1
-            elif tok in _GO_INT:
-                if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
-                    self.error(f"go {tok} needs an integer")
-                    if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                        i += 1
-                else:
-                    i += 1
-                    if tok in ("depth", "mate"):
-                        self.error(f"go {tok} is not supported; ignored")
-                    else:
-                        setattr(go, tok, int(args[i]))
-            else:
-                self.error(f"unknown go parameter {tok!r}")
-                if i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
-                    i += 1
-            i += 1
-        if go.nodes is not None and go.nodes < 1:
-            self.error("go nodes must be >= 1; using 1")
-            go.nodes = 1
-        return go
-
     def _cmd_go(self, args: list[str]) -> None:
-        go = self._parse_go(args)
+        go = parse_go(args, self.error)
         self._stop_and_wait()
         board = self.board.copy()
         if not any(board.generate_legal_moves()):
@@ -269,8 +228,8 @@ class UciEngine:
                 self.send(f"info string book {found}")
                 self.send(f"bestmove {found.move.uci()}")
                 return
-        if not self._ensure_engine():
-            self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
+        if not self._ensure_engine():  # no search on a network other than the one asked for
+            self.send("bestmove 0000")
             return
         if self._timeman is None:
             self._timeman = self._new_timeman()
@@ -278,9 +237,14 @@ class UciEngine:
             stopper, limits = None, Limits(nodes=go.nodes, infinite=True)
             self._pending_go = go
         else:
-            stopper, limits = _make_stopper(self._timeman, go, board, self.timeman_config.move_overhead)
-            if getattr(stopper, "budget", None) is not None:
-                self.send(f"info string timeman {stopper.budget.describe()}")
+            stopper, limits = make_stopper(self._timeman, go, board, self.flags["movetime_overhead"])
+            budget = getattr(stopper, "budget", None)
+            if budget is not None:
+                self.send(f"info string timeman {budget.describe()}")
+                if budget.hard_max * 1000 < MIN_SEARCH_MS:
+                    self.send(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; "
+                              "the move comes from the first batch (a longer movetime or clock, or a smaller "
+                              "MoveOverhead, helps)")
         searcher = self._searcher
         handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
         self._handle = handle
@@ -297,7 +261,7 @@ class UciEngine:
             return
         go, self._pending_go = self._pending_go, None
         go.ponder = False
-        stopper, limits = _make_stopper(self._timeman, go, self.board, self.timeman_config.move_overhead)
+        stopper, limits = make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
         self._handle.ponderhit(stopper, limits)
 
     def _cmd_stop(self, args: list[str]) -> None:
@@ -318,17 +282,12 @@ class UciEngine:
 
     # -- search output ------------------------------------------------------------------------------
     def _info(self, s: SearchStats) -> None:
-        parts = [f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)}",
-                 f"nodes {s.nodes}"]
-        parts.append(f"score mate {s.mate}" if s.mate is not None else f"score cp {s.cp}")
-        if self.flags["show_wdl"]:
-            w, d, l_ = (round(1000 * x) for x in s.wdl)
-            d = 1000 - w - l_
-            parts.append(f"wdl {w} {d} {l_}")
-        parts.append(f"nps {int(s.nps)} tbhits 0")
-        if s.pv:
-            parts.append("pv " + " ".join(m.uci() for m in s.pv))
-        self.send(" ".join(parts))
+        k = self.flags["multipv"]
+        searcher = self._searcher
+        pvs = searcher.root_pvs(k) if k > 1 and searcher is not None else None  # the search thread calls this
+        has_wdl = getattr(searcher, "has_wdl", True)
+        for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs, has_wdl=has_wdl):
+            self.send(line)
 
     def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher) -> None:
         try:
@@ -353,20 +312,34 @@ class UciEngine:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--network", default=None, help="network: 'default', a .onnx or a .pb.gz (WeightsFile)")
-    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"))
+    parser.add_argument("--network", default=None,
+                        help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
+                        "and a network that does not load ends the command with status 2")
+    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"),
+                        help="where the network runs (Backend; default: auto, the best available)")
+    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+                        help="lowest level of the log lines written on stderr (default: warning)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Speak UCI on stdin/stdout until ``quit`` or end of input. Logs go to stderr."""
-    import structlog
+    """Speak UCI on stdin/stdout until ``quit`` or end of input. Logs go to stderr (``--log-level``).
 
-    structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(sys.stderr))
+    Raises:
+        LichessbotError: ``--network`` does not load (before anything is written on stdout; exit status 2).
+    """
+    from lichessbot.play.logs import configure_logging
+
+    configure_logging(level=getattr(args, "log_level", None) or "warning")
     engine = UciEngine()
     if getattr(args, "network", None):
         engine._set("engine.network", args.network)
     if getattr(args, "backend", None):
         engine._set("engine.backend", args.backend)
+    if getattr(args, "network", None):
+        try:
+            engine.load_network()
+        except Exception as err:  # noqa: BLE001 - any reason the file is not a network: fatal here
+            raise LichessbotError(f"--network {args.network}: the network does not load: {err}") from None
     for line in sys.stdin:
         if not engine.handle(line):
             break

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.uci_output import MOVETIME_OVERHEAD_MS
 
-__all__ = ["ENGINE_FIELDS", "OPTIONS", "UciOption"]
+__all__ = ["ENGINE_FIELDS", "HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,10 @@ def _fmt(value: Any) -> str:
     return "<empty>" if value == "" else str(value)
 
 
+#: NN cache entries per megabyte of the UCI ``Hash`` option: an entry holds the priors of the legal
+#: moves, W/D/L and moves left, about 256 bytes with its key and bookkeeping (ours, an estimate).
+HASH_ENTRIES_PER_MB = 4096
+
 _S, _E = SearchParams(), EngineConfig()
 #: The option table (lc0 names where lc0 has the option). Add rows here to add options.
 OPTIONS: list[UciOption] = [
@@ -88,6 +93,10 @@ OPTIONS: list[UciOption] = [
     UciOption("VerboseMoveStats", "check", False, "uci.verbose"),
     UciOption("OwnBook", "check", False, "uci.own_book"),  # docs/book.md
     UciOption("BookFile", "string", "", "uci.book_file"),
+    UciOption("MultiPV", "spin", 1, "uci.multipv", 1, 500),  # docs/uci.md: one info line per root move
+    # Hash: MB of NN cache (GUIs send it to every engine); MovetimeOverhead: ms kept back from go movetime.
+    UciOption("Hash", "spin", _E.nn_cache_size // HASH_ENTRIES_PER_MB, "uci.hash_mb", 0, 24_000),
+    UciOption("MovetimeOverhead", "spin", MOVETIME_OVERHEAD_MS, "uci.movetime_overhead", 0, 100_000),
 ]
 ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
 

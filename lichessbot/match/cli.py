@@ -96,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--openings", help="an .epd or .pgn file of start positions (default: the start position)")
     parser.add_argument("--opening-plies", type=int, help="book plies taken from each PGN opening (default: all)")
     parser.add_argument("--concurrency", type=int, default=1, help="games played at once")
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds charged to the mover's clock per move")
+    parser.add_argument("--latency-s", "--latency", dest="latency", type=float, default=0.0, metavar="SECONDS",
+                        help="seconds charged to the mover's clock per move (default 0)")
     parser.add_argument("--pgn", default="match.pgn", help="PGN file of all games (default: match.pgn)")
     parser.add_argument("--event", default="lichessbot match", help="PGN Event tag")
     parser.add_argument("--engine-stderr", action="store_true", help="show what the engines write on stderr")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import time
 from dataclasses import dataclass
 
@@ -67,7 +68,7 @@ class EnginePlayer:
         engine = self.engine
         assert engine is not None
         coro = asyncio.wait_for(
-            engine.protocol.play(board, limit, game=game, info=chess.engine.INFO_SCORE), timeout
+            engine.protocol.play(board, limit, game=game, info=chess.engine.INFO_SCORE), timeout  # and "string"
         )
         try:
             future = asyncio.run_coroutine_threadsafe(coro, engine.protocol.loop)
@@ -162,8 +163,9 @@ def play_game(
 
     The clock of a clocked side is charged the measured time of each move plus ``latency``, then
     credited the increment. A side that overruns its clock loses on time (a draw if the opponent cannot
-    mate, FIDE 6.9); an illegal move or a crash loses the game; a crashed or hung engine is restarted
-    (by the caller's next game: :meth:`EnginePlayer.play` starts it again). Threefold repetition and the
+    mate, FIDE 6.9); an illegal move, a crash or an ``info string error`` line (shown on stderr) loses
+    the game; a crashed or hung engine is restarted (by the caller's next game: :meth:`EnginePlayer.play`
+    starts it again). Threefold repetition and the
     50-move rule end the game as draws.
     """
     rules = adjudication or Adjudication()
@@ -201,7 +203,12 @@ def play_game(
         try:
             played = mover.player.play(board, limit, token, budget + move_timeout_margin)
             move = played.move
-            error = None if move is not None and board.is_legal(move) else f"{colour} played no legal move"
+            said = str(played.info.get("string", ""))
+            if said.startswith("error"):  # e.g. a network that did not load: the engine cannot play
+                fault, error = "error", f"{colour}'s engine reported an {said}"
+                print(f"{mover.player.spec.name}: info string {said}", file=sys.stderr, flush=True)
+            else:
+                error = None if move is not None and board.is_legal(move) else f"{colour} played no legal move"
         except chess.engine.EngineTerminatedError:
             fault, error, restart = "crash", f"{colour}'s engine crashed", True
         except _Hung:
@@ -221,7 +228,8 @@ def play_game(
                 result, reason, faulty = "1/2-1/2", error + ", but the opponent cannot mate", None
             else:
                 result, reason = ("0-1" if board.turn else "1-0"), error
-            termination = {"time": "time forfeit", "illegal": "rules infraction", "crash": "abandoned"}[fault]
+            termination = {"time": "time forfeit", "illegal": "rules infraction", "crash": "abandoned",
+                           "error": "abandoned"}[fault]
             break
         assert move is not None
         if mover.clock is not None:

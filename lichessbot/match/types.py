@@ -192,7 +192,7 @@ class GameRecord:
             adjudication.
         reason: in words, e.g. "checkmate", "black lost on time", "white's engine crashed".
         loser_fault: the name of the engine that lost by time / illegal move / crash, else None.
-        fault: "time", "illegal", "crash" or None.
+        fault: "time", "illegal", "crash", "error" (an ``info string error`` line) or None.
         plies: plies played by the engines (book moves excluded).
         pgn: the game as python-chess PGN, with [%clk] and [%eval] comments.
     """
@@ -244,7 +244,8 @@ class MatchResult:
         return (self.wins + 0.5 * self.draws) / n if n else 0.5
 
     def faults(self, kind: str) -> Counter[str]:
-        """Per engine name, the games lost by ``kind``: "time", "illegal" or "crash"."""
+        """Per engine name, the games lost by ``kind``: "time", "illegal", "crash" or "error" (the engine
+        wrote an ``info string error`` line instead of searching)."""
         return Counter(g.loser_fault for g in self.games if g.fault == kind and g.loser_fault)
 
     @property
@@ -262,7 +263,8 @@ class MatchResult:
             f"  +{self.wins} ={self.draws} -{self.losses}   score {100 * self.score:.1f}%",
             f"  Elo difference {e}   LOS {100 * e.los:.1f}%",
         ]
-        for kind, label in (("time", "losses on time"), ("illegal", "illegal moves"), ("crash", "crashes")):
+        for kind, label in (("time", "losses on time"), ("illegal", "illegal moves"), ("crash", "crashes"),
+                            ("error", "engine errors")):
             c = self.faults(kind)
             lines.append(f"  {label}: {self.first} {c.get(self.first, 0)}, {self.second} {c.get(self.second, 0)}")
         if any(self.restarts.values()):

@@ -1,11 +1,17 @@
-"""``lichessbot check-config FILE``: validate a config file and exit (0: usable, 2: not, with the reason)."""
+"""``lichessbot check-config FILE``: validate a config file and exit (0: usable, 2: not). A file with bad
+keys gets one line per key (dotted path and reason); a lichess-bot key also says where that setting
+lives here (:func:`lichessbot.play.migrate.hint`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from lichessbot.config import ConfigError, load_config
+import yaml
+from pydantic import ValidationError
+
+from lichessbot.config import BotConfig, ConfigError, load_config
 from lichessbot.errors import LichessbotError
 
 __all__ = ["add_arguments", "run"]
@@ -15,12 +21,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the config file (YAML)")
 
 
+def _key_errors(path: str) -> list[str]:
+    """One line per bad key of the YAML file at ``path`` ("dotted.key: reason"), with a hint for
+    lichess-bot keys; empty when the file cannot be read as a mapping (load_config says why)."""
+    from lichessbot.play.migrate import hint
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        BotConfig.model_validate(data or {})
+    except ValidationError as err:
+        lines = []
+        for e in err.errors():
+            key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+            if e["type"] == "extra_forbidden":
+                where = hint(key)
+                lines.append(f"{key}: unknown key" + (f" (lichess-bot's {key}: {where})" if where else ""))
+            else:
+                lines.append(f"{key}: {e['msg']}")
+        return lines
+    except Exception:  # noqa: BLE001 - unreadable or not YAML: load_config reports it
+        return []
+    return []
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print ``<file>: OK`` and a summary, or raise a one-line error naming the key and the reason."""
+    """Print ``<file>: OK`` and a summary (exit 0), or one line per bad key on stderr (exit 2)."""
     try:
         config = load_config(args.file)
     except ConfigError as err:
-        raise LichessbotError(str(err)) from None
+        lines = _key_errors(args.file)
+        if len(lines) <= 1 and not any("lichess-bot" in line for line in lines):
+            raise LichessbotError(str(err)) from None
+        print(f"lichessbot: {args.file}: {len(lines)} errors:" if len(lines) > 1 else f"lichessbot: {args.file}:",
+              file=sys.stderr)
+        for line in lines:
+            print(f"  {line}", file=sys.stderr)
+        if any("lichess-bot" in line for line in lines):
+            print("  (a lichess-bot config? `lichessbot migrate-config FILE` converts it)", file=sys.stderr)
+        return 2
     network = config.engine.network
     if network != "default" and not Path(network).exists():
         raise LichessbotError(f"{args.file}: engine.network: file {network} does not exist")

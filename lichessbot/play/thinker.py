@@ -110,21 +110,21 @@ class Engine:
         self.ponders = 0      # ponder searches started (all games)
         self.ponder_hits = 0  # of which the opponent played the expected move
 
-    def new_game(self) -> EngineThinker:
-        """A thinker with its own search tree and time manager."""
-        return EngineThinker(self)
+    def new_game(self, game_id: str | None = None) -> EngineThinker:
+        """A thinker with its own search tree and time manager; ``game_id`` goes on its log lines."""
+        return EngineThinker(self, game_id)
 
 
 class EngineThinker:
     """Book move if the book has one, else a search under the time manager (see :class:`Engine`)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, game_id: str | None = None):
         from lichessbot.search import Searcher
         from lichessbot.timeman import TimeManager
 
         self._engine = engine
         self._searcher = Searcher(engine.evaluator, engine.config.engine.search)
-        self._timeman = TimeManager(engine.config.timeman)
+        self._timeman = TimeManager(engine.config.timeman, context={"game_id": game_id} if game_id else None)
         self._handle = None
         self._ponder: tuple[chess.Board, Any] | None = None  # (position pondered, its running search)
         self._lock = threading.Lock()

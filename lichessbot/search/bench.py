@@ -65,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default=None, help="a .onnx / .pb.gz network, or 'default'; "
                         "without it only the fake network runs")
     parser.add_argument("--nodes", type=int, default=20_000, help="nodes per position (default 20000)")
-    parser.add_argument("--backend", default="auto", choices=("auto", "tensorrt", "cuda", "cpu"))
+    parser.add_argument("--backend", default="auto", choices=("auto", "tensorrt", "cuda", "cpu"),
+                        help="where the network runs (default: auto, the best available)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size,
                         help="positions per batch; 0 (default): the provider's (256 for the fake network)")

@@ -304,3 +304,11 @@ class Searcher:
         nodes, edges = self._core.tree_size()
         return {"nodes": nodes, "edges": edges, "twofold": self._core.count_twofold(),
                 "root_n": self._core.root_info()[0]}
+
+    # ---------------------------------------------------------------------------------------------
+    def root_pvs(self, k: int) -> list[tuple[RootMove, float, float, int | None, list[chess.Move]]]:
+        """The first ``k`` root moves of the current tree in lc0's ranking (lc0-facts §5.8), each with
+        (root move, wl, d, mate, pv): W - L and D from the root side to move's view, moves to mate when
+        proven, and the principal variation starting with that move. For ``MultiPV`` (lichessbot uci)."""
+        rms, idx = self._root_moves()
+        return [(rm, *self._edge_values(e)) for rm, e in zip(rms[:k], idx[:k])]

@@ -20,7 +20,7 @@ import chess
 from lichessbot.config import TimemanConfig
 from lichessbot.errors import LichessbotError
 
-__all__ = ["Budget", "Clock", "ClockError", "allocate", "expected_moves_left", "fixed_budget", "game_ply",
+__all__ = ["Budget", "Clock", "ClockError", "allocate", "expected_moves_left", "fixed_budget", "game_ply", "movetime_s",
            "safety_margin_ms"]
 
 
@@ -162,3 +162,11 @@ def fixed_budget(ms: float, cfg: TimemanConfig, clock: Clock | None = None) -> B
         cap_s, margin = _clock_cap_s(float(max(0, clock.time)), cfg)
         target = min(target, cap_s)
     return Budget(target=target, hard_max=target, margin_ms=margin, clocked=False)
+
+
+def movetime_s(movetime: float, overhead_ms: float) -> float:
+    """Seconds to search for a fixed move time of ``movetime`` seconds (UCI ``go movetime``): the move time
+    minus ``overhead_ms`` milliseconds, but never less than half the move time (nor below 0), so a short
+    movetime still searches (ours; UCI says movetime means "search exactly x ms")."""
+    movetime = max(0.0, movetime)
+    return max(movetime / 2.0, movetime - max(0.0, overhead_ms) / 1000.0)

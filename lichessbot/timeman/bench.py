@@ -2,7 +2,7 @@
 
 Our engine runs as ``lichessbot uci`` (a subprocess, through python-chess ``chess.engine``); Stockfish
 plays at a low Skill Level. The bench keeps both clocks: each of our moves is charged its measured
-time plus ``--latency`` ms (slept before the move is played, as a slow network would), then credited
+time plus ``--latency-ms`` milliseconds (slept before the move is played, as a slow network would), then credited
 the increment. It prints per game and in total: losses on time, the share of the clock we used, the
 share of our moves stopped early (immediate, smart pruning, early stop) or extended (late stop), and
 W/D/L. The stop kinds are read from our engine's ``info string`` lines (the stop reason).
@@ -134,7 +134,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default="default", help="our network: 'default' or a .onnx/.pb.gz path")
     parser.add_argument("--tc", action="append", default=None, help="base+inc in seconds (repeatable; default 60+0)")
     parser.add_argument("--games", type=int, default=30, help="games per time control (colours alternate)")
-    parser.add_argument("--latency", type=float, default=50.0, help="ms added to each of our moves")
+    parser.add_argument("--latency-ms", "--latency", dest="latency", type=float, default=50.0, metavar="MS",
+                        help="milliseconds charged to our clock per move (default 50)")
     parser.add_argument("--skill", type=int, default=0, help="Stockfish Skill Level (0-20)")
     parser.add_argument("--sf-nodes", type=int, default=0, help="cap Stockfish's nodes per move (0: no cap)")
     parser.add_argument("--stockfish", default=None, help="Stockfish binary (default: from PATH or /usr/games)")

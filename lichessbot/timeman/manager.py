@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import chess
 
 from lichessbot.config import TimemanConfig
-from lichessbot.timeman.allocation import Budget, Clock, allocate, game_ply
+from lichessbot.timeman.allocation import Budget, Clock, allocate, game_ply, movetime_s
 from lichessbot.timeman.stoppers import NoStopper, TimeStopper, log_event
 
 if TYPE_CHECKING:  # annotations only
@@ -32,11 +32,13 @@ class TimeManager:
         bank_ms: time spared by earlier moves and not spent yet (ms).
         stops: how many searches ended by each rule ("early-stop", "smart-pruning", "target", ...).
         extended: how many searches the late-stop rule took past their target.
+        context: fields added to every ``timeman.*`` log line of this game (the bot: ``game_id``).
     """
 
     def __init__(self, config: TimemanConfig | None = None, *,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, context: Mapping[str, Any] | None = None) -> None:
         self.config = config if config is not None else TimemanConfig()
+        self.context = dict(context or {})  # added to every timeman.* log line, e.g. {"game_id": ...}
         self._monotonic = monotonic
         self.budget: Budget | None = None
         self.bank_ms = 0.0
@@ -49,15 +51,19 @@ class TimeManager:
         self._stopper: TimeStopper | None = None
 
     def stopper(self, clock: Clock | None, board: chess.Board, limits_movetime: float | None = None, *,
-                first_moves_unclocked: bool = False) -> TimeStopper | NoStopper:
+                first_moves_unclocked: bool = False,
+                movetime_overhead_ms: float | None = None) -> TimeStopper | NoStopper:
         """The stopper for a search of ``board`` (our side to move).
 
         Args:
             clock: our clock (ms), or None when the search has no clock.
             board: the position to search; its ply (from the FEN's move number) feeds the allocation.
-            limits_movetime: ``go movetime`` in seconds, or None; caps the budget (minus move overhead).
+            limits_movetime: ``go movetime`` in seconds, or None; caps the budget: the movetime minus
+                ``movetime_overhead_ms``, never less than half of it (:func:`movetime_s`).
             first_moves_unclocked: lichess's clock does not run yet (each side's first move): think
                 ``first_moves_think`` ms, bank nothing.
+            movetime_overhead_ms: milliseconds kept back from ``limits_movetime``; None: ``move_overhead``
+                (``lichessbot uci`` passes its own small MovetimeOverhead: MoveOverhead is for clocks).
 
         Returns:
             A :class:`TimeStopper` (``.budget`` holds the target and hard maximum in seconds), or a
@@ -65,6 +71,7 @@ class TimeManager:
         """
         cfg = self.config
         ply = game_ply(board)
+        mt_overhead = cfg.move_overhead if movetime_overhead_ms is None else movetime_overhead_ms
         if first_moves_unclocked:
             think = cfg.first_moves_think / 1000.0
             if limits_movetime is not None:
@@ -75,17 +82,17 @@ class TimeManager:
             self.bank_ms = max(0.0, self.bank_ms - budget.bank_used_ms)
             self._clocked_searches += 1
             if limits_movetime is not None:
-                cap = max(0.0, limits_movetime - cfg.move_overhead / 1000.0)
+                cap = movetime_s(limits_movetime, mt_overhead)
                 budget = Budget(min(budget.target, cap), min(budget.hard_max, cap), budget.moves_left,
                                 budget.margin_ms, budget.bank_used_ms, budget.clocked)
         elif limits_movetime is not None:
-            t = max(0.0, limits_movetime - cfg.move_overhead / 1000.0)
+            t = movetime_s(limits_movetime, mt_overhead)
             budget = Budget(target=t, hard_max=t, clocked=False)
         else:
             self._stopper = None
             return NoStopper()
         prev_q = self._prev_q if self._prev_turn == board.turn else None
-        context = {"ply": ply}
+        context = {**self.context, "ply": ply}
         self.budget = budget
         log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
                   moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),

@@ -1,0 +1,242 @@
+"""``lichessbot migrate-config LICHESS_BOT_CONFIG``: turn a lichess-bot ``config.yml`` into ours.
+
+What carries over: token, url, ponder, the polyglot book, ``draw_or_resign``, ``challenge``, ``greeting``,
+``abort_time``, ``move_overhead``, ``pgn_directory``, and ``correspondence`` and ``matchmaking`` where our
+config has those sections. A key of a carried section is kept when our config has a key of the same
+name (lichessbot.config uses lichess-bot's names where the meaning is the same) and its value passes
+our checks. Everything else is dropped and listed with the reason. The token is never printed.
+
+:data:`LICHESS_BOT_KEYS` also tells ``check-config`` where a lichess-bot setting lives here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from lichessbot.config import BotConfig
+from lichessbot.errors import LichessbotError
+
+__all__ = ["LICHESS_BOT_KEYS", "add_arguments", "hint", "migrate", "run"]
+
+_ENGINE = "lichessbot is the engine (a neural network): set engine.network and engine.backend instead"
+_UCI = ("options of another UCI engine; ours are engine.threads, engine.nn_cache_size (entries) and "
+        "timeman.move_overhead (ms)")
+
+#: lichess-bot keys (dotted paths) that have no counterpart of the same path here: where the setting
+#: lives here, or why there is none. Sections not listed here carry over key by key (see the module doc).
+LICHESS_BOT_KEYS: dict[str, str] = {
+    "engine.dir": _ENGINE,
+    "engine.name": _ENGINE,
+    "engine.working_dir": _ENGINE,
+    "engine.protocol": "lichessbot speaks to lichess itself; there is no engine protocol to choose",
+    "engine.engine_options": _ENGINE,
+    "engine.homemade_options": _ENGINE,
+    "engine.uci_options": _UCI,
+    "engine.xboard_options": _UCI,
+    "engine.lczero": "lc0 settings: engine.network (a .pb.gz or .onnx) and engine.search (lc0's names)",
+    "engine.silence_stderr": "lichessbot has no engine process; logs go to stderr",
+    "engine.uci_ponder": "here: engine.ponder",
+    "engine.polyglot": "here: book (enabled, paths.standard/chess960, selection, min_weight, max_depth in "
+    "full moves)",
+    "engine.draw_or_resign": "here: draw_or_resign, at the top level",
+    "engine.online_moves": "no online move sources here (chessdb, lichess cloud, online tablebases)",
+    "engine.lichess_bot_tbs": "no local tablebase section here",
+    "move_overhead": "here: timeman.move_overhead (ms)",
+    "max_concurrent_games": "here: challenge.concurrency",
+    "fake_think_time": "not supported: the bot always plays as soon as the search ends",
+    "rate_limiting_delay": "not needed: requests are paced by the lichess client",
+    "max_takebacks_accepted": "takebacks are never accepted",
+    "quit_after_all_games_finish": "not supported: stop the bot with Ctrl-C (games in progress are finished)",
+    "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
+    "engine.draw_or_resign.resign_for_egtb_minus_two": "no online tablebase here: resign by resign_score",
+    "engine.draw_or_resign.offer_draw_for_egtb_zero": "no online tablebase here: draws by offer_draw_score",
+    "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
+    "challenge.sort_by": "no challenge queue here: challenges are answered as they come",
+    "challenge.preference": "no challenge queue here: challenges are answered as they come",
+    "challenge.max_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
+    "challenge.min_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
+    "challenge.bullet_requires_increment": "use challenge.min_increment",
+    "challenge.max_simultaneous_games_per_user": "no per-user game limit here (challenge.concurrency)",
+    "challenge.recent_bot_challenge_age": "no per-bot rematch delay here",
+    "correspondence": "correspondence settings are not supported in this build",
+    "matchmaking": "matchmaking is not supported in this build",
+}
+
+#: Sections copied key by key when our config has them.
+_SECTIONS = ("challenge", "greeting", "correspondence", "matchmaking")
+
+
+def hint(path: str) -> str | None:
+    """Where the lichess-bot setting at dotted ``path`` lives here (or why it does not), or None."""
+    parts = path.split(".")
+    for n in range(len(parts), 0, -1):
+        if n == 1 and len(parts) > 1 and parts[0] in BotConfig.model_fields:
+            break  # a key inside a section we have: the section's hint does not apply
+        found = LICHESS_BOT_KEYS.get(".".join(parts[:n]))
+        if found is not None:
+            return found
+    return None
+
+
+def _fields(section: str) -> dict[str, Any] | None:
+    """Our fields of top-level ``section`` (None: no such section)."""
+    info = BotConfig.model_fields.get(section)
+    model = info.annotation if info is not None else None
+    return model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def migrate(src: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Convert a lichess-bot config mapping into ours.
+
+    Returns:
+        (our config mapping, dropped): ``dropped`` lists (lichess-bot dotted key, reason) for every key
+        that did not carry over, including values our checks refuse.
+    """
+    out: dict[str, Any] = {}
+    dropped: list[tuple[str, str]] = []
+
+    def drop(path: str, why: str | None = None) -> None:
+        dropped.append((path, why or hint(path) or "no such setting here"))
+
+    for key, value in src.items():
+        if key == "token":
+            if value and "xxxx" not in str(value):  # lichess-bot's placeholder is not a token
+                out["token"] = str(value)
+            else:
+                drop("token", "a placeholder, not a token: set LICHESS_BOT_TOKEN")
+        elif key == "url":
+            out["url"] = str(value).rstrip("/")
+        elif key in ("abort_time", "pgn_directory"):
+            out[key] = value
+        elif key == "move_overhead":
+            out.setdefault("timeman", {})["move_overhead"] = value
+        elif key == "max_concurrent_games":
+            out.setdefault("challenge", {})["concurrency"] = value
+        elif key == "engine" and isinstance(value, dict):
+            _engine(value, out, drop)
+        elif key in _SECTIONS and isinstance(value, dict):
+            ours = _fields(key)
+            if ours is None:
+                drop(key)
+                continue
+            for k, v in value.items():
+                if k in ours:
+                    out.setdefault(key, {})[k] = v
+                else:
+                    drop(f"{key}.{k}", hint(f"{key}.{k}") or f"no {key}.{k} here")
+        else:
+            drop(key)
+    _drop_refused(out, dropped)
+    return out, dropped
+
+
+def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
+    for key, value in eng.items():
+        if key in ("ponder", "uci_ponder"):
+            out.setdefault("engine", {})["ponder"] = bool(value)
+        elif key == "polyglot" and isinstance(value, dict):
+            _book(value, out, drop)
+        elif key == "draw_or_resign" and isinstance(value, dict):
+            ours = _fields("draw_or_resign") or {}
+            for k, v in value.items():
+                if k in ours:
+                    out.setdefault("draw_or_resign", {})[k] = v
+                else:
+                    drop(f"engine.draw_or_resign.{k}", hint(f"engine.draw_or_resign.{k}") or "no such rule here")
+        elif key == "uci_options" and isinstance(value, dict):
+            for k, v in value.items():
+                if k.lower().replace(" ", "") == "moveoverhead":
+                    out.setdefault("timeman", {}).setdefault("move_overhead", v)
+                else:
+                    drop(f"engine.uci_options.{k}", _UCI)
+        else:
+            drop(f"engine.{key}")
+
+
+def _book(pg: dict[str, Any], out: dict[str, Any], drop) -> None:
+    book = out.setdefault("book", {})
+    for key, value in pg.items():
+        if key == "enabled":
+            book["enabled"] = bool(value)
+        elif key == "book":
+            books = {"standard": value} if isinstance(value, (str, list)) else dict(value or {})
+            for variant, paths in books.items():
+                if variant in ("standard", "chess960"):
+                    book.setdefault("paths", {})[variant] = [paths] if isinstance(paths, str) else list(paths)
+                else:
+                    drop(f"engine.polyglot.book.{variant}", "books for variants the engine cannot play")
+        elif key in ("min_weight", "selection"):
+            book[key] = value
+        elif key == "random":
+            book["selection"] = "weighted_random" if value else "best_move"
+        elif key == "max_depth":  # lichess-bot: half moves (plies); ours: full moves
+            book["max_depth"] = max(1, math.ceil(int(value) / 2))
+        else:
+            drop(f"engine.polyglot.{key}")
+
+
+def _drop_refused(out: dict[str, Any], dropped: list[tuple[str, str]]) -> None:
+    """Remove the values our checks refuse (each named with the reason), until the rest validates."""
+    for _ in range(100):
+        try:
+            BotConfig.model_validate(out)
+            return
+        except ValidationError as err:
+            e = err.errors()[0]
+            loc = [p for p in e["loc"] if isinstance(p, str)]
+            node: Any = out
+            for p in loc[:-1]:
+                node = node.get(p) if isinstance(node, dict) else None
+            if not loc or not isinstance(node, dict) or loc[-1] not in node:
+                # a rule across keys (e.g. min_base > max_base): drop the section
+                node, loc = out, loc[:1] or [next(iter(out))]
+            node.pop(loc[-1], None)
+            dropped.append((".".join(loc), f"refused here: {e['msg']}"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="the lichess-bot config.yml to read")
+    parser.add_argument("-o", "--output", default="config.yml",
+                        help="our config file to write (default: config.yml); '-' writes on stdout")
+    parser.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write our config; list on stderr each lichess-bot key that did not carry over and why.
+
+    Raises:
+        LichessbotError: the source cannot be read or is not a YAML mapping, or the output exists.
+    """
+    src = Path(args.source)
+    try:
+        data = yaml.safe_load(src.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise LichessbotError(f"{src}: cannot read the config file ({err.strerror})") from None
+    except yaml.YAMLError as err:
+        raise LichessbotError(f"{src}: not valid YAML ({err})") from None
+    if not isinstance(data, dict):
+        raise LichessbotError(f"{src}: the config must be a mapping of keys to values")
+    ours, dropped = migrate(data)
+    text = ("# Converted from lichess-bot's " + src.name + " by `lichessbot migrate-config`.\n"
+            "# Every key: config.yml.example. Check with `lichessbot check-config`.\n"
+            + yaml.safe_dump(ours, sort_keys=False, allow_unicode=True))
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        dest = Path(args.output)
+        if dest.exists() and not args.force:
+            raise LichessbotError(f"{dest} exists: choose another --output or add --force")
+        dest.write_text(text, encoding="utf-8")
+        print(f"wrote {dest}", file=sys.stderr)
+    if dropped:
+        print(f"not carried over ({len(dropped)}):", file=sys.stderr)
+        for path, why in dropped:
+            print(f"  {path}: {why}", file=sys.stderr)
+    return 0

@@ -1,0 +1,92 @@
+"""`lichessbot migrate-config` and `check-config`'s hints for lichess-bot keys (issue 18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from lichessbot.cli import main
+from lichessbot.config import load_config
+from lichessbot.play.migrate import migrate
+
+LICHESS_BOT = Path(__file__).with_name("data") / "lichess_bot_config.yml"
+
+#: lichess-bot keys that carry over (under a name of ours, or the same one).
+CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
+           "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
+           "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory"}
+
+
+def _leaves(data: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in data.items():
+        path = f"{prefix}{k}"
+        out += _leaves(v, path + ".") if isinstance(v, dict) and v else [path]
+    return out
+
+
+def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, capsys):
+    dest = tmp_path / "config.yml"
+    assert main(["migrate-config", str(LICHESS_BOT), "-o", str(dest)]) == 0
+    err = capsys.readouterr().err
+    assert main(["check-config", str(dest)]) == 0
+    config = load_config(dest)
+    assert config.url == "https://lichess.org" and config.engine.ponder is True
+    assert config.timeman.move_overhead == 2000 and config.challenge.concurrency == 2
+    assert config.book.paths["standard"] == ["engines/main.bin", "engines/backup.bin"]
+    assert config.book.max_depth == 4  # lichess-bot: 8 half moves; ours: full moves
+    assert config.greeting.hello == "Hi, {opponent}! I'm {me}." and config.pgn_directory == "games"
+    assert config.draw_or_resign.offer_draw_moves == 10
+    assert "engine.polyglot.book.atomic" in err and "engine.online_moves" in err
+
+
+def test_every_key_that_does_not_carry_over_is_listed_with_a_reason():
+    src = yaml.safe_load(LICHESS_BOT.read_text())
+    ours, dropped = migrate(src)
+    paths = [p for p, _ in dropped]
+    assert all(why for _, why in dropped)
+    for leaf in _leaves(src):
+        if leaf in CARRIED:
+            continue
+        section = leaf.split(".")[0]
+        carried_same_name = section in ("challenge", "greeting", "correspondence") or leaf.startswith("engine.draw_or_resign.")
+        if carried_same_name and leaf not in paths and not any(leaf.startswith(p + ".") for p in paths):
+            key = leaf.split(".", 1)[1] if section != "engine" else leaf.split(".", 2)[2]
+            target = ours["draw_or_resign" if section == "engine" else section]
+            assert key.split(".")[0] in target, leaf
+            continue
+        assert leaf in paths or any(leaf.startswith(p + ".") for p in paths), leaf
+
+
+def test_the_token_is_kept_in_the_file_but_never_printed(tmp_path, capsys):
+    src = tmp_path / "lb.yml"
+    src.write_text("token: lip_secretsecret\nurl: https://lichess.org/\nfake_think_time: true\n")
+    dest = tmp_path / "config.yml"
+    assert main(["migrate-config", str(src), "-o", str(dest)]) == 0
+    out = capsys.readouterr()
+    assert "lip_secretsecret" not in out.err + out.out
+    assert load_config(dest).token.get_secret_value() == "lip_secretsecret"
+    assert main(["migrate-config", str(src), "-o", str(dest)]) == 2  # no overwrite without --force
+    assert "exists" in capsys.readouterr().err
+
+
+def test_check_config_prints_one_error_per_line_with_where_lichess_bot_keys_live(capsys):
+    assert main(["check-config", str(LICHESS_BOT)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    polyglot = next(line for line in err if line.strip().startswith("engine.polyglot:"))
+    assert "book" in polyglot
+    overhead = next(line for line in err if line.strip().startswith("move_overhead:"))
+    assert "timeman.move_overhead" in overhead
+    assert any("migrate-config" in line for line in err)
+    assert len([line for line in err if "unknown key" in line]) >= 20
+
+
+def test_help_is_plain_text(capsys):
+    import pytest
+
+    for argv in (["--help"], ["uci", "--help"], ["migrate-config", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert "``" not in text and ":class:" not in text, argv
