@@ -179,7 +179,7 @@ def test_the_clock_after_a_slow_reconnection_is_never_overstated(server):
             return super().think(board, clock, first_moves_unclocked=first_moves_unclocked)
 
     class SpyEngine(StandInEngine):
-        def new_game(self):
+        def new_game(self, game_id=None):
             return Spy()
 
     def opponent(board: chess.Board):

@@ -246,8 +246,8 @@ def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_mo
 
     original = pondering.new_game
 
-    def new_game():
-        thinker = original()
+    def new_game(game_id=None):
+        thinker = original(game_id)
         ponder = thinker.ponder
 
         def spy(board, reply):

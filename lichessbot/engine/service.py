@@ -60,6 +60,9 @@ class EvalService:
         self.max_batch = int(max_batch or getattr(evaluator, "max_batch", 0)
                              or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
         self.concurrency = max(1, int(getattr(evaluator, "concurrency", 1)))
+        #: Batches one search keeps at the service: one more than the workers, so that while a call runs
+        #: every game already has its next batch waiting to be merged into the following call.
+        self.inflight = self.concurrency + 1
         self._cv = threading.Condition()
         self._queue: list[_Request] = []
         self._seq = itertools.count()

@@ -36,7 +36,7 @@ class StandInThinker:
 class StandInEngine:
     name = "stand-in"
 
-    def new_game(self) -> StandInThinker:
+    def new_game(self, game_id: str | None = None) -> StandInThinker:
         return StandInThinker()
 
 

@@ -56,7 +56,7 @@ class _FakeEngine:
     def __init__(self) -> None:
         self._n = 0
 
-    def new_game(self) -> _FakeEngineThinker:
+    def new_game(self, game_id: str | None = None) -> _FakeEngineThinker:
         self._n += 1
         return _FakeEngineThinker(self._n)
 

@@ -53,7 +53,8 @@ class NotBotError(LichessbotError, ValueError):
 class EngineLike(Protocol):
     name: str
 
-    def new_game(self) -> Thinker:
+    def new_game(self, game_id: str | None = None) -> Thinker:
+        """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""
         ...
 
 
@@ -326,7 +327,7 @@ class BotService:
             if (t is not None and t.is_alive()) or self._done.is_set() or gid in self._finished:
                 return
             assert self.chat is not None
-            game = Game(gid, client=self.client, thinker=self.engine.new_game(), config=self.config, me=self.me,
+            game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff)
             if self._quit.is_set():
                 game.quit.set()

@@ -97,6 +97,7 @@ class Engine:
     def __init__(self, config: BotConfig, *, nodes: int | None = None):
         from lichessbot.book import Book
         from lichessbot.engine.evaluator import Evaluator
+        from lichessbot.engine.service import EvalService
         from lichessbot.engine.network import load_network
 
         ec = config.engine
@@ -105,6 +106,8 @@ class Engine:
         self.network = load_network(ec.network, ec.input_format)
         self.evaluator = Evaluator(self.network, backend=ec.backend, threads=ec.threads, cache_size=ec.nn_cache_size,
                                    policy_temperature=ec.search.policy_temperature)
+        #: One evaluation service for every game of the process: their batches merge into one call.
+        self.service = EvalService(self.evaluator)
         self.book = Book.from_config(config.book, random.Random())
         self.name = self.network.name
         self.ponders = 0      # ponder searches started (all games)
@@ -123,7 +126,7 @@ class EngineThinker:
         from lichessbot.timeman import TimeManager
 
         self._engine = engine
-        self._searcher = Searcher(engine.evaluator, engine.config.engine.search)
+        self._searcher = Searcher(engine.service, engine.config.engine.search, game=game_id or "")
         self._timeman = TimeManager(engine.config.timeman, context={"game_id": game_id} if game_id else None)
         self._handle = None
         self._ponder: tuple[chess.Board, Any] | None = None  # (position pondered, its running search)

@@ -11,6 +11,8 @@ the first playout, lc0 src/search/classic/search.cc ``SendUciInfo``).
         --lc0-weights maia.pb.gz --lc0-backend onnx-cpu                   # a real network beside lc0
     lichessbot bench search --memory 1000000                              # bytes per node
     lichessbot bench search --network default --stop-latency              # stop -> bestmove
+    lichessbot bench search --games 8 --only none                          # 8 games on a modelled GPU
+    lichessbot bench search --network maia.onnx --threads 2 --games 4 --only none
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also measure RSS bytes per node of a NODES-node tree (fake network, cache off)")
     parser.add_argument("--stop-latency", action="store_true",
                         help="also measure stop -> result latency (ms) with --network (default: the default net)")
+    parser.add_argument("--games", type=int, default=0, metavar="N",
+                        help="also run N concurrent searches through one evaluation service, beside 1 game "
+                        "(with --network, else the modelled GPU: one call at a time, 10 ms + 2 us per position)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per --games run (default 5)")
     parser.add_argument("--only", choices=("fake", "network", "none"), default=None,
                         help="run only the fake or only the --network nps rows ('none': only the extras)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -144,6 +150,25 @@ def run(args: argparse.Namespace) -> int:
             say(f"lc0 backend={backend} threads={args.lc0_threads} minibatch={lc0_mb or 'lc0 default'}:")
             rows = _lc0_rows(args, backend, args.lc0_threads, lc0_mb)
             report["runs"].append({"network": f"lc0 {backend}", "minibatch": lc0_mb, "positions": rows})
+    if args.games:
+        from lichessbot.search.fake import GpuModelEvaluator
+
+        ev = net_ev if net_ev is not None and args.network else GpuModelEvaluator(value=0.05, cache_size=200_000)
+        name = f"{ev.network.name} ({report.get('provider')})" if ev is net_ev else "modelled GPU"
+        report["concurrent"] = []
+        for n in sorted({1, args.games}):
+            ev.clear_cache()
+            boards = [_board(*POSITIONS[k % len(POSITIONS)][1:]) for k in range(n)]
+            row = bench_extra.concurrent_games(ev, boards, params, args.seconds)
+            report["concurrent"].append(row)
+            say(f"{name}, {n} concurrent game(s): {row['total_pps']} playouts/s in all, per game "
+                f"{row['per_game_pps']} (min {row['min_share_of_mean']} of the mean); {row['batches']} calls, "
+                f"{row['mean_fill']} positions and {row['mean_games']} games per call, queue wait "
+                f"{row['mean_wait_ms']} ms")
+        if len(report["concurrent"]) == 2:
+            ratio = report["concurrent"][1]["total_pps"] / max(1, report["concurrent"][0]["total_pps"])
+            report["concurrent_ratio"] = round(ratio, 2)
+            say(f"  {args.games} games / 1 game: {ratio:.2f}x")
     if args.memory:
         say(f"memory: a {args.memory}-node tree, fake network, NN cache off:")
         mem = bench_extra.memory_per_node(FakeEvaluator(value=0.05, cache_size=0),

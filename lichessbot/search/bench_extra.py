@@ -4,6 +4,8 @@
   positions, ``go nodes N`` from an empty tree (``ucinewgame``), its reported nps and nodes.
 - :func:`memory_per_node`: RSS growth of the process over a search of ``nodes`` nodes with the NN cache
   off, divided by the nodes (bytes per node of the whole tree: nodes, edges, arena slack).
+- :func:`concurrent_games`: N searches of different positions at once through one evaluation service:
+  aggregate and per-game playouts per second, and the service's merging figures.
 - :func:`stop_latency`: milliseconds from ``SearchHandle.stop()`` to the result, over several searches
   stopped at random moments.
 """
@@ -19,7 +21,7 @@ import chess.engine
 
 from lichessbot.config import SearchParams
 
-__all__ = ["lc0_nps", "memory_per_node", "rss_bytes", "stop_latency"]
+__all__ = ["concurrent_games", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency"]
 
 
 def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
@@ -86,3 +88,29 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
     lat.sort()
     return {"runs": runs, "min_ms": round(lat[0], 1), "median_ms": round(lat[len(lat) // 2], 1),
             "max_ms": round(lat[-1], 1), "minibatch": searcher.minibatch}
+
+
+def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams, seconds: float) -> dict:
+    """Search every board at once (one Searcher each, one :class:`EvalService` for all) for ``seconds``;
+    playouts per second of each game and in all, and the service's stats."""
+    from lichessbot.engine.service import EvalService
+    from lichessbot.search import Limits, Searcher
+
+    service = EvalService(evaluator)
+    searchers = [Searcher(service, params, game=f"game{k}") for k in range(len(boards))]
+    handles = [s.start(b, Limits(infinite=True)) for s, b in zip(searchers, boards)]
+    time.sleep(seconds)
+    for h in handles:
+        h.stop()
+    rates = []
+    for h in handles:
+        r = h.wait()
+        rates.append(r.playouts / r.time if r.time > 0 else 0.0)
+    for s in searchers:
+        s.close()
+    stats = service.stats()
+    service.close()
+    return {"games": len(boards), "total_pps": round(sum(rates)), "per_game_pps": [round(x) for x in rates],
+            "min_share_of_mean": round(min(rates) / (sum(rates) / len(rates)), 3) if sum(rates) else 0.0,
+            "batches": stats["batches"], "mean_fill": round(stats["mean_fill"], 1),
+            "mean_games": round(stats["mean_games"], 2), "mean_wait_ms": round(stats["mean_wait_ms"], 2)}

@@ -81,8 +81,10 @@ class Searcher:
         self._core = _core.SearchCore(cp, cache if cache is not None else _core.NNCache(0))
         #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
         self.minibatch = mb = cp["minibatch_size"]
-        #: Batches at the network at once: the evaluator's ``concurrency`` (one per CPU thread), at least 1.
-        self._inflight = max(1, int(getattr(evaluator, "concurrency", 1))) if pipeline else 1
+        #: Batches at the network at once: the evaluator's ``inflight`` (an evaluation service: one more than
+        #: its workers) or ``concurrency`` (one per CPU thread), at least 1.
+        self._inflight = max(1, int(getattr(evaluator, "inflight", getattr(evaluator, "concurrency", 1)))) \
+            if pipeline else 1
         # One buffer per batch at the network, plus the one being gathered.
         self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(self._inflight + 1 if pipeline else 1)]
         self._moves: list[chess.Move] = []  # root edges, edge order
