@@ -88,6 +88,7 @@ OPTIONS: list[UciOption] = [
     UciOption("VerboseMoveStats", "check", False, "uci.verbose"),
     UciOption("OwnBook", "check", False, "uci.own_book"),  # docs/book.md
     UciOption("BookFile", "string", "", "uci.book_file"),
+    UciOption("SyzygyPath", "string", "", "uci.syzygy_path"),  # docs/tablebases.md; lc0's name
 ]
 ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
 
