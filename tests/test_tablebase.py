@@ -194,3 +194,15 @@ def test_ten_endgames_of_each_kind_against_stockfish(stockfish_path, syzygy):
     for name, (_, _, wdl) in ENDGAMES.items():
         wanted = "1-0" if wdl == 2 else "1/2-1/2"
         assert [r.result for r in results if r.endgame == name] == [wanted] * 10, name
+
+
+def test_bench_reports_nps_with_and_without_tables_and_tbhits(tables):
+    from lichessbot.config import SearchParams
+    from lichessbot.search.bench_extra import tablebase_nps
+    from lichessbot.search.fake import FakeEvaluator
+
+    rows = tablebase_nps(FakeEvaluator(value=0.05, cache_size=10_000), tables.core, 2000,
+                         SearchParams(minibatch_size=64))
+    assert [r["position"] for r in rows][:2] == ["KQPvKR", "KRPvKR"]
+    assert all(r["nps_without"] > 0 and r["nps_with"] > 0 for r in rows)
+    assert sum(r["tbhits"] for r in rows) > 0

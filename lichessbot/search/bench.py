@@ -11,6 +11,7 @@ the first playout, lc0 src/search/classic/search.cc ``SendUciInfo``).
         --lc0-weights maia.pb.gz --lc0-backend onnx-cpu                   # a real network beside lc0
     lichessbot bench search --memory 1000000                              # bytes per node
     lichessbot bench search --network default --stop-latency              # stop -> bestmove
+    lichessbot bench search --syzygy ../shared/tablebases/syzygy --only none  # cost of tablebase probes
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also measure RSS bytes per node of a NODES-node tree (fake network, cache off)")
     parser.add_argument("--stop-latency", action="store_true",
                         help="also measure stop -> result latency (ms) with --network (default: the default net)")
+    parser.add_argument("--syzygy", default=None, metavar="DIR",
+                        help="also measure nps without and with Syzygy probes (tables in DIR) on endgames, "
+                        "and tbhits per second (fake network; also --network's)")
     parser.add_argument("--only", choices=("fake", "network", "none"), default=None,
                         help="run only the fake or only the --network nps rows ('none': only the extras)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -155,6 +159,21 @@ def run(args: argparse.Namespace) -> int:
         say(f"stop -> result ({report['provider']}, minibatch {lat['minibatch']}, {lat['runs']} runs): "
             f"min {lat['min_ms']} ms, median {lat['median_ms']} ms, max {lat['max_ms']} ms")
         report["stop_latency"] = lat
+    if args.syzygy:
+        from lichessbot.tablebase import Tablebases
+
+        tables = Tablebases([args.syzygy], root_probe=False).core
+        tb_evs = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
+        if args.network and net_ev is not None:
+            tb_evs.append((args.network, net_ev))
+        report["tablebases"] = []
+        for name, ev in tb_evs:
+            say(f"tablebases {name}, unpipelined, {args.nodes} nodes:")
+            rows = bench_extra.tablebase_nps(ev, tables, args.nodes, params)
+            for r in rows:
+                say(f"  {r['position']:<10} nps without {r['nps_without']:>7}  with {r['nps_with']:>7} "
+                    f"({r['nps_ratio']:.3f})  tbhits {r['tbhits']:>7} ({r['tbhits_per_s']}/s)")
+            report["tablebases"].append({"network": name, "positions": rows})
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(report))

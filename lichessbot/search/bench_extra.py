@@ -6,6 +6,8 @@
   off, divided by the nodes (bytes per node of the whole tree: nodes, edges, arena slack).
 - :func:`stop_latency`: milliseconds from ``SearchHandle.stop()`` to the result, over several searches
   stopped at random moments.
+- :func:`tablebase_nps`: nps without and with Syzygy probes in the search on 5-6-piece endgames whose
+  captures reach the tables, and the tablebase hits per second.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ import chess.engine
 
 from lichessbot.config import SearchParams
 
-__all__ = ["lc0_nps", "memory_per_node", "rss_bytes", "stop_latency"]
+__all__ = ["TB_POSITIONS", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency", "tablebase_nps"]
+
+#: (name, FEN): endgames of five and six pieces whose captures reach 3-4-piece tables.
+TB_POSITIONS: list[tuple[str, str]] = [
+    ("KQPvKR", "3rk3/8/8/8/8/8/4P3/3QK3 w - - 0 1"),
+    ("KRPvKR", "8/8/4k3/8/3KP3/8/r7/5R2 w - - 0 1"),
+    ("KPPvKP", "8/5k2/8/4pP2/4P3/8/8/4K3 w - - 0 1"),
+    ("KRPPvKR", "8/8/4k3/8/3KPP2/8/r7/5R2 w - - 0 1"),
+]
 
 
 def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
@@ -86,3 +96,27 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
     lat.sort()
     return {"runs": runs, "min_ms": round(lat[0], 1), "median_ms": round(lat[len(lat) // 2], 1),
             "max_ms": round(lat[-1], 1), "minibatch": searcher.minibatch}
+
+
+def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[dict]:
+    """Per position of :data:`TB_POSITIONS`: nps of a fresh ``nodes``-node search without and with
+    ``tables`` (a ``lichessbot._core.Tablebases``), the hits and hits per second. With the zero-cost
+    network the difference is the cost of probing plus that of a different tree (terminals need no
+    network)."""
+    from lichessbot.search import Limits, Searcher
+
+    rows = []
+    for name, fen in TB_POSITIONS:
+        row: dict = {"position": name}
+        for label, tb in (("without", None), ("with", tables)):
+            evaluator.clear_cache()
+            searcher = Searcher(evaluator, params, pipeline=False, tablebases=tb)
+            r = searcher.search(chess.Board(fen), Limits(nodes=nodes))
+            searcher.close()
+            row[f"nps_{label}"] = round(r.nps)
+            if tb is not None:
+                row["tbhits"] = r.tbhits
+                row["tbhits_per_s"] = round(r.tbhits / r.time) if r.time > 0 else 0
+        row["nps_ratio"] = round(row["nps_with"] / max(1, row["nps_without"]), 3)
+        rows.append(row)
+    return rows
