@@ -206,3 +206,12 @@ def test_bench_reports_nps_with_and_without_tables_and_tbhits(tables):
     assert [r["position"] for r in rows][:2] == ["KQPvKR", "KRPvKR"]
     assert all(r["nps_without"] > 0 and r["nps_with"] > 0 for r in rows)
     assert sum(r["tbhits"] for r in rows) > 0
+
+
+def test_check_config_refuses_a_missing_tablebase_directory(tmp_path, capsys):
+    from lichessbot.cli import main
+
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"tablebases:\n  syzygy: [{tmp_path / 'nowhere'}]\n")
+    assert main(["check-config", str(cfg)]) == 2
+    assert "tablebases.syzygy" in capsys.readouterr().err
