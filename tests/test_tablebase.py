@@ -215,3 +215,24 @@ def test_check_config_refuses_a_missing_tablebase_directory(tmp_path, capsys):
     cfg.write_text(f"tablebases:\n  syzygy: [{tmp_path / 'nowhere'}]\n")
     assert main(["check-config", str(cfg)]) == 2
     assert "tablebases.syzygy" in capsys.readouterr().err
+
+
+def test_a_corrupt_table_in_the_search_is_logged_once_and_the_search_goes_on(tmp_path, tiny_net):
+    import structlog
+
+    from lichessbot.config import SearchParams
+    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.engine.network import load_network
+
+    (tmp_path / "KQvK.rtbw").write_bytes(b"\x00" * 80)  # three pieces: KQ v KR at the root is not covered
+    core = _core.Tablebases([str(tmp_path)])
+    ev = Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=1000)
+    searcher = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False, tablebases=core)
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(2):
+            result = searcher.search(chess.Board("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1"), Limits(nodes=200))
+            assert result.nodes == 200 and result.tbhits == 0
+    failures = [e for e in logs if "tablebase probe failed" in e["event"]]
+    assert len(failures) == 1 and "magic" in failures[0]["error"]
+    assert not core.enabled
+    searcher.close()
