@@ -27,6 +27,7 @@ __all__ = [
     "EngineConfig",
     "GreetingConfig",
     "SearchParams",
+    "TablebaseConfig",
     "TimemanConfig",
     "load_config",
     "parse_config",
@@ -226,6 +227,30 @@ class BookConfig(_Strict):
 
 
 # --------------------------------------------------------------------------------------------------
+# Endgame tablebases (lichessbot/tablebase.py reads these). lichess-bot: engine.lichess_bot_tbs.syzygy.
+# --------------------------------------------------------------------------------------------------
+class TablebaseConfig(_Strict):
+    """Syzygy endgame tablebases (docs/tablebases.md). Directories are checked at startup."""
+
+    syzygy: list[str] = Field(
+        default_factory=list,
+        description="Directories of Syzygy tables (*.rtbw, *.rtbz); empty: no tablebases "
+        "(lichess-bot: engine.lichess_bot_tbs.syzygy.paths).",
+    )
+    max_pieces: int = Field(
+        0, ge=0, le=7, description="Probe positions with at most this many pieces; 0: the tables' maximum "
+        "(lichess-bot: lichess_bot_tbs.syzygy.max_pieces).",
+    )
+    root_probe: bool = Field(
+        True, description="In a position of the tables, play the tables' move at once, without searching.",
+    )
+    search_probe: bool = Field(
+        True, description="Inside the search, a node in the tables after a capture or pawn move is a terminal "
+        "with the tables' WDL (lc0's rule).",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
 # The bot: challenges, chat, draws and resignation. Names as in lichess-bot.
 # --------------------------------------------------------------------------------------------------
 #: The variants the engine plays (lichess keys). Others (atomic, crazyhouse, ...) are refused by the config.
@@ -385,6 +410,7 @@ class BotConfig(_Strict):
     engine: EngineConfig = Field(default_factory=EngineConfig)
     timeman: TimemanConfig = Field(default_factory=TimemanConfig)
     book: BookConfig = Field(default_factory=BookConfig)
+    tablebases: TablebaseConfig = Field(default_factory=TablebaseConfig)
     challenge: ChallengeConfig = Field(default_factory=ChallengeConfig)
     greeting: GreetingConfig = Field(default_factory=GreetingConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)

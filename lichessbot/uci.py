@@ -43,8 +43,10 @@ class UciEngine:
         self.timeman_config = timeman_config or TimemanConfig()
         self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
                       "own_book": False, "book_file": "", "multipv": 1,
-                      "movetime_overhead": MOVETIME_OVERHEAD_MS}
+                      "movetime_overhead": MOVETIME_OVERHEAD_MS,
+                      "syzygy_path": ""}
         self._book = None  # lichessbot.book.Book of BookFile
+        self._tablebases = None  # lichessbot.tablebase.Tablebases of SyzygyPath
         self.board = chess.Board()
         self._evaluator = None
         self._searcher: Searcher | None = None
@@ -135,6 +137,12 @@ class UciEngine:
                 from lichessbot.book import open_book_file
 
                 self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
+            if key == "syzygy_path":  # a bad path is reported now (TablebaseError is a ValueError)
+                from lichessbot.tablebase import Tablebases, split_path
+
+                paths = split_path(value)
+                self._tablebases = Tablebases(paths, key="SyzygyPath") if paths else None
+                self._searcher = None
             return
         try:
             if room == "search":
@@ -185,7 +193,8 @@ class UciEngine:
                                             cache_size=self.engine.nn_cache_size,
                                             policy_temperature=self.params.policy_temperature)
                 self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
-            self._searcher = Searcher(self._evaluator, self.params)
+            tb = self._tablebases.core if self._tablebases is not None else None
+            self._searcher = Searcher(self._evaluator, self.params, tablebases=tb)
         except Exception as err:  # noqa: BLE001 - reported, and the engine keeps running
             self.error(f"cannot load network {self.engine.network!r}: {err}")
             return False
@@ -226,6 +235,17 @@ class UciEngine:
             found = self._book.find(board, "chess960" if board.chess960 else "standard")
             if found is not None:  # a book move is played at once, without searching
                 self.send(f"info string book {found}")
+                self.send(f"bestmove {found.move.uci()}")
+                return
+        if self._tablebases is not None and not go.ponder:
+            found = self._tablebases.root_move(board)
+            if found is not None:  # the tables' move at once, without searching (docs/tablebases.md)
+                score = f"mate {found.mate}" if found.mate is not None else f"cp {found.cp}"
+                if self.flags["show_wdl"]:
+                    score += " wdl " + " ".join(str(round(1000 * x)) for x in found.wdl_triple)
+                self.send(f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 "
+                          f"pv {found.move.uci()}")
+                self.send(f"info string {found.describe()}")
                 self.send(f"bestmove {found.move.uci()}")
                 return
         if not self._ensure_engine():  # no search on a network other than the one asked for

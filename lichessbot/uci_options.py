@@ -97,6 +97,7 @@ OPTIONS: list[UciOption] = [
     # Hash: MB of NN cache (GUIs send it to every engine); MovetimeOverhead: ms kept back from go movetime.
     UciOption("Hash", "spin", _E.nn_cache_size // HASH_ENTRIES_PER_MB, "uci.hash_mb", 0, 24_000),
     UciOption("MovetimeOverhead", "spin", MOVETIME_OVERHEAD_MS, "uci.movetime_overhead", 0, 100_000),
+    UciOption("SyzygyPath", "string", "", "uci.syzygy_path"),  # docs/tablebases.md; lc0's name
 ]
 ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
 

@@ -3,7 +3,7 @@
 writes (one per principal variation with MultiPV).
 
 Info lines follow lc0 (src/chess/uciloop.cc ``ConvertInfoToString``): ``info depth D seldepth S time MS
-nodes N [multipv K] score cp X|mate M [wdl W D L] nps NPS tbhits 0 pv ...``; ``multipv`` only when
+nodes N [multipv K] score cp X|mate M [wdl W D L] nps NPS tbhits T pv ...``; ``multipv`` only when
 MultiPV is above 1, as lc0.
 """
 
@@ -45,7 +45,7 @@ def info_lines(s: SearchStats, *, show_wdl: bool, multipv: int = 1, pvs: Sequenc
         has_wdl: the network has a WDL head (``Searcher.has_wdl``; centipawns by lc0's WDL_mu then).
     """
     head = f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)} nodes {s.nodes}"
-    tail = f"nps {int(s.nps)} tbhits 0"
+    tail = f"nps {int(s.nps)} tbhits {s.tbhits}"
     if multipv <= 1 or not pvs:
         score = f"score mate {s.mate}" if s.mate is not None else f"score cp {s.cp}"
         w, d, lo = (round(1000 * x) for x in s.wdl)

@@ -108,10 +108,13 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
     Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
-    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``.
+    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase:
+    ``tablebase win, DTZ 13 | Kf2``.
     """
     if decision.source == "book":
         return f"book move {board.san(decision.move)}"
+    if decision.source == "tablebase":
+        return f"{decision.stop_reason} | {board.san(decision.move)}"
     if decision.mate is not None:
         score = f"mate {decision.mate:+d}"
     elif decision.cp is not None:

@@ -66,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
         from lichessbot.book import Book  # checks every book file (BookError names a bad one)
 
         Book.from_config(config.book)
+    if config.tablebases.syzygy:
+        from lichessbot.tablebase import Tablebases  # TablebaseError names the key and the directory
+
+        Tablebases.from_config(config.tablebases).close()
     c = config.challenge
     token = "set" if config.resolved_token() else "MISSING (set LICHESS_BOT_TOKEN or token:)"
     print(f"{args.file}: OK")

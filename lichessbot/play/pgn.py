@@ -95,6 +95,8 @@ def to_pgn(record: GameRecord) -> str:
             node.set_eval(chess.engine.PovScore(score, mover), depth=int(d.depth) or None)
         elif d is not None and d.source == "book":
             node.comment = "book"
+        elif d is not None and d.source == "tablebase":
+            node.comment = d.stop_reason or "tablebase"
         if ply in record.clocks:
             node.set_clock(max(0, record.clocks[ply]) / 1000.0)
         board.push(move)

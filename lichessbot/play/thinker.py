@@ -36,7 +36,7 @@ class Decision:
 
     Attributes:
         move: the move to play (legal in the board given to ``think``).
-        source: "book" or "search".
+        source: "book", "tablebase" (the Syzygy root probe, no search) or "search".
         ponder: the expected reply (second PV move), if any.
         cp: centipawns (lc0's formula over Q, computed by the search), None for book moves.
         mate: moves to mate (>0 we mate, <0 we are mated), None when unknown.
@@ -44,11 +44,12 @@ class Decision:
         nodes, nps, depth, seldepth: search statistics (nps in nodes per second).
         pv: principal variation starting with ``move``.
         time: seconds spent thinking.
-        stop_reason: why the search stopped (from the stopper), "" for book moves.
+        stop_reason: why the search stopped (from the stopper), "" for book moves; for tablebase moves
+            the tables' verdict ("tablebase win, DTZ 13").
     """
 
     move: chess.Move
-    source: Literal["book", "search"]
+    source: Literal["book", "tablebase", "search"]
     ponder: chess.Move | None = None
     cp: int | None = None
     mate: int | None = None
@@ -92,6 +93,7 @@ class Engine:
     Raises:
         lichessbot.engine.network.NetworkError: the network cannot be loaded.
         lichessbot.book.BookError: a book file is missing or corrupt.
+        lichessbot.tablebase.TablebaseError: a tablebase directory is missing or holds no tables.
     """
 
     def __init__(self, config: BotConfig, *, nodes: int | None = None):
@@ -109,6 +111,10 @@ class Engine:
         #: One evaluation service for every game of the process: their batches merge into one call.
         self.service = EvalService(self.evaluator)
         self.book = Book.from_config(config.book, random.Random())
+        from lichessbot.tablebase import Tablebases
+
+        #: The Syzygy tables (root probe here, search probes in the core), or None.
+        self.tablebases = Tablebases.from_config(config.tablebases)
         self.name = self.network.name
         self.ponders = 0      # ponder searches started (all games)
         self.ponder_hits = 0  # of which the opponent played the expected move
@@ -126,7 +132,9 @@ class EngineThinker:
         from lichessbot.timeman import TimeManager
 
         self._engine = engine
-        self._searcher = Searcher(engine.service, engine.config.engine.search, game=game_id or "")
+        tb = engine.tablebases
+        self._searcher = Searcher(engine.service, engine.config.engine.search, game=game_id or "",
+                                  tablebases=tb.core if tb is not None else None)
         self._timeman = TimeManager(engine.config.timeman, context={"game_id": game_id} if game_id else None)
         self._handle = None
         self._ponder: tuple[chess.Board, Any] | None = None  # (position pondered, its running search)
@@ -146,6 +154,12 @@ class EngineThinker:
             if move is not None:
                 self._drop(pondered)
                 return Decision(move=move, source="book")
+        tb = self._engine.tablebases
+        found = tb.root_move(board) if tb is not None else None
+        if found is not None:  # played at once, without searching
+            self._drop(pondered)
+            return Decision(move=found.move, source="tablebase", cp=found.cp, mate=found.mate,
+                            wdl=found.wdl_triple, nodes=1, pv=(found.move,), stop_reason=found.describe())
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
@@ -183,7 +197,8 @@ class EngineThinker:
 
         target = board.copy()
         target.push(reply)
-        if target.is_game_over():
+        tb = self._engine.tablebases
+        if target.is_game_over() or (tb is not None and tb.root_probe and tb.covers(target)):
             return
         with self._lock:
             if self._stopped:

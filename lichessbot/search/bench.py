@@ -13,6 +13,7 @@ the first playout, lc0 src/search/classic/search.cc ``SendUciInfo``).
     lichessbot bench search --network default --stop-latency              # stop -> bestmove
     lichessbot bench search --games 8 --only none                          # 8 games on a modelled GPU
     lichessbot bench search --network maia.onnx --threads 2 --games 4 --only none
+    lichessbot bench search --syzygy ../shared/tablebases/syzygy --only none  # cost of tablebase probes
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also run N concurrent searches through one evaluation service, beside 1 game "
                         "(with --network, else the modelled GPU: one call at a time, 10 ms + 2 us per position)")
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per --games run (default 5)")
+    parser.add_argument("--syzygy", default=None, metavar="DIR",
+                        help="also measure nps without and with Syzygy probes (tables in DIR) on endgames, "
+                        "and tbhits per second (fake network; also --network's)")
     parser.add_argument("--only", choices=("fake", "network", "none"), default=None,
                         help="run only the fake or only the --network nps rows ('none': only the extras)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -181,6 +185,21 @@ def run(args: argparse.Namespace) -> int:
         say(f"stop -> result ({report['provider']}, minibatch {lat['minibatch']}, {lat['runs']} runs): "
             f"min {lat['min_ms']} ms, median {lat['median_ms']} ms, max {lat['max_ms']} ms")
         report["stop_latency"] = lat
+    if args.syzygy:
+        from lichessbot.tablebase import Tablebases
+
+        tables = Tablebases([args.syzygy], root_probe=False).core
+        tb_evs = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
+        if args.network and net_ev is not None:
+            tb_evs.append((args.network, net_ev))
+        report["tablebases"] = []
+        for name, ev in tb_evs:
+            say(f"tablebases {name}, unpipelined, {args.nodes} nodes:")
+            rows = bench_extra.tablebase_nps(ev, tables, args.nodes, params)
+            for r in rows:
+                say(f"  {r['position']:<10} nps without {r['nps_without']:>7}  with {r['nps_with']:>7} "
+                    f"({r['nps_ratio']:.3f})  tbhits {r['tbhits']:>7} ({r['tbhits_per_s']}/s)")
+            report["tablebases"].append({"network": name, "positions": rows})
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(report))

@@ -8,6 +8,8 @@
   aggregate and per-game playouts per second, and the service's merging figures.
 - :func:`stop_latency`: milliseconds from ``SearchHandle.stop()`` to the result, over several searches
   stopped at random moments.
+- :func:`tablebase_nps`: nps without and with Syzygy probes in the search on 5-6-piece endgames whose
+  captures reach the tables, and the tablebase hits per second.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ import chess.engine
 
 from lichessbot.config import SearchParams
 
-__all__ = ["concurrent_games", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency"]
+__all__ = ["TB_POSITIONS", "concurrent_games", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency",
+           "tablebase_nps"]
+
+#: (name, FEN): endgames of five and six pieces whose captures reach 3-4-piece tables.
+TB_POSITIONS: list[tuple[str, str]] = [
+    ("KQPvKR", "3rk3/8/8/8/8/8/4P3/3QK3 w - - 0 1"),
+    ("KRPvKR", "8/8/4k3/8/3KP3/8/r7/5R2 w - - 0 1"),
+    ("KPPvKP", "8/5k2/8/4pP2/4P3/8/8/4K3 w - - 0 1"),
+    ("KRPPvKR", "8/8/4k3/8/3KPP2/8/r7/5R2 w - - 0 1"),
+]
 
 
 def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
@@ -114,3 +125,27 @@ def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams,
             "min_share_of_mean": round(min(rates) / (sum(rates) / len(rates)), 3) if sum(rates) else 0.0,
             "batches": stats["batches"], "mean_fill": round(stats["mean_fill"], 1),
             "mean_games": round(stats["mean_games"], 2), "mean_wait_ms": round(stats["mean_wait_ms"], 2)}
+
+
+def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[dict]:
+    """Per position of :data:`TB_POSITIONS`: nps of a fresh ``nodes``-node search without and with
+    ``tables`` (a ``lichessbot._core.Tablebases``), the hits and hits per second. With the zero-cost
+    network the difference is the cost of probing plus that of a different tree (terminals need no
+    network)."""
+    from lichessbot.search import Limits, Searcher
+
+    rows = []
+    for name, fen in TB_POSITIONS:
+        row: dict = {"position": name}
+        for label, tb in (("without", None), ("with", tables)):
+            evaluator.clear_cache()
+            searcher = Searcher(evaluator, params, pipeline=False, tablebases=tb)
+            r = searcher.search(chess.Board(fen), Limits(nodes=nodes))
+            searcher.close()
+            row[f"nps_{label}"] = round(r.nps)
+            if tb is not None:
+                row["tbhits"] = r.tbhits
+                row["tbhits_per_s"] = round(r.tbhits / r.time) if r.time > 0 else 0
+        row["nps_ratio"] = round(row["nps_with"] / max(1, row["nps_without"]), 3)
+        rows.append(row)
+    return rows

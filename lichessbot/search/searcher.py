@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import chess
 import numpy as np
+import structlog
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
@@ -31,6 +32,8 @@ from lichessbot.search.handle import InfoCallback, SearchHandle, _State
 from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
 
 __all__ = ["Searcher", "SearchHandle", "core_params"]
+
+_log = structlog.get_logger(__name__)
 
 #: UCI info lines are sent when the best move, depth or seldepth change, or after this many seconds.
 _INFO_EVERY = 5.0
@@ -63,11 +66,13 @@ class Searcher:
     :meth:`lichessbot.engine.evaluator.Evaluator.run`) and ``search_cache`` (the process's
     :class:`lichessbot._core.NNCache`). ``pipeline``: gather the next batch while the network
     evaluates the previous one (default True). ``game``: a name for the evaluation service's fairness
-    and stats when ``evaluator`` is an :class:`~lichessbot.engine.service.EvalService`.
+    and stats when ``evaluator`` is an :class:`~lichessbot.engine.service.EvalService`. ``tablebases``:
+    the process's :class:`lichessbot._core.Tablebases` to probe at expansion (lc0's rule, see
+    docs/tablebases.md), or None.
     """
 
     def __init__(self, evaluator, params: SearchParams | None = None, *, pipeline: bool = True,
-                 game: str = "") -> None:
+                 game: str = "", tablebases: _core.Tablebases | None = None) -> None:
         self.evaluator = evaluator
         #: Who this search plays for, as the evaluation service sees it (fairness, stats).
         self.game = game
@@ -79,6 +84,9 @@ class Searcher:
         cache = getattr(evaluator, "search_cache", None)
         cp = core_params(self.params, evaluator)
         self._core = _core.SearchCore(cp, cache if cache is not None else _core.NNCache(0))
+        self.tablebases = tablebases
+        if tablebases is not None:
+            self._core.set_tablebases(tablebases)
         #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
         self.minibatch = mb = cp["minibatch_size"]
         #: Batches at the network at once: the evaluator's ``inflight`` (an evaluation service: one more than
@@ -199,7 +207,7 @@ class Searcher:
                         core.apply(*self._network(planes[:rows]))
                 if state.on_info is not None:
                     now = time.perf_counter()
-                    playouts, depth_sum, seldepth, _, _ = core.counters()
+                    playouts, depth_sum, seldepth, *_ = core.counters()
                     key = (core.root_edges()[0][0], int(depth_sum / playouts) if playouts else 0, seldepth)
                     if key != last_info or now - last_info_t > _INFO_EVERY:
                         last_info, last_info_t = key, now
@@ -207,6 +215,10 @@ class Searcher:
         finally:
             while pending:
                 core.apply(*pending.popleft().result())
+        if self.tablebases is not None:
+            failure = self.tablebases.take_failure()
+            if failure is not None:  # once per process: probing is off from now on
+                _log.error("tablebase probe failed; probing disabled", error=failure)
         final = self._stats(state, reused, ply)
         if state.on_info is not None:
             state.on_info(final)
@@ -251,7 +263,7 @@ class Searcher:
         now = time.perf_counter()
         core = self._core
         rn, rwl, rd, rm, _vp, _fi = core.root_info()
-        playouts, depth_sum, seldepth, _evals, _hits = core.counters()
+        playouts, depth_sum, seldepth, _evals, _hits, tbhits = core.counters()
         rms, idx = self._root_moves()
         nps = playouts / (now - self._t_first) if self._t_first and now > self._t_first else 0.0
         limits = state.limits
@@ -262,7 +274,7 @@ class Searcher:
             depth=depth_sum / playouts if playouts else 0.0, seldepth=seldepth, root_moves=rms,
             best=rms[0] if rms else None, legal_moves=len(rms), remaining_playouts_hint=hint, root_n=rn,
             root_wl=-rwl, root_d=rd, root_m=rm, ply=ply, pv=pv,
-            cp=st.score_cp(wl, d, self.has_wdl), mate=mate, wdl=st.wdl_of(wl, d),
+            cp=st.score_cp(wl, d, self.has_wdl), mate=mate, wdl=st.wdl_of(wl, d), tbhits=tbhits,
         )
 
     def _result(self, stats: SearchStats, reason: str, ply: int) -> SearchResult:
@@ -277,7 +289,7 @@ class Searcher:
             q=q, wdl=st.wdl_of(wl, d), cp=st.score_cp(wl, d, self.has_wdl),
             mate=mate, nodes=stats.nodes, playouts=stats.playouts, reused_nodes=stats.reused_nodes, nps=stats.nps,
             depth=stats.depth, seldepth=stats.seldepth, time=stats.elapsed, stop_reason=reason,
-            root_moves=stats.root_moves,
+            root_moves=stats.root_moves, tbhits=stats.tbhits,
         )
 
     def _dsc(self) -> float:
@@ -297,7 +309,7 @@ class Searcher:
     def node_info(self, moves) -> dict | None:
         """The node reached from the last search's root by ``moves`` (chess.Move or UCI strings): a dict
         with ``n``, ``wl``, ``d``, ``m`` (wl and m from the view of the player who moved into it),
-        ``terminal`` ("", "end", "twofold"), ``expanded`` and ``children`` ({uci: visits}); None when
+        ``terminal`` ("", "end", "twofold", "tablebase"), ``expanded`` and ``children`` ({uci: visits}); None when
         it is not in the tree."""
         return self._core.node_info([m if isinstance(m, str) else m.uci() for m in moves])
 

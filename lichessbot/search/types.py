@@ -73,6 +73,7 @@ class SearchStats:
     cp: int = 0  # score of the best move, centipawns (lc0 WDL_mu), root side to move's view
     mate: int | None = None  # moves to mate (negative: getting mated) when proven
     wdl: tuple[float, float, float] = (0.0, 1.0, 0.0)  # of the best move, root side to move's view
+    tbhits: int = 0  # Syzygy probes that made a node terminal in this search (UCI tbhits)
 
 
 @dataclass
@@ -95,3 +96,4 @@ class SearchResult:
     time: float  # seconds
     stop_reason: str
     root_moves: list[RootMove] = field(default_factory=list)
+    tbhits: int = 0  # Syzygy hits: probes in the search, or 1 for a root probe (UCI tbhits)

@@ -72,9 +72,11 @@ impl Search {
                 return;
             }
             let mut best_m: Option<f32> = None;
+            let mut from_tb = false;
             let mut c = nd.first_child;
             while c != NONE {
                 let cn = &self.tree.nodes[c as usize];
+                from_tb |= cn.terminal == TERMINAL_TABLEBASE;
                 if lo < 0 {
                     if cn.lower == 1 {
                         best_m = Some(best_m.map_or(cn.m, |b| b.min(cn.m)));
@@ -86,7 +88,8 @@ impl Search {
             }
             let m = 1.0 + f64::from(best_m.unwrap_or(0.0));
             self.adjust_for_terminal(k, f64::from(lo), if lo == 0 { 1.0 } else { 0.0 }, m);
-            self.tree.nodes[x as usize].terminal = TERMINAL_END;
+            // lc0 marks a node proven through a tablebase child as a tablebase terminal too.
+            self.tree.nodes[x as usize].terminal = if from_tb { TERMINAL_TABLEBASE } else { TERMINAL_END };
             if lo < 0 {
                 let parent = self.path[k - 1];
                 let e = (self.tree.nodes[parent as usize].edges + u32::from(nd.index)) as usize;

@@ -10,4 +10,5 @@ pub mod position;
 pub mod report;
 pub mod search;
 pub mod softmax;
+pub mod tablebase;
 pub mod tree;

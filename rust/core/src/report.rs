@@ -184,13 +184,15 @@ impl Search {
 
     /// (wl, d, mate, pv) of root edge `edge`, root side to move's view; the root's own value when the
     /// edge has no visits yet. mate: sign(wl) * (round(M) / 2 + 1) for a proven child (lc0 search.cc
-    /// `SendUciInfo`), rounded half to even as Python's round.
+    /// `SendUciInfo`), rounded half to even as Python's round; none for a tablebase terminal.
     pub fn edge_values(&self, edge: usize, max_pv: usize) -> (f64, f64, Option<i64>, Vec<String>) {
         let root = &self.tree.nodes[self.root as usize];
         let c = self.tree.child(self.root, edge as u8);
         if c != NONE && self.tree.nodes[c as usize].n > 0 {
             let cn = &self.tree.nodes[c as usize];
-            let mate = (cn.terminal != TERMINAL_NONE && cn.wl != 0.0).then(|| {
+            // A tablebase win is not a mate in M: its M is an estimate (a large cp instead, like lc0's Q).
+            let proven = cn.terminal != TERMINAL_NONE && cn.terminal != TERMINAL_TABLEBASE;
+            let mate = (proven && cn.wl != 0.0).then(|| {
                 let k = (f64::from(cn.m).round_ties_even() / 2.0 + 1.0) as i64;
                 if cn.wl > 0.0 { k } else { -k }
             });

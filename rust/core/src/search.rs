@@ -22,6 +22,7 @@ use crate::params::Params;
 use crate::policy;
 use crate::position::{PosInfo, has_mating_material, repetitions};
 use crate::softmax::fast_exp;
+use crate::tablebase::{Tablebases, node_value};
 use crate::tree::*;
 
 /// Floats of one position's planes: 112 planes of 8 x 8.
@@ -107,6 +108,12 @@ pub struct Search {
     pub nn_evals: u64,
     /// NN-cache hits of this search.
     pub cache_hits: u64,
+    /// The process's Syzygy tables (None: no probing in the search).
+    pub(crate) tb: Option<Arc<Tablebases>>,
+    /// The root is covered by the tables: no probes in this search (lc0 `root_is_in_dtz_`).
+    pub(crate) tb_root: bool,
+    /// Tablebase hits of this search (nodes made terminal by a probe).
+    pub tbhits: u64,
 }
 
 fn parse_error(what: &str, err: impl std::fmt::Display) -> String {
@@ -142,7 +149,21 @@ impl Search {
             seldepth: 0,
             nn_evals: 0,
             cache_hits: 0,
+            tb: None,
+            tb_root: false,
+            tbhits: 0,
         }
+    }
+
+    /// Probe `tables` at expansion from the next position on (None: stop probing). The tables are
+    /// shared by every search of the process.
+    pub fn set_tablebases(&mut self, tables: Option<Arc<Tablebases>>) {
+        self.tb = tables;
+    }
+
+    /// The tables this search probes, if any.
+    pub fn tablebases(&self) -> Option<&Arc<Tablebases>> {
+        self.tb.as_ref()
     }
 
     /// The shared NN cache.
@@ -256,6 +277,10 @@ impl Search {
         self.seldepth = 0;
         self.nn_evals = 0;
         self.cache_hits = 0;
+        self.tbhits = 0;
+        // lc0 skips probes in the search when its root probe by DTZ succeeded; the root of a covered
+        // position is probed by the caller (lichessbot/tablebase.py), so covered means the same here.
+        self.tb_root = self.tb.as_ref().is_some_and(|t| t.covers(&self.root_pos));
         Ok(reused)
     }
 
@@ -507,8 +532,8 @@ impl Search {
     }
 
     /// Expand the fresh leaf at the end of `self.path` (lc0 search.cc `ExtendNode`): replay the path,
-    /// apply the terminal rules (mate, stalemate, insufficient material, rule 50, threefold, and with
-    /// TwoFoldDraws a repetition whose cycle lies in the tree), store the legal moves, then look the
+    /// apply the terminal rules (mate, stalemate, insufficient material, rule 50, threefold, with
+    /// TwoFoldDraws a repetition whose cycle lies in the tree, and with tables a Syzygy hit), store the legal moves, then look the
     /// NN cache up, or write the planes into `row` for the network.
     fn expand(&mut self, leaf: u32, ply: u32, row: &mut [f32]) -> Expansion {
         // Replay the path from the root.
@@ -559,6 +584,22 @@ impl Search {
         if self.params.two_fold_draws && info.repetitions == 1 && ply >= 4 && ply >= u32::from(nd.cycle) {
             make_terminal(nd, 0.0, 1.0, f32::from(nd.cycle));
             nd.terminal = TERMINAL_TWOFOLD;
+            return Expansion::Terminal;
+        }
+        // Syzygy (lc0 search.cc `ExtendNode`): after a zeroing move, no castling rights, few pieces.
+        if let Some(tb) = &self.tb
+            && ply > 0
+            && !self.tb_root
+            && info.rule50 == 0
+            && let Some(wdl) = tb.probe_wdl_after_zeroing(&pos)
+        {
+            // No network value here: M is the parent's M - 1 (lc0).
+            let parent_m = self.tree.nodes[self.path[self.path.len() - 2] as usize].m;
+            let (wl, d) = node_value(wdl);
+            let nd = &mut self.tree.nodes[leaf as usize];
+            make_terminal(nd, wl, d, (parent_m - 1.0).max(0.0));
+            nd.terminal = TERMINAL_TABLEBASE;
+            self.tbhits += 1;
             return Expansion::Terminal;
         }
         let key = info.cache_key();

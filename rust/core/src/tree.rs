@@ -27,6 +27,8 @@ pub const TERMINAL_NONE: u8 = 0;
 pub const TERMINAL_END: u8 = 1;
 /// A two-fold repetition inside the tree, scored as a draw (lc0 TwoFoldDraws).
 pub const TERMINAL_TWOFOLD: u8 = 2;
+/// A position found in the Syzygy tables (lc0 `Node::Terminal::Tablebase`), or proven by bounds from one.
+pub const TERMINAL_TABLEBASE: u8 = 3;
 
 /// One legal move of a node: `mv` packed by [`pack_move`], `p` the prior compressed by [`compress_p`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use lichessbot_core::params::Params;
 use lichessbot_core::policy;
 use lichessbot_core::position::{PosInfo, repetitions};
 use lichessbot_core::search::{PLANES_PER_POSITION, Search};
+use lichessbot_core::tablebase::Tablebases as CoreTablebases;
 use numpy::{PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray4};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -72,6 +73,65 @@ impl PyNNCache {
     fn __len__(&self) -> usize {
         self.inner.stats().0
     }
+}
+
+/// The Syzygy tables probed inside the search, shared by every search of the process:
+/// `Tablebases(dirs, max_pieces=0)` (0: the tables' maximum). Raises ValueError naming the directory
+/// that does not exist or holds no tables. A failing probe disables probing; `take_failure()` returns
+/// its message once, for the log.
+#[pyclass(name = "Tablebases", module = "lichessbot._core", frozen)]
+struct PyTablebases {
+    inner: Arc<CoreTablebases>,
+}
+
+#[pymethods]
+impl PyTablebases {
+    #[new]
+    #[pyo3(signature = (dirs, max_pieces=0))]
+    fn new(dirs: Vec<String>, max_pieces: usize) -> PyResult<PyTablebases> {
+        guard(|| {
+            let inner = CoreTablebases::open(&dirs, max_pieces).map_err(PyValueError::new_err)?;
+            Ok(PyTablebases { inner: Arc::new(inner) })
+        })
+    }
+
+    /// The most pieces a probed position may have.
+    #[getter]
+    fn max_pieces(&self) -> usize {
+        self.inner.max_pieces()
+    }
+
+    /// False once a probe failed.
+    #[getter]
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+
+    /// Successful probes of every search of the process.
+    #[getter]
+    fn hits(&self) -> u64 {
+        self.inner.hits()
+    }
+
+    /// The first probe failure, once; None otherwise.
+    fn take_failure(&self) -> Option<String> {
+        self.inner.take_failure()
+    }
+
+    /// WDL of a position (side to move: -2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win)
+    /// assuming it was reached by a zeroing move; None when it is not in the tables. For tests.
+    fn probe_wdl_after_zeroing(&self, fen: &str) -> PyResult<Option<i32>> {
+        let pos = parse_position(fen)?;
+        Ok(guard(|| Ok(self.inner.probe_wdl_after_zeroing(&pos)))?.map(|w| w as i32))
+    }
+}
+
+fn parse_position(fen: &str) -> PyResult<Chess> {
+    let setup: Fen = fen.parse().map_err(|e| PyValueError::new_err(format!("invalid FEN {fen:?}: {e}")))?;
+    setup
+        .into_position(CastlingMode::Standard)
+        .or_else(PositionError::ignore_invalid_ep_square)
+        .map_err(|e| PyValueError::new_err(format!("illegal position {fen:?}: {e}")))
 }
 
 macro_rules! getter {
@@ -194,6 +254,12 @@ impl PySearchCore {
         guard(|| py.detach(|| search.set_position(fen, &moves, chess960, ponder)).map_err(PyValueError::new_err))
     }
 
+    /// Probe `tables` (a `Tablebases`, or None for no probing) at expansion from the next position on.
+    #[pyo3(signature = (tables=None))]
+    fn set_tablebases(&mut self, tables: Option<&PyTablebases>) {
+        self.search.set_tablebases(tables.map(|t| t.inner.clone()));
+    }
+
     /// Drop the tree.
     fn new_game(&mut self) {
         self.search.new_game();
@@ -281,10 +347,10 @@ impl PySearchCore {
         self.search.edge_values(edge, max_pv)
     }
 
-    /// (playouts, depth_sum, seldepth, nn_evals, cache_hits) of the current search.
-    fn counters(&self) -> (u64, u64, u32, u64, u64) {
+    /// (playouts, depth_sum, seldepth, nn_evals, cache_hits, tbhits) of the current search.
+    fn counters(&self) -> (u64, u64, u32, u64, u64, u64) {
         let s = &self.search;
-        (s.playouts, s.depth_sum, s.seldepth, s.nn_evals, s.cache_hits)
+        (s.playouts, s.depth_sum, s.seldepth, s.nn_evals, s.cache_hits, s.tbhits)
     }
 
     /// (nodes, edges) in the arenas.
@@ -293,9 +359,9 @@ impl PySearchCore {
     }
 
     /// The node reached from the root by UCI `moves`: a dict with n, wl, d, m, terminal ("" / "end" /
-    /// "twofold"), expanded, and children {uci: visits}; None when not in the tree.
+    /// "twofold" / "tablebase"), expanded, and children {uci: visits}; None when not in the tree.
     fn node_info<'py>(&self, py: Python<'py>, moves: Vec<String>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        use lichessbot_core::tree::{EXPANDED, TERMINAL_END, TERMINAL_TWOFOLD, unpack_move};
+        use lichessbot_core::tree::{EXPANDED, TERMINAL_END, TERMINAL_TABLEBASE, TERMINAL_TWOFOLD, unpack_move};
         let Some((node, pos)) = self.search.node_at(&moves) else {
             return Ok(None);
         };
@@ -309,6 +375,7 @@ impl PySearchCore {
         let term = match nd.terminal {
             TERMINAL_END => "end",
             TERMINAL_TWOFOLD => "twofold",
+            TERMINAL_TABLEBASE => "tablebase",
             _ => "",
         };
         d.set_item("terminal", term)?;
@@ -393,6 +460,7 @@ fn _panic_for_tests() -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNNCache>()?;
     m.add_class::<PySearchCore>()?;
+    m.add_class::<PyTablebases>()?;
     m.add_function(wrap_pyfunction!(encode_game, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("PLANES_PER_POSITION", PLANES_PER_POSITION)?;
