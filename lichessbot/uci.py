@@ -191,7 +191,8 @@ class UciEngine:
                 net = self.load_network()
                 self._evaluator = Evaluator(net, backend=self.engine.backend, threads=self.engine.threads,
                                             cache_size=self.engine.nn_cache_size,
-                                            policy_temperature=self.params.policy_temperature)
+                                            policy_temperature=self.params.policy_temperature,
+                                            precision=self.engine.precision)
                 self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
             tb = self._tablebases.core if self._tablebases is not None else None
             self._searcher = Searcher(self._evaluator, self.params, tablebases=tb)

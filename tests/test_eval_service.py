@@ -18,15 +18,20 @@ from tests.fake_lichess import BotRun, FakeLichess, resign_after
 
 
 class _Recorder(FakeEvaluator):
-    """Records the calls; the first call waits for ``gate`` so that requests pile up behind it."""
+    """Records the calls; the first call waits for ``gate`` so that requests pile up behind it. As a CPU
+    provider with one thread, the service runs one worker."""
+
+    provider = "CPUExecutionProvider"
 
     def __init__(self):
         super().__init__()
         self.calls: list[int] = []
+        self.values: list[float] = []  # the first plane value of each call's first position
         self.gate = threading.Event()
 
     def run(self, planes):
         self.calls.append(len(planes))
+        self.values.append(float(planes[0, 0, 0, 0]))
         if len(self.calls) == 1:
             self.gate.wait(5)
         out = super().run(planes)
@@ -88,7 +93,30 @@ def test_clock_games_go_before_pondering_ones_and_no_game_waits_twice_behind_ano
     for t in [first, *threads]:
         t.join(5)
     # "other" was never served, "busy" just was: "other" first although it came last; pondering last.
-    assert [g for g, _ in order] == ["other", "busy", "ponder"]
+    assert ev.values == [0.0, 3.0, 2.0, 1.0]
+    svc.close()
+
+
+def test_on_a_gpu_a_second_worker_stages_the_next_call_only_when_half_a_call_waits():
+    ev = _Recorder()
+    ev.provider = "CUDAExecutionProvider"
+    svc = EvalService(ev, max_batch=64)
+    assert svc.concurrency == 2 and svc.inflight == 3
+    results: list = []
+    first = _submit(svc, 9.0, 8, "a", results=results)
+    while not ev.calls:
+        time.sleep(0.005)
+    small = _submit(svc, 1.0, 8, "b", results=results)
+    time.sleep(0.1)
+    assert ev.calls == [8], "8 of 64 positions waiting: the second worker waits for more"
+    more = [_submit(svc, 2.0, 16, f"c{k}", results=results) for k in range(2)]
+    deadline = time.time() + 5
+    while len(ev.calls) < 2 and time.time() < deadline:
+        time.sleep(0.005)
+    assert ev.calls == [8, 40], "half a call waiting: the second worker takes it while the first runs"
+    ev.gate.set()
+    for t in [first, small, *more]:
+        t.join(5)
     svc.close()
 
 

@@ -88,12 +88,12 @@ def select_providers(backend: str, available: Sequence[str] | None = None) -> li
     return chosen
 
 
-def _provider_options(provider: str) -> dict:
+def _provider_options(provider: str, precision: str = "fp32") -> dict:
     if provider == _TRT:  # one engine for every batch size instead of a rebuild per new shape
         shape = "{}:{{}}x112x8x8".format(INPUT_NAME)
         return {"trt_profile_min_shapes": shape.format(1), "trt_profile_opt_shapes": shape.format(256),
                 "trt_profile_max_shapes": shape.format(MAX_BATCH), "trt_engine_cache_enable": True,
-                "trt_engine_cache_path": str(_trt_cache_dir())}
+                "trt_engine_cache_path": str(_trt_cache_dir()), "trt_fp16_enable": precision == "fp16"}
     return {}
 
 
@@ -117,9 +117,13 @@ class Evaluator:
     """
 
     def __init__(self, network: Network, *, backend: str = "auto", threads: int = 0, cache_size: int = 200_000,
-                 policy_temperature: float = 1.359, history_fill: str = "fen_only") -> None:
+                 policy_temperature: float = 1.359, history_fill: str = "fen_only", precision: str = "fp32",
+                 io_binding: bool | None = None) -> None:
         if policy_temperature <= 0:
             raise NetworkError(f"policy temperature must be > 0, got {policy_temperature}")
+        if precision not in ("fp32", "fp16"):
+            raise NetworkError(f"precision must be fp32 or fp16, got {precision!r}")
+        self.precision = precision
         self.network = network
         self.input_format = network.input_format
         self.policy_temperature = float(policy_temperature)
@@ -128,8 +132,11 @@ class Evaluator:
         #: The NN cache of every search of the process (the Rust core's, keyed by position hash).
         self.search_cache = _core.NNCache(cache_size)
         wanted = select_providers(backend)
-        self._session = self._create_session(network, wanted, threads)
+        self._session = self._create_session(network, wanted, threads, precision)
         self.provider: str = self._session.get_providers()[0]
+        if precision == "fp16" and self.provider in (_CUDA, _CPU):
+            # TensorRT builds fp16 engines itself (trt_fp16_enable); CUDA runs a float16 copy of the model.
+            self._session = self._create_session(network, [self.provider], threads, "fp16", float16=True)
         #: Network batches evaluated at once. On the CPU, ``threads`` > 1 runs that many batches side by
         #: side on one intra-op thread each (onnxruntime's ``run`` is thread-safe): measured here with
         #: maia-1100 at batch 48 on 2 cores, 2 concurrent single-thread runs gave 2,062 evals/s where one
@@ -139,7 +146,7 @@ class Evaluator:
         if self.provider == _CPU:
             self.concurrency = threads or min(CPU_MAX_CONCURRENCY, os.cpu_count() or 1)
             if threads != 1:
-                self._session = self._create_session(network, [_CPU], 1)
+                self._session = self._create_session(network, [_CPU], 1, precision, float16=precision == "fp16")
         want = BACKENDS[backend][0]
         fallback = None
         if self.provider != want:
@@ -157,17 +164,34 @@ class Evaluator:
         if network.has_mlh:
             self._outputs.append(MLH_NAME)
         self._lock = threading.Lock()
+        #: Runs through I/O binding (default: on CUDA; ``io_binding=True`` forces it, e.g. on the CPU).
+        self._bound = None
+        if io_binding or (io_binding is None and self.provider == _CUDA):
+            from lichessbot.engine.session import BoundRunner
+
+            widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
+            device = "cuda" if self.provider in (_CUDA, _TRT) else "cpu"
+            self._bound = BoundRunner(self._session, INPUT_NAME, [(o, widths[o]) for o in self._outputs], device,
+                                      MAX_BATCH)
         self.evaluations = 0  #: positions sent to the network (cache misses), for stats
         self._default_minibatch: int | None = None
 
     @staticmethod
-    def _create_session(network: Network, providers: list[str], threads: int) -> ort.InferenceSession:
+    def _create_session(network: Network, providers: list[str], threads: int, precision: str = "fp32",
+                        float16: bool = False) -> ort.InferenceSession:
+        """A session for ``network`` (``float16``: its float16 copy, :func:`session.float16_model`).
+        Raises NetworkError when onnxruntime refuses it."""
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads > 0:
             opts.intra_op_num_threads = threads
-        prov = [(p, _provider_options(p)) for p in providers]
+        prov = [(p, _provider_options(p, precision)) for p in providers]
+        model = network.model
+        if float16:
+            from lichessbot.engine.session import float16_model
+
+            model = float16_model(model)
         # onnxruntime-gpu lists CUDA/TensorRT even without a GPU and then prints a stack of errors (C++
         # log at ERROR level, Python prints on stdout -- which would corrupt UCI): silence both here.
         quiet = providers != [_CPU]
@@ -176,7 +200,7 @@ class Evaluator:
             if quiet:
                 ort.set_default_logger_severity(4)
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-                return ort.InferenceSession(network.model, opts, providers=prov)
+                return ort.InferenceSession(model, opts, providers=prov)
         except Exception as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise NetworkError(f"onnxruntime cannot load network {network.source}: {first[:300]}") from None
@@ -222,7 +246,10 @@ class Evaluator:
         if planes.ndim != 4 or planes.shape[1:] != (112, 8, 8):
             raise ValueError(f"planes must be [B, 112, 8, 8], got {list(planes.shape)}")
         x = np.ascontiguousarray(planes, dtype=self._input_dtype)
-        outs = self._session.run(self._outputs, {INPUT_NAME: x})
+        if self._bound is not None:
+            outs = self._bound.run(x)
+        else:
+            outs = self._session.run(self._outputs, {INPUT_NAME: x})
         logits = np.asarray(outs[0], dtype=np.float32)
         if self.network.has_wdl:
             wdl = np.asarray(outs[1], dtype=np.float32)

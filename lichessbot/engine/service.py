@@ -59,10 +59,15 @@ class EvalService:
         gpu = getattr(evaluator, "provider", "") in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
         self.max_batch = int(max_batch or getattr(evaluator, "max_batch", 0)
                              or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
-        self.concurrency = max(1, int(getattr(evaluator, "concurrency", 1)))
+        cpu = getattr(evaluator, "provider", "") == "CPUExecutionProvider"
+        #: Worker threads. On the CPU one per batch the evaluator runs at once (each runs on a core); on a
+        #: GPU two, so that the next call's positions are staged while the current call runs (a worker
+        #: stages only when half a call is waiting or no other worker is busy).
+        self.concurrency = max(1, int(getattr(evaluator, "concurrency", 1))) if cpu else 2
         #: Batches one search keeps at the service: one more than the workers, so that while a call runs
         #: every game already has its next batch waiting to be merged into the following call.
         self.inflight = self.concurrency + 1
+        self._busy = 0
         self._cv = threading.Condition()
         self._queue: list[_Request] = []
         self._seq = itertools.count()
@@ -136,11 +141,13 @@ class EvalService:
         staging: np.ndarray | None = None
         while True:
             with self._cv:
-                while not self._queue and not self._closed:
+                while not self._closed and (not self._queue or (
+                        self._busy and sum(len(r.planes) for r in self._queue) < self.max_batch // 2)):
                     self._cv.wait()
                 if self._closed:
                     return
                 taken = self._take()
+                self._busy += 1
             now = time.perf_counter()
             sizes = [len(r.planes) for r in taken]
             total = sum(sizes)
@@ -170,6 +177,9 @@ class EvalService:
                     self._share[r.game] += n
             for r in taken:
                 r.done.set()
+            with self._cv:
+                self._busy -= 1
+                self._cv.notify_all()
 
     def stats(self) -> dict:
         """batches, mean_fill (positions per call), mean_games (games per call), mean_wait_ms (queue wait

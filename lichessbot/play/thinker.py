@@ -107,7 +107,7 @@ class Engine:
         self.nodes = nodes
         self.network = load_network(ec.network, ec.input_format)
         self.evaluator = Evaluator(self.network, backend=ec.backend, threads=ec.threads, cache_size=ec.nn_cache_size,
-                                   policy_temperature=ec.search.policy_temperature)
+                                   policy_temperature=ec.search.policy_temperature, precision=ec.precision)
         #: One evaluation service for every game of the process: their batches merge into one call.
         self.service = EvalService(self.evaluator)
         self.book = Book.from_config(config.book, random.Random())
