@@ -27,6 +27,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
+    "export-triton": ("lichessbot.engine.triton_cli", "write a Triton Inference Server model repository"),
     "match": ("lichessbot.match", "play a match between two UCI engines"),
 }
 _BENCH: dict[str, tuple[str, str]] = {

@@ -92,9 +92,12 @@ class EngineConfig(_Strict):
     """The network and how it runs."""
 
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
-    backend: Literal["auto", "tensorrt", "cuda", "cpu"] = Field(
-        "auto", description="onnxruntime execution provider; auto = best available."
+    backend: Literal["auto", "tensorrt", "cuda", "cpu", "triton"] = Field(
+        "auto", description="onnxruntime execution provider; auto = best available; triton = a Triton Inference "
+        "Server at triton_url (docs/scaling.md).",
     )
+    triton_url: str = Field("localhost:8001", description="gRPC host:port of the Triton server (backend triton).")
+    triton_model: str = Field("lichessbot", description="The model's name on the Triton server (backend triton).")
     input_format: int | None = Field(
         None, description="Lc0 input format for .onnx files that do not record it (1 = classical). None: 1."
     )

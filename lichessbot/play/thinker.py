@@ -106,8 +106,16 @@ class Engine:
         self.config = config
         self.nodes = nodes
         self.network = load_network(ec.network, ec.input_format)
-        self.evaluator = Evaluator(self.network, backend=ec.backend, threads=ec.threads, cache_size=ec.nn_cache_size,
-                                   policy_temperature=ec.search.policy_temperature, precision=ec.precision)
+        if ec.backend == "triton":
+            from lichessbot.engine.triton import TritonEvaluator
+
+            self.evaluator = TritonEvaluator(ec.triton_url, ec.triton_model, input_format=self.network.input_format,
+                                             cache_size=ec.nn_cache_size,
+                                             policy_temperature=ec.search.policy_temperature)
+        else:
+            self.evaluator = Evaluator(self.network, backend=ec.backend, threads=ec.threads,
+                                       cache_size=ec.nn_cache_size, policy_temperature=ec.search.policy_temperature,
+                                       precision=ec.precision)
         #: One evaluation service for every game of the process: their batches merge into one call.
         self.service = EvalService(self.evaluator)
         self.book = Book.from_config(config.book, random.Random())
