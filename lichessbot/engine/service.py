@@ -28,7 +28,7 @@ __all__ = ["EvalService", "GPU_MAX_BATCH", "CPU_MAX_BATCH"]
 
 #: Positions per merged call on CUDA/TensorRT (lc0's onnx backend maximum; our TensorRT profile).
 GPU_MAX_BATCH = 1024
-#: On the CPU a bigger call gains nothing once past a few dozen positions; keep latency bounded (ours).
+#: Positions per call on the CPU when the evaluator cannot say its minibatch (ours).
 CPU_MAX_BATCH = 256
 
 
@@ -57,9 +57,13 @@ class EvalService:
     def __init__(self, evaluator, *, max_batch: int | None = None) -> None:
         self.evaluator = evaluator
         gpu = getattr(evaluator, "provider", "") in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+        cpu = getattr(evaluator, "provider", "") == "CPUExecutionProvider"
+        if not (max_batch or getattr(evaluator, "max_batch", 0)) and cpu and hasattr(evaluator, "default_minibatch"):
+            # On the CPU a merged call runs on one core while the other workers wait: calls of one
+            # minibatch (the ~30 ms batch) keep every core busy, and a bigger batch is no faster per position.
+            max_batch = evaluator.default_minibatch()
         self.max_batch = int(max_batch or getattr(evaluator, "max_batch", 0)
                              or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
-        cpu = getattr(evaluator, "provider", "") == "CPUExecutionProvider"
         #: Worker threads. On the CPU one per batch the evaluator runs at once (each runs on a core); on a
         #: GPU two, so that the next call's positions are staged while the current call runs (a worker
         #: stages only when half a call is waiting or no other worker is busy).
