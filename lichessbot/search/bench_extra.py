@@ -39,7 +39,8 @@ def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Boa
             minibatch: int | None = None, timeout: float = 600.0) -> dict:
     """lc0's nps and nodes for ``go nodes`` on ``board`` from an empty tree. Raises
     chess.engine.EngineError (or OSError) when lc0 cannot start."""
-    options: dict = {"WeightsFile": weights, "Backend": backend, "Threads": threads}
+    # Smart pruning off: lc0 searches the same nodes as we do (it would stop a node-limited search early).
+    options: dict = {"WeightsFile": weights, "Backend": backend, "Threads": threads, "SmartPruningFactor": 0}
     if minibatch:
         options["MinibatchSize"] = minibatch
     engine = chess.engine.SimpleEngine.popen_uci([lc0], stderr=open(os.devnull, "w"), timeout=60)  # noqa: SIM115
