@@ -340,28 +340,10 @@ pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::repetitions;
-    use shakmaty::fen::Fen;
-    use shakmaty::uci::UciMove;
-    use shakmaty::{CastlingMode, Chess, Position};
+    use shakmaty::CastlingMode;
 
     fn play(fen: &str, moves: &[&str]) -> Vec<PosInfo> {
-        let setup: Fen = fen.parse().unwrap();
-        let ep = setup.as_setup().ep_square;
-        let mut pos: Chess = setup
-            .into_position(CastlingMode::Standard)
-            .or_else(shakmaty::PositionError::ignore_invalid_ep_square)
-            .unwrap();
-        let mut out = vec![PosInfo::from_fen_position(&pos, ep)];
-        for m in moves {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-            let mut p = PosInfo::after_move(&pos);
-            let (r, _) = repetitions(&p, |i| out.len().checked_sub(1 + i).map(|j| &out[j]));
-            p.repetitions = r;
-            out.push(p);
-        }
-        out
+        crate::position::replay_game(fen, moves, CastlingMode::Standard).unwrap().0
     }
 
     fn enc(h: &[PosInfo], fmt: u32, fill: Fill) -> (Vec<f32>, u8) {

@@ -3,8 +3,13 @@
 //!
 //! Squares are shakmaty's (a1 = 0, h8 = 63); bitboards are absolute (white's view).
 
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
-use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, EnPassantMode, Piece, Position, Rank, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, Piece, Position, PositionError,
+    Rank, Role, Square,
+};
 
 /// A position with lc0's view of the en-passant square, the rule-50 counter and lc0's repetition
 /// count. Built from a shakmaty [`Chess`] after every move, or from a FEN for the first position.
@@ -160,36 +165,49 @@ where
     (0, 0)
 }
 
-/// True when `role` moved from `from` to `to` is a double pawn push.
-#[inline]
-pub fn is_double_push(role: Role, from: Square, to: Square) -> bool {
-    role == Role::Pawn && (i32::from(from) - i32::from(to)).abs() == 16
+/// A game replayed with shakmaty: the first position from `fen` (its en-passant square by
+/// [`fen_ep_square`]), then one position per UCI move of `moves` (python-chess spelling: e1g1 castling
+/// in standard chess, king takes rook in Chess960) with lc0's repetition counts. Returns the positions
+/// (oldest first), the final position and the moves played.
+///
+/// Errors: a message naming an invalid FEN, an illegal position or an illegal move (with its ply).
+pub fn replay_game<S: AsRef<str>>(
+    fen: &str,
+    moves: &[S],
+    mode: CastlingMode,
+) -> Result<(Vec<PosInfo>, Chess, Vec<Move>), String> {
+    let setup: Fen = fen.parse().map_err(|e| format!("invalid FEN {fen:?}: {e}"))?;
+    let ep = setup.as_setup().ep_square;
+    let mut pos: Chess = setup
+        .into_position(mode)
+        .or_else(PositionError::ignore_invalid_ep_square)
+        .map_err(|e| format!("illegal position {fen:?}: {e}"))?;
+    let mut positions = Vec::with_capacity(moves.len() + 1);
+    positions.push(PosInfo::from_fen_position(&pos, ep));
+    let mut played = Vec::with_capacity(moves.len());
+    for (ply, text) in moves.iter().enumerate() {
+        let text = text.as_ref();
+        let uci: UciMove = text.parse().map_err(|e| format!("invalid move {text:?}: {e}"))?;
+        let mv = uci
+            .to_move(&pos)
+            .map_err(|_| format!("illegal move {text:?} at ply {} of the game from {fen:?}", ply + 1))?;
+        pos.play_unchecked(mv);
+        let mut info = PosInfo::after_move(&pos);
+        let (r, _) = repetitions(&info, |i| positions.len().checked_sub(1 + i).map(|j| &positions[j]));
+        info.repetitions = r;
+        positions.push(info);
+        played.push(mv);
+    }
+    Ok((positions, pos, played))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::CastlingMode;
     use shakmaty::fen::Fen;
-    use shakmaty::uci::UciMove;
 
     fn play(fen: &str, moves: &[&str]) -> Vec<PosInfo> {
-        let setup: Fen = fen.parse().unwrap();
-        let ep = setup.as_setup().ep_square;
-        let mut pos: Chess = setup
-            .into_position(CastlingMode::Standard)
-            .or_else(shakmaty::PositionError::ignore_invalid_ep_square)
-            .unwrap();
-        let mut out = vec![PosInfo::from_fen_position(&pos, ep)];
-        for m in moves {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-            let mut p = PosInfo::after_move(&pos);
-            let (r, _) = repetitions(&p, |i| out.len().checked_sub(1 + i).map(|j| &out[j]));
-            p.repetitions = r;
-            out.push(p);
-        }
-        out
+        replay_game(fen, moves, CastlingMode::Standard).unwrap().0
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

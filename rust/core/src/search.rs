@@ -11,16 +11,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position, PositionError, Role};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
 use crate::backup::make_terminal;
 use crate::cache::NNCache;
 use crate::encoding;
 use crate::params::Params;
 use crate::policy;
-use crate::position::{PosInfo, has_mating_material, repetitions};
+use crate::position::{PosInfo, has_mating_material, repetitions, replay_game};
 use crate::softmax::fast_exp;
 use crate::tablebase::{Tablebases, node_value};
 use crate::tree::*;
@@ -116,10 +114,6 @@ pub struct Search {
     pub tbhits: u64,
 }
 
-fn parse_error(what: &str, err: impl std::fmt::Display) -> String {
-    format!("{what}: {err}")
-}
-
 impl Search {
     /// A search with no position yet.
     pub fn new(params: Params, cache: Arc<NNCache>) -> Search {
@@ -193,28 +187,8 @@ impl Search {
     }
 
     fn replay(fen: &str, moves: &[String], mode: CastlingMode) -> Result<Game, String> {
-        let setup: Fen = fen.parse().map_err(|e| parse_error(&format!("invalid FEN {fen:?}"), e))?;
-        let ep = setup.as_setup().ep_square;
-        let mut pos: Chess = setup
-            .into_position(mode)
-            .or_else(PositionError::ignore_invalid_ep_square)
-            .map_err(|e| parse_error(&format!("illegal position {fen:?}"), e))?;
-        let mut positions = Vec::with_capacity(moves.len() + 1);
-        positions.push(PosInfo::from_fen_position(&pos, ep));
-        let mut packed = Vec::with_capacity(moves.len());
-        for (ply, text) in moves.iter().enumerate() {
-            let uci: UciMove = text.parse().map_err(|e| parse_error(&format!("invalid move {text:?}"), e))?;
-            let mv = uci
-                .to_move(&pos)
-                .map_err(|_| format!("illegal move {text:?} at ply {} of the game from {fen:?}", ply + 1))?;
-            packed.push(pack_move(&mv));
-            pos.play_unchecked(mv);
-            let mut info = PosInfo::after_move(&pos);
-            let (r, _) = repetitions(&info, |i| positions.len().checked_sub(1 + i).map(|j| &positions[j]));
-            info.repetitions = r;
-            positions.push(info);
-        }
-        Ok(Game { positions, moves: packed, root: pos })
+        let (positions, root, played) = replay_game(fen, moves, mode)?;
+        Ok(Game { positions, moves: played.iter().map(pack_move).collect(), root })
     }
 
     /// Set the position to search: the game from `fen` with the UCI `moves` (python-chess spelling:

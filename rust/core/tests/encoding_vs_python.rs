@@ -6,9 +6,7 @@ use std::collections::HashMap;
 
 use lichessbot_core::encoding::{INPUT_SIZE, encode};
 use lichessbot_core::policy::nn_index;
-use lichessbot_core::position::{PosInfo, repetitions};
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
+use lichessbot_core::position::PosInfo;
 use shakmaty::{CastlingMode, Chess, Position};
 
 /// Just enough JSON for the fixture: objects, arrays, strings without escapes, numbers, booleans.
@@ -118,19 +116,9 @@ const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 /// The game's positions (as lc0 sees them) and the final shakmaty position.
 fn replay(fen: &str, moves: &[Json], mode: CastlingMode) -> (Vec<PosInfo>, Chess) {
     let fen = if fen == "startpos" { START } else { fen };
-    let setup: Fen = fen.parse().unwrap();
-    let ep = setup.as_setup().ep_square;
-    let mut pos: Chess = setup.into_position(mode).or_else(shakmaty::PositionError::ignore_invalid_ep_square).unwrap();
-    let mut out = vec![PosInfo::from_fen_position(&pos, ep)];
-    for m in moves {
-        let mv = m.str().parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        pos.play_unchecked(mv);
-        let mut p = PosInfo::after_move(&pos);
-        let (r, _) = repetitions(&p, |i| out.len().checked_sub(1 + i).map(|j| &out[j]));
-        p.repetitions = r;
-        out.push(p);
-    }
-    (out, pos)
+    let moves: Vec<&str> = moves.iter().map(|m| m.str()).collect();
+    let (positions, pos, _) = lichessbot_core::position::replay_game(fen, &moves, mode).unwrap();
+    (positions, pos)
 }
 
 #[test]

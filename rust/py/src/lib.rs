@@ -13,7 +13,7 @@ use lichessbot_core::cache::NNCache as CoreCache;
 use lichessbot_core::encoding::{self, Fill};
 use lichessbot_core::params::Params;
 use lichessbot_core::policy;
-use lichessbot_core::position::{PosInfo, repetitions};
+use lichessbot_core::position::{PosInfo, replay_game};
 use lichessbot_core::search::{PLANES_PER_POSITION, Search};
 use lichessbot_core::tablebase::Tablebases as CoreTablebases;
 use numpy::{PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray4};
@@ -21,7 +21,6 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position, PositionError};
 
 fn panic_message(err: Box<dyn std::any::Any + Send>) -> String {
@@ -400,23 +399,8 @@ impl PySearchCore {
 
 fn game_positions(fen: &str, moves: &[String], chess960: bool) -> PyResult<(Vec<PosInfo>, Chess)> {
     let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-    let setup: Fen = fen.parse().map_err(|e| PyValueError::new_err(format!("invalid FEN {fen:?}: {e}")))?;
-    let ep = setup.as_setup().ep_square;
-    let mut pos: Chess = setup
-        .into_position(mode)
-        .or_else(PositionError::ignore_invalid_ep_square)
-        .map_err(|e| PyValueError::new_err(format!("illegal position {fen:?}: {e}")))?;
-    let mut out = vec![PosInfo::from_fen_position(&pos, ep)];
-    for text in moves {
-        let uci: UciMove = text.parse().map_err(|e| PyValueError::new_err(format!("invalid move {text:?}: {e}")))?;
-        let mv = uci.to_move(&pos).map_err(|_| PyValueError::new_err(format!("illegal move {text:?}")))?;
-        pos.play_unchecked(mv);
-        let mut info = PosInfo::after_move(&pos);
-        let (r, _) = repetitions(&info, |i| out.len().checked_sub(1 + i).map(|j| &out[j]));
-        info.repetitions = r;
-        out.push(info);
-    }
-    Ok((out, pos))
+    let (positions, pos, _) = replay_game(fen, moves, mode).map_err(PyValueError::new_err)?;
+    Ok((positions, pos))
 }
 
 /// The lc0 input planes of the last position of a game: float32 `[112, 8, 8]`, and the policy index
