@@ -222,3 +222,18 @@ def test_game_stream_of_an_unknown_game_raises():
         with pytest.raises(LichessError) as err:
             list(ReconnectingStream(lambda: client.open_game_stream("nope"), "game nope"))
         assert err.value.status == 404
+
+
+def test_a_connection_error_names_the_url_and_never_the_token():
+    import berserk
+    import requests
+
+    from lichessbot.lichess.client import ClientSettings, LichessClient
+
+    client = LichessClient("lip_NeverShowThisToken", "http://127.0.0.1:1",
+                           ClientSettings(timeout=1.0, retries=0, backoff=0.01))
+    with pytest.raises((requests.ConnectionError, berserk.exceptions.ApiError)) as info:
+        client.api.account.get()  # berserk wraps the error, keeping its message
+    assert "http://127.0.0.1:1/api/account" in str(info.value)
+    assert "lip_NeverShowThisToken" not in str(info.value)
+    client.close()

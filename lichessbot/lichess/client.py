@@ -164,7 +164,8 @@ class BotSession(requests.Session):
                 response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
                 if stream or attempt >= s.retries or _past(deadline):
-                    raise
+                    # Name the server and path (never the token: it travels in a header).
+                    raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
             else:
                 if response.status_code == 429:
@@ -192,6 +193,12 @@ class BotSession(requests.Session):
                 wait = min(wait, max(0.0, deadline - time.monotonic()))
             self._sleep(wait)
             delay *= 2
+
+
+def _without_query(url: str) -> str:
+    """``url`` without its query string and fragment (scheme, host, port and path)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
 def _past(deadline: float | None) -> bool:

@@ -348,7 +348,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
     parser.add_argument("--upgrade", action="store_true",
                         help="upgrade the account to a BOT account first (irreversible)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="the least severe log lines shown (default info)")
 
 
 def run(args: argparse.Namespace) -> int:
