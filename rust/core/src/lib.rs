@@ -8,6 +8,7 @@ pub mod params;
 pub mod policy;
 pub mod position;
 pub mod report;
+pub mod reuse;
 pub mod search;
 pub mod softmax;
 pub mod tablebase;

@@ -1,0 +1,134 @@
+//! Setting the position: the game replayed, the old tree's subtree kept when the game continues it
+//! (lc0 src/search/classic/node.cc `NodeTree::ResetToPosition`, `TrimTreeAtHead`), the ponder anchor,
+//! and lc0's check that two-fold draws below a new root still have their cycle in the tree.
+
+use shakmaty::{CastlingMode, Chess, Color, Position};
+
+use crate::position::{PosInfo, replay_game};
+use crate::search::Search;
+use crate::tree::*;
+
+/// The position and moves of a game, with the packed moves for tree reuse.
+struct Game {
+    positions: Vec<PosInfo>,
+    moves: Vec<u16>,
+    root: Chess,
+}
+
+impl Search {
+    fn replay(fen: &str, moves: &[String], mode: CastlingMode) -> Result<Game, String> {
+        let (positions, root, played) = replay_game(fen, moves, mode)?;
+        Ok(Game { positions, moves: played.iter().map(pack_move).collect(), root })
+    }
+
+    /// Set the position to search: the game from `fen` with the UCI `moves` (python-chess spelling:
+    /// e1g1 castling in standard chess, king takes rook in Chess960). Reuses the subtree of the old
+    /// tree (or of the ponder anchor) when the game continues it (lc0 node.cc
+    /// `NodeTree::ResetToPosition`). A ponder search keeps the previous root as an anchor, so that a
+    /// ponder miss can reuse the subtree of the reply really played. Returns the reused visits.
+    ///
+    /// Errors: an invalid FEN, an illegal position or an illegal move, as a message.
+    pub fn set_position(&mut self, fen: &str, moves: &[String], chess960: bool, ponder: bool) -> Result<u32, String> {
+        let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+        let game = Search::replay(fen, moves, mode)?;
+        let key = format!("{fen}{}", if chess960 { " 960" } else { "" });
+        self.pending.clear();
+        let mut found = None;
+        if key == self.root_key && self.root != NONE {
+            let mut candidates = vec![(self.root, self.root_moves.clone())];
+            if let Some(a) = &self.anchor {
+                candidates.push(a.clone());
+            }
+            for (old, old_moves) in candidates {
+                if let Some(node) = self.descend(old, &old_moves, &game.moves, &game.positions) {
+                    found = Some(node);
+                    break;
+                }
+            }
+        }
+        if !ponder {
+            self.anchor = None;
+        } else if self.root != NONE && key == self.root_key && !self.root_pondered {
+            self.anchor = Some((self.root, self.root_moves.clone()));
+        }
+        self.root_pondered = ponder;
+        let root = match found {
+            Some(node) => {
+                // lc0 MakeMove: a terminal node that becomes the root is searched again.
+                self.tree.nodes[node as usize].terminal = TERMINAL_NONE;
+                if self.anchor.is_none() { self.tree.compact(node) } else { node }
+            }
+            None => {
+                if self.anchor.is_none() {
+                    self.tree.clear();
+                }
+                let r = self.tree.new_node(0);
+                self.tree.nodes[r as usize].reps = game.positions.last().map_or(0, |p| p.repetitions.min(255) as u8);
+                r
+            }
+        };
+        let reused = self.tree.nodes[root as usize].n;
+        let ds = self.params.draw_score;
+        self.root_dsc = if game.root.turn() == Color::White { ds } else { -ds };
+        self.root = root;
+        self.root_key = key;
+        self.root_moves = game.moves;
+        self.positions = game.positions;
+        self.root_pos = game.root;
+        self.mode = mode;
+        self.playouts = 0;
+        self.depth_sum = 0;
+        self.seldepth = 0;
+        self.nn_evals = 0;
+        self.cache_hits = 0;
+        self.tbhits = 0;
+        // lc0 skips probes in the search when its root probe by DTZ succeeded; the root of a covered
+        // position is probed by the caller (lichessbot/tablebase.py), so covered means the same here.
+        self.tb_root = self.tb.as_ref().is_some_and(|t| t.covers(&self.root_pos));
+        Ok(reused)
+    }
+
+    fn descend(&self, old: u32, old_moves: &[u16], moves: &[u16], positions: &[PosInfo]) -> Option<u32> {
+        if moves.len() < old_moves.len() || &moves[..old_moves.len()] != old_moves {
+            return None;
+        }
+        let mut node = old;
+        for &mv in &moves[old_moves.len()..] {
+            let nd = &self.tree.nodes[node as usize];
+            if nd.state != EXPANDED || nd.terminal != TERMINAL_NONE {
+                return None;
+            }
+            let i = self.tree.edges_of(node).iter().position(|e| e.mv == mv)?;
+            node = self.tree.child(node, i as u8);
+            if node == NONE {
+                return None;
+            }
+        }
+        let nd = &self.tree.nodes[node as usize];
+        if nd.state != EXPANDED || nd.num_edges == 0 {
+            return None;
+        }
+        if u32::from(nd.reps) != positions.last().map_or(0, |p| p.repetitions.min(255)) {
+            return None;
+        }
+        self.two_folds_valid(node).then_some(node)
+    }
+
+    /// False when a two-fold draw below `root` no longer has its whole cycle inside the tree (lc0
+    /// search.cc `EnsureNodeTwoFoldCorrectForDepth`); the caller then starts a fresh tree.
+    fn two_folds_valid(&self, root: u32) -> bool {
+        let mut stack = vec![(root, 0u32)];
+        while let Some((x, depth)) = stack.pop() {
+            let nd = &self.tree.nodes[x as usize];
+            if nd.terminal == TERMINAL_TWOFOLD && (depth < 4 || depth < u32::from(nd.cycle)) {
+                return false;
+            }
+            let mut c = nd.first_child;
+            while c != NONE {
+                stack.push((c, depth + 1));
+                c = self.tree.nodes[c as usize].sibling;
+            }
+        }
+        true
+    }
+}
