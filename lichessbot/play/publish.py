@@ -1,0 +1,41 @@
+"""A running game as a :class:`~lichessbot.status.GameSnapshot` for the status page (built in the game
+thread from its own fields, then handed to the hub in one assignment: the page never touches a game)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import chess
+
+from lichessbot.status import GameSnapshot, PlyEval
+
+if TYPE_CHECKING:
+    from lichessbot.play.game import Game
+
+__all__ = ["game_snapshot"]
+
+
+def game_snapshot(game: Game) -> GameSnapshot:
+    """The game now: players, moves, clocks (ms, as lichess last sent them), status and our evals
+    (white's view). The live search is left out (the thinker publishes it)."""
+    r = game.record
+    init = game.initial or chess.Board(r.initial_fen)
+    evals = []
+    for ply, d in sorted(r.decisions.items()):
+        mover_white = (init.turn == chess.WHITE) == (ply % 2 == 0)
+        sign = 1 if mover_white else -1
+        evals.append(PlyEval(ply=ply, cp=None if d.cp is None else sign * d.cp,
+                             mate=None if d.mate is None else sign * d.mate, source=d.source))
+    wtime, btime, winc, binc = game._times
+    clocked = r.clock_initial_ms is not None and not game.correspondence
+    now = time.time()
+    color = None if game.color is None else ("white" if game.color == chess.WHITE else "black")
+    return GameSnapshot(
+        game_id=game.id, url=r.site, white=r.white, black=r.black, white_rating=r.white_elo,
+        black_rating=r.black_elo, our_color=color, speed=r.speed, rated=r.rated, variant=r.variant,
+        initial_fen=r.initial_fen, moves=tuple(m.uci() for m in r.moves),
+        wtime=wtime if clocked else None, btime=btime if clocked else None, winc=winc, binc=binc,
+        clock_at=now - (time.monotonic() - game._state_at), clock_running=clocked and len(r.moves) >= 2,
+        status=r.status if game.over else "started", winner=r.winner, over=game.over, evals=tuple(evals),
+        updated_at=now)
