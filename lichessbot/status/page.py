@@ -63,12 +63,15 @@ function el(tag, text, cls){const e=document.createElement(tag); if(text!==undef
 function fmtClock(ms){ if(ms===null||ms===undefined) return "–"; ms=Math.max(0,ms); const s=Math.floor(ms/1000);
  const h=Math.floor(s/3600), m=Math.floor(s/60)%60, r=s%60; const pad=x=>String(x).padStart(2,"0");
  return (h?h+":"+pad(m):m)+":"+pad(r)+(s<10?"."+Math.floor(ms%1000/100):""); }
+function fmt(v){ if(typeof v==="number") return Number.isInteger(v)? String(v) : v.toFixed(2);
+ if(v && typeof v==="object") return Object.entries(v).map(([k,x])=>k+" "+fmt(x)).join(" · ");
+ return String(v); }
 function renderStatus(st){
  const svc=st.service||{}; document.getElementById("svc").textContent =
   (svc.username||"")+" · "+(svc.engine||"")+" · "+(st.games||[]).filter(g=>!g.over).length+" playing";
  const t=document.getElementById("service"); t.replaceChildren();
  for(const [k,v] of Object.entries(svc)){ const tr=el("tr"); tr.append(el("td",k),
-  el("td", typeof v==="object"? JSON.stringify(v) : String(v))); t.append(tr); }
+  el("td", fmt(v))); t.append(tr); }
  const tb=document.querySelector("#games tbody"); tb.replaceChildren();
  for(const g of (st.games||[]).slice().reverse()){ const tr=el("tr"); const a=el("a", g.id); a.href="/games/"+g.id;
   const td=el("td"); td.append(a);
