@@ -154,7 +154,7 @@ CHROMIUM = Browser.find()
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
 def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page, tmp_path):
     hub, server = page
-    hub.publish_game(_snapshot())
+    hub.publish_game(_snapshot(clock_at=time.time() - 60))  # lichess's clocks read a minute ago
     with Browser(CHROMIUM, str(tmp_path / "profile")) as browser:
         browser.open(server.url + "/games/abcd1234")
         assert browser.wait_for("document.querySelector('#search tbody tr') !== null")
@@ -165,6 +165,7 @@ def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page,
         assert browser.eval("document.querySelector('#graph svg.evalgraph polyline') !== null")
         assert browser.eval("document.getElementById('clock-top').textContent") == "2:50"   # white, not running
         assert browser.eval("document.getElementById('clock-bottom').classList.contains('run')")  # ours, black
+        assert browser.eval("document.getElementById('clock-bottom').textContent")[:3] in ("1:5", "1:4")  # 2:55.5 - 60 s - load
         # a new move arrives by the event stream, without a reload
         hub.publish_game(_snapshot(moves=("e2e4", "e7e5", "g1f3", "b8c6"), live=LiveSearch(
             ply=4, pondering=False, done=True, elapsed=0.1, nodes=10, nps=100.0, depth=1.0, seldepth=2, cp=5,

@@ -80,7 +80,7 @@ function renderStatus(st){
    el("td", g.status), el("td", g.result)); tb.append(tr); }
 }
 function clockMs(side){ const c=game&&game.clock; if(!c) return null; let ms=c[side+"time_ms"];
- if(c.running && game.turn===side) ms -= (Date.now()/1000 - skew - c.at)*1000; return ms; }
+ if(c.running && game.turn[0]===side) ms -= (Date.now()/1000 - skew - c.at)*1000; return ms; }
 function tickClocks(){ if(!game) return; const bottom=game.our_color==="black"?"b":"w", top=bottom==="w"?"b":"w";
  for(const [id,s] of [["clock-top",top],["clock-bottom",bottom]]){ const e=document.getElementById(id);
   e.textContent=fmtClock(clockMs(s)); const side=s==="w"?"white":"black";
