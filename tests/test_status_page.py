@@ -67,6 +67,7 @@ def test_status_and_game_json_carry_the_overview_moves_clocks_and_live_search(pa
     assert code == 200 and ctype.startswith("application/json")
     assert st["service"]["username"] == "lichessbot" and st["service"]["uptime_s"] >= 0
     assert [g["id"] for g in st["games"]] == ["abcd1234"] and st["games"][0]["result"] == "*"
+    assert [g["id"] for g in json.loads(_get(server.url + "/api/games")[2])] == ["abcd1234"]
     g = json.loads(_get(server.url + "/api/games/abcd1234")[2])
     assert g["san"] == ["e4", "e5", "Nf3"] and g["turn"] == "black"
     assert g["clock"]["btime_ms"] == 175_500 and g["clock"]["running"] is True
@@ -127,6 +128,15 @@ def test_a_whole_game_is_published_and_the_page_shows_no_token():
     assert g["moves"][0] == "h1g1" and g["our_color"] == "white" and g["evals"][0]["cp"] == 12
     assert g["clock"]["winc_ms"] == 1000
     assert all(TOKEN not in t for t in texts)
+
+
+def test_the_eval_graph_is_saved_as_svg_next_to_the_pgn(tmp_path):
+    with FakeLichess(token=TOKEN) as server:
+        with BotRun(server, StandInEngine(), {"pgn_directory": str(tmp_path)}) as bot:
+            bot.play(fen=MATED_IN_ONE, opponent=mate_or_random(), limit=60, increment=1)
+            assert server.wait_for(lambda: list(tmp_path.glob("*.svg")), 10)
+    pgn, svg = next(tmp_path.glob("*.pgn")), next(tmp_path.glob("*.svg"))
+    assert svg.stem == pgn.stem and 'class="evalgraph"' in svg.read_text() and "<polyline" in svg.read_text()
 
 
 def test_the_engine_thinker_publishes_its_live_search(tmp_path):

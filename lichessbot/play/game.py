@@ -422,6 +422,9 @@ class Game:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)
                 self.log.info("pgn saved", path=str(path))
+                from lichessbot.play.publish import write_eval_svg
+
+                write_eval_svg(self, path.with_suffix(".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
         self.log.info("game thread done", over=self.over, failures=self.failures)

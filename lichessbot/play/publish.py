@@ -4,6 +4,7 @@ thread from its own fields, then handed to the hub in one assignment: the page n
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import chess
@@ -13,7 +14,7 @@ from lichessbot.status import GameSnapshot, PlyEval
 if TYPE_CHECKING:
     from lichessbot.play.game import Game
 
-__all__ = ["game_snapshot"]
+__all__ = ["game_snapshot", "write_eval_svg"]
 
 
 def game_snapshot(game: Game) -> GameSnapshot:
@@ -39,3 +40,10 @@ def game_snapshot(game: Game) -> GameSnapshot:
         clock_at=now - (time.monotonic() - game._state_at), clock_running=clocked and len(r.moves) >= 2,
         status=r.status if game.over else "started", winner=r.winner, over=game.over, evals=tuple(evals),
         updated_at=now)
+
+
+def write_eval_svg(game: Game, path: Path) -> None:
+    """Write the game's eval graph (:func:`lichessbot.status.render.eval_svg`, 600 x 160 px) to ``path``."""
+    from lichessbot.status.render import eval_svg
+
+    path.write_text(eval_svg(game_snapshot(game), width=600, height=160) + "\n", encoding="utf-8")

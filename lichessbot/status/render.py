@@ -33,13 +33,31 @@ def board_of(snap: GameSnapshot) -> chess.Board:
     return board
 
 
+def _pv_arrows(snap: GameSnapshot, board: chess.Board) -> list[chess.svg.Arrow]:
+    """Arrows for the first moves of the live search's PV when it searches the position on the board."""
+    live = snap.live
+    if live is None or live.pondering or live.done or live.ply != len(board.move_stack) or not live.lines:
+        return []
+    arrows, b = [], board.copy(stack=False)
+    for i, uci in enumerate(live.lines[0].pv[:3] or (live.lines[0].move,)):
+        move = chess.Move.from_uci(uci)
+        if move not in b.legal_moves:
+            break
+        color = ("#15781Bcc", "#882020aa", "#15781B77")[i]  # ours, the reply, ours again
+        arrows.append(chess.svg.Arrow(move.from_square, move.to_square, color=color))
+        b.push(move)
+    return arrows
+
+
 def board_svg(snap: GameSnapshot, size: int = 400) -> str:
-    """The current board, ``size`` pixels wide, from our side, the last move and a check marked."""
+    """The current board, ``size`` pixels wide, from our side: the last move and a check marked, arrows
+    for the running search's PV (first three plies)."""
     board = board_of(snap)
     last = board.peek() if board.move_stack else None
     check = board.king(board.turn) if board.is_check() else None
     orientation = chess.BLACK if snap.our_color == "black" else chess.WHITE
-    return chess.svg.board(board, orientation=orientation, lastmove=last, check=check, size=size)
+    return chess.svg.board(board, orientation=orientation, lastmove=last, check=check, size=size,
+                           arrows=_pv_arrows(snap, board))
 
 
 def _white_cp(cp: int | None, mate: int | None) -> float:
@@ -52,6 +70,7 @@ def eval_svg(snap: GameSnapshot, width: int = 400, height: int = 120) -> str:
     """Our evaluations by ply as a line (white's view; up is good for white), ``width`` x ``height`` px.
 
     The vertical scale is ``atan``-compressed up to +-``GRAPH_CP`` centipawns; mates sit at the edge.
+    Book moves are marked by blue ticks on the middle line.
     """
     plies = max(len(snap.moves), 1)
     mid = height / 2
@@ -69,6 +88,8 @@ def eval_svg(snap: GameSnapshot, width: int = 400, height: int = 120) -> str:
     if pts:
         parts.append(f'<polyline points="{path}" fill="none" stroke="#d08020" stroke-width="2"/>')
         parts += [f'<circle cx="{x:.1f}" cy="{yy:.1f}" r="2.5" fill="#d08020"/>' for x, yy in pts]
+    parts += [f'<rect class="book" x="{e.ply / plies * width - 1.5:.1f}" y="{mid - 5:.1f}" width="3" height="10" '
+              f'fill="#3070d0"/>' for e in snap.evals if e.source == "book"]
     parts.append("</svg>")
     return "".join(parts)
 

@@ -4,6 +4,7 @@ Endpoints (all GET; JSON unless said):
 
 * ``/`` and ``/games/{id}``: the page (HTML).
 * ``/api/status``: ``{"service": {...}, "games": [summary, ...]}`` (oldest first).
+* ``/api/games``: ``[summary, ...]`` (oldest first), the games of ``/api/status`` alone.
 * ``/api/games/{id}``: one game (see :func:`lichessbot.status.render.game_json`); 404 when unknown.
 * ``/api/games/{id}/board.svg``, ``/api/games/{id}/eval.svg``, ``/api/games/{id}/summary.svg``: SVG.
 * ``/api/events[?game=id]``: server-sent events: ``status`` (as ``/api/status``) and, with ``game``,
@@ -59,6 +60,9 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlet
     def _game(request: Request):
         return hub.game(request.path_params["game_id"])
 
+    async def games(_request: Request) -> Response:
+        return JSONResponse([game_summary(g) for g in hub.games()])
+
     async def game(request: Request) -> Response:
         snap = _game(request)
         return JSONResponse({"error": "unknown game"}, 404) if snap is None else JSONResponse(game_json(snap))
@@ -96,7 +100,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlet
     return Starlette(routes=[
         Route("/", page), Route("/games/{game_id}", page),
         Route("/api/status", status), Route("/api/events", events),
-        Route("/api/games/{game_id}", game),
+        Route("/api/games", games), Route("/api/games/{game_id}", game),
         Route("/api/games/{game_id}/board.svg", svg(board_svg)),
         Route("/api/games/{game_id}/eval.svg", svg(eval_svg)),
         Route("/api/games/{game_id}/summary.svg", svg(summary_svg)),
