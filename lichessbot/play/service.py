@@ -208,6 +208,10 @@ class BotService:
                 figures[key] = getattr(self.engine, key)
         if service is not None and hasattr(service, "stats"):
             figures["eval_service"] = service.stats()
+        pacer = getattr(self.client, "pacer", None)
+        if pacer is not None:  # the request budget: requests that waited, chat lines given up
+            figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
+                                   "tokens": round(pacer.tokens, 1)}
         self.status.publish_service(figures)
 
     def _reap(self) -> None:
@@ -312,6 +316,8 @@ class BotService:
         log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
                  variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
                  accept=verdict_accept, reason=reason, why=why or None)
+        if self.status is not None:
+            self.status.note_challenge(cid, challenger, ch.get("speed"), verdict_accept, reason, why or None)
         self._answers.put((cid, verdict_accept, reason))
 
     def _answer_challenges(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,11 +136,16 @@ class StatusHub:
         keep_finished: finished games kept for the page (the oldest goes first).
     """
 
+    #: Recent challenge verdicts kept.
+    CHALLENGES = 20
+
     def __init__(self, keep_finished: int = 20) -> None:
         self._lock = threading.Lock()  # guards every field below
         self._games: OrderedDict[str, GameSnapshot] = OrderedDict()
         self._service: dict[str, Any] = {}
         self._keep = keep_finished
+        self._challenges: deque[dict[str, Any]] = deque(maxlen=self.CHALLENGES)
+        self._verdicts = {"accepted": 0, "declined": 0}
         self.started_at = time.time()
         self.version = 0
 
@@ -172,6 +177,20 @@ class StatusHub:
             if figures != self._service:
                 self._service = dict(figures)
                 self.version += 1
+
+    def note_challenge(self, challenge_id: str, challenger: str, speed: str | None, accepted: bool,
+                       reason: str | None, why: str | None) -> None:
+        """Count a challenge verdict and keep it among the recent ones (``reason``: lichess's decline key)."""
+        with self._lock:
+            self._verdicts["accepted" if accepted else "declined"] += 1
+            self._challenges.append({"id": challenge_id, "challenger": challenger, "speed": speed,
+                                     "accepted": accepted, "reason": reason, "why": why, "at": time.time()})
+            self.version += 1
+
+    def challenges(self) -> dict[str, Any]:
+        """``{"accepted": n, "declined": n, "recent": [verdict, ...]}`` (newest last)."""
+        with self._lock:
+            return {**self._verdicts, "recent": list(self._challenges)}
 
     def games(self) -> list[GameSnapshot]:
         """Every game kept, oldest first."""

@@ -24,6 +24,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 #moves{max-width:420px;font-size:13px;line-height:1.5}
 .muted{color:#777;font-size:13px}
 .kv td:first-child{color:#666}
+.wdl{display:flex;width:420px;height:14px;border:1px solid #999;margin-bottom:8px}
+.wdl span{display:block;height:100%}.wdl .w{background:#fff}.wdl .d{background:#aaa}.wdl .l{background:#333}
 </style></head>
 <body>
 <header><a href="/">lichessbot status</a><span id="svc" class="muted"></span></header>
@@ -32,7 +34,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
  <div class="cols">
   <div><h3>Service</h3><table class="kv" id="service"></table></div>
   <div><h3>Games</h3><table id="games"><thead><tr><th>game</th><th>white</th><th>black</th><th>speed</th>
-   <th>plies</th><th>status</th><th>result</th></tr></thead><tbody></tbody></table></div>
+   <th>plies</th><th>status</th><th>result</th></tr></thead><tbody></tbody></table>
+   <h3>Challenges <span class="muted" id="verdicts"></span></h3><table id="challenges"><thead><tr><th>challenger</th>
+   <th>speed</th><th>answer</th><th>why</th></tr></thead><tbody></tbody></table></div>
  </div>
 </section>
 <section id="game" hidden>
@@ -45,6 +49,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
   </div>
   <div>
    <h3>Search <span class="muted" id="search-head"></span></h3>
+   <div class="wdl" id="wdl"><span class="w"></span><span class="d"></span><span class="l"></span></div>
    <table id="search"><thead><tr><th>move</th><th>visits</th><th>policy %</th><th>Q</th><th>draw %</th>
     <th>PV</th></tr></thead><tbody></tbody></table>
    <h3>Evaluation <span class="muted">(white's view)</span></h3><div id="graph"></div>
@@ -78,6 +83,11 @@ function renderStatus(st){
   tr.append(td, el("td", g.white+(g.white_rating?" ("+g.white_rating+")":"")),
    el("td", g.black+(g.black_rating?" ("+g.black_rating+")":"")), el("td", g.speed), el("td", g.plies,"num"),
    el("td", g.status), el("td", g.result)); tb.append(tr); }
+ const ch=st.challenges||{recent:[]}; document.getElementById("verdicts").textContent =
+  (ch.accepted||0)+" accepted · "+(ch.declined||0)+" declined";
+ const cb=document.querySelector("#challenges tbody"); cb.replaceChildren();
+ for(const c of ch.recent.slice().reverse()){ const tr=el("tr"); tr.append(el("td", c.challenger), el("td", c.speed||""),
+  el("td", c.accepted?"accepted":"declined: "+(c.reason||"")), el("td", c.why||"")); cb.append(tr); }
 }
 function clockMs(side){ const c=game&&game.clock; if(!c) return null; let ms=c[side+"time_ms"];
  if(c.running && game.turn[0]===side) ms -= (Date.now()/1000 - skew - c.at)*1000; return ms; }
@@ -103,6 +113,9 @@ function renderGame(g){
  document.getElementById("search-head").textContent = L ? ((L.pondering?"pondering · ":L.done?"done · ":"thinking · ")+
   L.nodes+" nodes · "+Math.round(L.nps)+" nps · depth "+L.depth.toFixed(1)+"/"+L.seldepth+" · "+L.elapsed.toFixed(1)+" s · "+
   (L.mate!==null? "mate "+L.mate : (L.cp!==null? (L.cp/100).toFixed(2):"")) ) : "no search yet";
+ const wdl = L ? L.wdl : [0,1,0]; const bar=document.getElementById("wdl").children;
+ for(let i=0;i<3;i++){ bar[i].style.width=(100*wdl[i]).toFixed(1)+"%"; }
+ document.getElementById("wdl").title = "win/draw/loss of the searching side: "+wdl.map(x=>(100*x).toFixed(0)+"%").join(" / ");
  if(L) for(const r of L.lines){ const tr=el("tr"); tr.append(el("td", r.san), el("td", r.visits,"num"),
   el("td",(100*r.policy).toFixed(1),"num"), el("td", r.q.toFixed(3),"num"), el("td",(100*r.draw).toFixed(1),"num"),
   el("td", (r.pv_san.length? r.pv_san : r.pv).join(" "))); tb.append(tr); }

@@ -3,7 +3,7 @@
 Endpoints (all GET; JSON unless said):
 
 * ``/`` and ``/games/{id}``: the page (HTML).
-* ``/api/status``: ``{"service": {...}, "games": [summary, ...]}`` (oldest first).
+* ``/api/status``: ``{"service": {...}, "challenges": {...}, "games": [summary, ...]}`` (oldest first).
 * ``/api/games``: ``[summary, ...]`` (oldest first), the games of ``/api/status`` alone.
 * ``/api/games/{id}``: one game (see :func:`lichessbot.status.render.game_json`); 404 when unknown.
 * ``/api/games/{id}/board.svg``, ``/api/games/{id}/eval.svg``, ``/api/games/{id}/summary.svg``: SVG.
@@ -41,10 +41,10 @@ _SVG = "image/svg+xml"
 
 
 def status_json(hub: StatusHub) -> dict[str, Any]:
-    """The overview: the service's figures, uptime (s) and every game kept."""
+    """The overview: the service's figures, uptime (s), challenge verdicts and every game kept."""
     service = hub.service()
     service["uptime_s"] = round(time.time() - hub.started_at, 1)
-    return {"service": service, "games": [game_summary(g) for g in hub.games()]}
+    return {"service": service, "challenges": hub.challenges(), "games": [game_summary(g) for g in hub.games()]}
 
 
 def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlette:
