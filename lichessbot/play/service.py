@@ -208,7 +208,7 @@ class BotService:
                 figures[key] = getattr(self.engine, key)
         if service is not None and hasattr(service, "stats"):
             figures["eval_service"] = service.stats()
-        pacer = getattr(self.client, "pacer", None)
+        pacer = getattr(getattr(self.client, "session", None), "pacer", None)
         if pacer is not None:  # the request budget: requests that waited, chat lines given up
             figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
                                    "tokens": round(pacer.tokens, 1)}
