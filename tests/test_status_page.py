@@ -16,7 +16,7 @@ from lichessbot.config import parse_config
 from lichessbot.status import GameSnapshot, LiveSearch, PlyEval, SearchLine, StatusHub
 from lichessbot.status.server import StatusServer
 from tests.browser import Browser
-from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, mate_or_random
+from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, mate_or_random, resign_after
 
 TOKEN = "lip_Secret0Token1ForStatusTests"
 MATED_IN_ONE = "8/8/8/6r1/5q2/6k1/8/7K w - - 0 1"
@@ -177,7 +177,8 @@ def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page,
         assert browser.eval("document.querySelector('#graph svg.evalgraph polyline') !== null")
         assert browser.eval("document.getElementById('clock-top').textContent") == "2:50"   # white, not running
         assert browser.eval("document.getElementById('clock-bottom').classList.contains('run')")  # ours, black
-        assert browser.eval("document.getElementById('clock-bottom').textContent")[:3] in ("1:5", "1:4")  # 2:55.5 - 60 s - load
+        ours = browser.eval("document.getElementById('clock-bottom').textContent")
+        assert ours[:3] in ("1:5", "1:4")  # 2:55.5, less the minute since lichess sent it
         # a new move arrives by the event stream, without a reload
         hub.publish_game(_snapshot(moves=("e2e4", "e7e5", "g1f3", "b8c6"), live=LiveSearch(
             ply=4, pondering=False, done=True, elapsed=0.1, nodes=10, nps=100.0, depth=1.0, seldepth=2, cp=5,
@@ -190,3 +191,76 @@ def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page,
         assert browser.wait_for("document.querySelector('#games tbody a') !== null")
         assert browser.eval("document.querySelector('#games tbody a').getAttribute('href')") == "/games/abcd1234"
         assert "lichessbot" in browser.eval("document.getElementById('service').innerText")
+
+
+def test_a_stalled_or_closed_browser_never_slows_the_games(tmp_path):
+    """Event streams nobody reads (and one closed at once) while the bot plays a whole game: the game
+    runs as usual, and a reader coming late gets the latest state, not a backlog."""
+    import socket
+
+    with FakeLichess(token=TOKEN) as server:
+        with BotRun(server, StandInEngine(), {"status": {"enabled": True, "port": 0}}) as bot:
+            port = bot.service.status_server.port
+            request = b"GET /api/events?game=g0000001 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            stalled = []
+            for _ in range(4):
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.sendall(request)
+                stalled.append(s)
+            closed = socket.create_connection(("127.0.0.1", port), timeout=5)
+            closed.sendall(request)
+            closed.close()
+            t0 = time.monotonic()
+            game = bot.play(opponent=resign_after(60), limit=60, increment=0, timeout=60)
+            took = time.monotonic() - t0
+            assert server.wait_for(lambda: (s := bot.service.status.game(game.id)) is not None and s.over, 10)
+            with urllib.request.urlopen(f"{bot.service.status_server.url}/api/events?game={game.id}", timeout=5) as r:
+                lines = [r.readline().decode() for _ in range(6)]
+            first_game = json.loads(next(x for x in lines[lines.index("event: game\n"):] if x.startswith("data: "))[6:])
+            for s in stalled:
+                s.close()
+    plies = len(game.board.move_stack)
+    assert game.status == "resign" and plies >= 60 and took < 10  # about 2 s here
+    assert first_game["over"] and len(first_game["moves"]) == plies
+
+
+@pytest.fixture(scope="module")
+def real_engine(tmp_path_factory):
+    from lichessbot.play.thinker import Engine
+    from tests.tinynet import build_tiny_onnx
+
+    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
+    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
+                                   "search": {"minibatch_size": 8}}})
+    return Engine(cfg)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
+def test_a_real_browser_follows_a_game_the_bot_plays(real_engine, tmp_path):
+    """The page while the bot (the real engine, tiny net) plays the test server: the board, the live
+    search and the graph appear and update; the screenshot is kept (``LICHESSBOT_TEST_ARTIFACTS``)."""
+    import os
+    from pathlib import Path
+
+    artifacts = Path(os.environ.get("LICHESSBOT_TEST_ARTIFACTS") or tmp_path)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with FakeLichess(token=TOKEN) as server:
+        with BotRun(server, real_engine, {"status": {"enabled": True, "port": 0}}) as bot:
+            gid = server.challenge(limit=30, increment=0, bot_color="white")
+            url = bot.service.status_server.url
+            assert server.wait_for(lambda: bot.service.status.game(gid) is not None, 10)
+            with Browser(CHROMIUM, str(tmp_path / "profile")) as browser:
+                browser.open(f"{url}/games/{gid}")
+                assert browser.wait_for("document.querySelector('#board svg') !== null")
+                assert browser.wait_for("document.querySelector('#search tbody tr') !== null", 20)
+                head = browser.eval("document.getElementById('search-head').textContent")
+                moves = browser.eval("document.getElementById('moves').textContent")
+                assert browser.wait_for(f"document.getElementById('search-head').textContent !== {json.dumps(head)}")
+                assert browser.wait_for(f"document.getElementById('moves').textContent !== {json.dumps(moves)}", 20)
+                assert browser.wait_for("document.querySelector('#graph svg.evalgraph circle') !== null", 20)
+                assert "nodes" in browser.eval("document.getElementById('search-head').textContent")
+                html = browser.eval("document.documentElement.outerHTML")
+                browser.screenshot(str(artifacts / "status-game.png"))
+    assert TOKEN not in html
+    assert (artifacts / "status-game.png").stat().st_size > 10_000
