@@ -127,6 +127,7 @@ def test_a_whole_game_is_published_and_the_page_shows_no_token():
     assert overview["service"]["engine"] == "stand-in" and overview["games"][0]["status"] == "mate"
     assert overview["challenges"]["accepted"] == 1 and overview["challenges"]["recent"][0]["challenger"] == "alice"
     assert overview["service"]["requests"]["dropped"] == 0
+    assert overview["service"]["results_today"] == {"win": 0, "draw": 0, "loss": 1}  # mated
     assert g["moves"][0] == "h1g1" and g["our_color"] == "white" and g["evals"][0]["cp"] == 12
     assert g["clock"]["winc_ms"] == 1000
     assert all(TOKEN not in t for t in texts)

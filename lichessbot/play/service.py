@@ -208,6 +208,9 @@ class BotService:
                 figures[key] = getattr(self.engine, key)
         if service is not None and hasattr(service, "stats"):
             figures["eval_service"] = service.stats()
+        provider = getattr(getattr(self.engine, "evaluator", None), "provider", None)
+        if provider is not None:  # the onnxruntime execution provider in use
+            figures["provider"] = str(provider)
         pacer = getattr(getattr(self.client, "session", None), "pacer", None)
         if pacer is not None:  # the request budget: requests that waited, chat lines given up
             figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,

@@ -129,6 +129,13 @@ class GameSnapshot:
     updated_at: float = field(default_factory=time.time)
 
 
+def _our_result(snap: GameSnapshot) -> str:
+    """"win", "draw" or "loss" of a game that ended (aborted games are not counted)."""
+    if snap.winner is None or snap.our_color is None:
+        return "draw"
+    return "win" if snap.winner == snap.our_color else "loss"
+
+
 class StatusHub:
     """Thread-safe store of the latest snapshots; ``version`` grows with every publish.
 
@@ -146,6 +153,7 @@ class StatusHub:
         self._keep = keep_finished
         self._challenges: deque[dict[str, Any]] = deque(maxlen=self.CHALLENGES)
         self._verdicts = {"accepted": 0, "declined": 0}
+        self._results: dict[str, dict[str, int]] = {}  # UTC date -> {"win", "draw", "loss"}: games ended that day
         self.started_at = time.time()
         self.version = 0
 
@@ -153,6 +161,10 @@ class StatusHub:
         """Replace the snapshot of ``snap.game_id`` (its live search is kept when ``snap.live`` is None)."""
         with self._lock:
             old = self._games.get(snap.game_id)
+            if snap.over and (old is None or not old.over) and snap.status not in ("aborted", "noStart"):
+                day = self._results.setdefault(time.strftime("%Y-%m-%d", time.gmtime(snap.updated_at)),
+                                               {"win": 0, "draw": 0, "loss": 0})
+                day[_our_result(snap)] += 1
             if snap.live is None and old is not None and old.live is not None:
                 snap = replace(snap, live=old.live)
             self._games[snap.game_id] = snap
@@ -186,6 +198,11 @@ class StatusHub:
             self._challenges.append({"id": challenge_id, "challenger": challenger, "speed": speed,
                                      "accepted": accepted, "reason": reason, "why": why, "at": time.time()})
             self.version += 1
+
+    def results_today(self) -> dict[str, int]:
+        """Our wins, draws and losses in the games that ended today (UTC)."""
+        with self._lock:
+            return dict(self._results.get(time.strftime("%Y-%m-%d", time.gmtime()), {"win": 0, "draw": 0, "loss": 0}))
 
     def challenges(self) -> dict[str, Any]:
         """``{"accepted": n, "declined": n, "recent": [verdict, ...]}`` (newest last)."""

@@ -34,7 +34,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
  <div class="cols">
   <div><h3>Service</h3><table class="kv" id="service"></table></div>
   <div><h3>Games</h3><table id="games"><thead><tr><th>game</th><th>white</th><th>black</th><th>speed</th>
-   <th>plies</th><th>status</th><th>result</th></tr></thead><tbody></tbody></table>
+   <th>plies</th><th>status</th><th>result</th><th>nps</th></tr></thead><tbody></tbody></table>
    <h3>Challenges <span class="muted" id="verdicts"></span></h3><table id="challenges"><thead><tr><th>challenger</th>
    <th>speed</th><th>answer</th><th>why</th></tr></thead><tbody></tbody></table></div>
  </div>
@@ -82,7 +82,7 @@ function renderStatus(st){
   const td=el("td"); td.append(a);
   tr.append(td, el("td", g.white+(g.white_rating?" ("+g.white_rating+")":"")),
    el("td", g.black+(g.black_rating?" ("+g.black_rating+")":"")), el("td", g.speed), el("td", g.plies,"num"),
-   el("td", g.status), el("td", g.result)); tb.append(tr); }
+   el("td", g.status), el("td", g.result), el("td", g.nps===null?"":g.nps,"num")); tb.append(tr); }
  const ch=st.challenges||{recent:[]}; document.getElementById("verdicts").textContent =
   (ch.accepted||0)+" accepted · "+(ch.declined||0)+" declined";
  const cb=document.querySelector("#challenges tbody"); cb.replaceChildren();

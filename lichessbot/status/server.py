@@ -44,6 +44,7 @@ def status_json(hub: StatusHub) -> dict[str, Any]:
     """The overview: the service's figures, uptime (s), challenge verdicts and every game kept."""
     service = hub.service()
     service["uptime_s"] = round(time.time() - hub.started_at, 1)
+    service["results_today"] = hub.results_today()
     return {"service": service, "challenges": hub.challenges(), "games": [game_summary(g) for g in hub.games()]}
 
 
