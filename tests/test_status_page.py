@@ -126,7 +126,7 @@ def test_a_whole_game_is_published_and_the_page_shows_no_token():
     overview = json.loads(st)
     assert overview["service"]["engine"] == "stand-in" and overview["games"][0]["status"] == "mate"
     assert overview["challenges"]["accepted"] == 1 and overview["challenges"]["recent"][0]["challenger"] == "alice"
-    assert overview["service"]["requests"]["dropped"] == 0
+    assert overview["service"]["requests"]["dropped"] == 0 and overview["service"]["requests"]["paused"] == {}
     assert overview["service"]["results_today"] == {"win": 0, "draw": 0, "loss": 1}  # mated
     assert g["moves"][0] == "h1g1" and g["our_color"] == "white" and g["evals"][0]["cp"] == 12
     assert g["clock"]["winc_ms"] == 1000
@@ -265,3 +265,14 @@ def test_a_real_browser_follows_a_game_the_bot_plays(real_engine, tmp_path):
                 browser.screenshot(str(artifacts / "status-game.png"))
     assert TOKEN not in html
     assert (artifacts / "status-game.png").stat().st_size > 10_000
+
+
+def test_the_session_lists_its_429_pauses_for_the_page():
+    from lichessbot.lichess.client import BotSession, ClientSettings
+
+    session = BotSession(TOKEN, ClientSettings())
+    assert session.pauses() == {}
+    session._pause("POST /api/challenge/*/accept", 30.0)  # what a 429 does
+    pauses = session.pauses()
+    assert list(pauses) == ["POST /api/challenge/*/accept"] and 29 < pauses["POST /api/challenge/*/accept"] <= 30
+    session.close()

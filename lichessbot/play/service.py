@@ -211,10 +211,11 @@ class BotService:
         provider = getattr(getattr(self.engine, "evaluator", None), "provider", None)
         if provider is not None:  # the onnxruntime execution provider in use
             figures["provider"] = str(provider)
-        pacer = getattr(getattr(self.client, "session", None), "pacer", None)
-        if pacer is not None:  # the request budget: requests that waited, chat lines given up
+        session = getattr(self.client, "session", None)
+        pacer = getattr(session, "pacer", None)
+        if pacer is not None:  # the request budget: requests that waited, chat lines given up, 429 pauses
             figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
-                                   "tokens": round(pacer.tokens, 1)}
+                                   "tokens": round(pacer.tokens, 1), "paused": session.pauses()}
         self.status.publish_service(figures)
 
     def _reap(self) -> None:
