@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import chess
 
@@ -13,8 +13,9 @@ from lichessbot.status import GameSnapshot, PlyEval
 
 if TYPE_CHECKING:
     from lichessbot.play.game import Game
+    from lichessbot.play.service import BotService
 
-__all__ = ["game_snapshot", "write_eval_svg"]
+__all__ = ["game_snapshot", "service_figures", "write_eval_svg"]
 
 
 def game_snapshot(game: Game) -> GameSnapshot:
@@ -47,3 +48,29 @@ def write_eval_svg(game: Game, path: Path) -> None:
     from lichessbot.status.render import eval_svg
 
     path.write_text(eval_svg(game_snapshot(game), width=600, height=160) + "\n", encoding="utf-8")
+
+
+def service_figures(service: BotService, running: int, correspondence: int) -> dict[str, Any]:
+    """The service's figures for the overview (plain values, never the token): ``running`` and
+    ``correspondence`` are the game counts read under the service's lock."""
+    engine, client = service.engine, service.client
+    figures: dict[str, Any] = {
+        "username": service.me, "engine": engine.name, "lichess": client.url,
+        "games_running": running, "correspondence_games": correspondence, "games_started": service.games_played,
+        "concurrency": service.config.challenge.concurrency, "stopping": service._stopping.is_set(),
+        "playing_checks": service.playing_checks}
+    for key in ("ponders", "ponder_hits"):
+        if hasattr(engine, key):
+            figures[key] = getattr(engine, key)
+    evals = getattr(engine, "service", None)
+    if evals is not None and hasattr(evals, "stats"):
+        figures["eval_service"] = evals.stats()
+    provider = getattr(getattr(engine, "evaluator", None), "provider", None)
+    if provider is not None:  # the onnxruntime execution provider in use
+        figures["provider"] = str(provider)
+    session = getattr(client, "session", None)
+    pacer = getattr(session, "pacer", None)
+    if pacer is not None:  # the request budget: requests that waited, chat lines given up, 429 pauses
+        figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
+                               "tokens": round(pacer.tokens, 1), "paused": session.pauses()}
+    return figures

@@ -195,28 +195,11 @@ class BotService:
         """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
         if self.status is None:
             return
-        service = getattr(self.engine, "service", None)
+        from lichessbot.play.publish import service_figures
+
         with self._lock:
             running, corr = len(self.running), len(self.correspondence)
-        figures: dict[str, Any] = {
-            "username": self.me, "engine": self.engine.name, "lichess": self.client.url,
-            "games_running": running, "correspondence_games": corr, "games_started": self.games_played,
-            "concurrency": self.config.challenge.concurrency, "stopping": self._stopping.is_set(),
-            "playing_checks": self.playing_checks}
-        for key in ("ponders", "ponder_hits"):
-            if hasattr(self.engine, key):
-                figures[key] = getattr(self.engine, key)
-        if service is not None and hasattr(service, "stats"):
-            figures["eval_service"] = service.stats()
-        provider = getattr(getattr(self.engine, "evaluator", None), "provider", None)
-        if provider is not None:  # the onnxruntime execution provider in use
-            figures["provider"] = str(provider)
-        session = getattr(self.client, "session", None)
-        pacer = getattr(session, "pacer", None)
-        if pacer is not None:  # the request budget: requests that waited, chat lines given up, 429 pauses
-            figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
-                                   "tokens": round(pacer.tokens, 1), "paused": session.pauses()}
-        self.status.publish_service(figures)
+        self.status.publish_service(service_figures(self, running, corr))
 
     def _reap(self) -> None:
         for gid, t in list(self._threads.items()):
