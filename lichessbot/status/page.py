@@ -69,6 +69,7 @@ function fmtClock(ms){ if(ms===null||ms===undefined) return "–"; ms=Math.max(0
  const h=Math.floor(s/3600), m=Math.floor(s/60)%60, r=s%60; const pad=x=>String(x).padStart(2,"0");
  return (h?h+":"+pad(m):m)+":"+pad(r)+(s<10?"."+Math.floor(ms%1000/100):""); }
 function fmt(v){ if(typeof v==="number") return Number.isInteger(v)? String(v) : v.toFixed(2);
+ if(v && typeof v==="object" && !Object.keys(v).length) return "none";
  if(v && typeof v==="object") return Object.entries(v).map(([k,x])=>k+" "+fmt(x)).join(" · ");
  return String(v); }
 function renderStatus(st){
