@@ -409,6 +409,17 @@ class CorrespondenceConfig(_Strict):
     )
 
 
+class StatusConfig(_Strict):
+    """The live status page (docs/status.md): off by default, on this machine only by default."""
+
+    enabled: bool = Field(False, description="Serve the status page and its JSON while the bot plays.")
+    host: str = Field(
+        "127.0.0.1", description="Address the page listens on; anything but 127.0.0.1/::1 shows it to the network."
+    )
+    port: int = Field(8080, ge=0, le=65535, description="TCP port of the page (0: any free port, logged).")
+    finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
+
+
 class BotConfig(_Strict):
     """The whole config.yml."""
 
@@ -432,6 +443,7 @@ class BotConfig(_Strict):
         "ended unseen (a missed gameFinish)."
     )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    status: StatusConfig = Field(default_factory=StatusConfig)
 
     def resolved_token(self) -> str | None:
         """The token to use: the environment variable wins over the file. Never log the result."""

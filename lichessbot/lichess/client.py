@@ -118,6 +118,12 @@ class BotSession(requests.Session):
         with self._lock:
             return max(0.0, self._paused_until.get(key, 0.0) - time.monotonic())
 
+    def pauses(self) -> dict[str, float]:
+        """Every pause key paused now (after a 429) -> seconds left."""
+        now = time.monotonic()
+        with self._lock:
+            return {k: round(t - now, 1) for k, t in self._paused_until.items() if t > now}
+
     def _pause(self, key: str, seconds: float) -> None:
         with self._lock:
             self._paused_until[key] = max(self._paused_until.get(key, 0.0), time.monotonic() + seconds)

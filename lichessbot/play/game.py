@@ -26,6 +26,7 @@ from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_g
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.rules import ScoreRules, Unplayable, parse_moves, post_patience
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
+from lichessbot.status import StatusHub
 
 __all__ = ["Game", "parse_moves"]
 
@@ -40,7 +41,8 @@ class Game:
     """Plays game ``game_id`` to the end (``run``). ``quit`` (an Event) resigns or aborts it and leaves."""
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
-                 chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0):
+                 chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
+                 status: StatusHub | None = None):
         self.id = game_id
         self.client, self.thinker, self.config, self.chat = client, thinker, config, chat
         self.username = me
@@ -79,6 +81,9 @@ class Game:
         self.tournament: str | None = None   # tournamentId (arena games cannot be aborted)
         self.parked = False                  # correspondence: stream closed until our move (service check-in)
         self.abandoned = False               # left because the game cannot be played
+        self.status = status                 # the status page's hub (snapshots published to it), or None
+        if status is not None and hasattr(thinker, "on_live"):
+            thinker.on_live = lambda live: status.publish_live(game_id, live)  # type: ignore[attr-defined]
 
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -99,6 +104,7 @@ class Game:
                     break
                 if event is not None:
                     self._step(self._on_event, event)
+                    self._publish()
                 self._step(self._tick)
                 if self.quit.is_set():
                     self._step(self._leave)
@@ -107,6 +113,7 @@ class Game:
                     break
                 if self._should_think():
                     self._step(self._play)
+                    self._publish()
                 elif self._should_park():
                     self.parked = True
                     self.log.info("correspondence game parked until our move",
@@ -116,6 +123,18 @@ class Game:
             self._stream.close()
             self.thinker.close()
             self._finish()
+            self._publish()
+
+    def _publish(self) -> None:
+        """Hand the status page a snapshot of the game (nothing without a page, or before gameFull)."""
+        if self.status is None or self.initial is None:
+            return
+        from lichessbot.play.publish import game_snapshot
+
+        try:
+            self.status.publish_game(game_snapshot(self))
+        except Exception as err:  # noqa: BLE001 - the page never costs a game anything
+            self.log.warning("status snapshot failed", error=str(err))
 
     def _step(self, fn: Any, *args: Any) -> None:
         try:
@@ -403,6 +422,9 @@ class Game:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)
                 self.log.info("pgn saved", path=str(path))
+                from lichessbot.play.publish import write_eval_svg
+
+                write_eval_svg(self, path.with_suffix(".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
         self.log.info("game thread done", over=self.over, failures=self.failures)

@@ -35,6 +35,7 @@ from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.thinker import Thinker
+from lichessbot.status import StatusHub
 
 __all__ = ["BotService", "NotBotError", "add_arguments", "check_account", "run"]
 
@@ -103,6 +104,9 @@ class BotService:
         self.playing_checks = 0
         self._checker: threading.Thread | None = None
         self._finished: set[str] = set()          # games seen over: never restarted
+        #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
+        self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
+        self.status_server: Any = None
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -131,6 +135,7 @@ class BotService:
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
+        self._start_status_page()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
         answers = threading.Thread(target=self._answer_challenges, name="events-answers", daemon=True)
@@ -144,6 +149,7 @@ class BotService:
                 self._wake.clear()
                 self._reap()
                 self._periodic_checks()
+                self._publish_status()
                 if self._fatal is not None or self._quit.is_set():
                     break
                 if self._stopping.is_set() and not self._threads and self.busy() == 0:
@@ -164,10 +170,36 @@ class BotService:
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
+            if self.status_server is not None:
+                self.status_server.stop()
             log.info("bot offline", games_played=self.games_played)
         if self._fatal is not None:
             raise self._fatal
         return 0
+
+    def _start_status_page(self) -> None:
+        """Serve the status page (``status.enabled``); a port that cannot be bound is logged, not fatal."""
+        if self.status is None:
+            return
+        from lichessbot.status.server import StatusServer
+
+        sc = self.config.status
+        try:
+            self.status_server = StatusServer(self.status, sc.host, sc.port).start()
+            log.info("status page", url=self.status_server.url)
+        except OSError as err:
+            log.error("status page not started", host=sc.host, port=sc.port, error=str(err))
+        self._publish_status()
+
+    def _publish_status(self) -> None:
+        """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
+        if self.status is None:
+            return
+        from lichessbot.play.publish import service_figures
+
+        with self._lock:
+            running, corr = len(self.running), len(self.correspondence)
+        self.status.publish_service(service_figures(self, running, corr))
 
     def _reap(self) -> None:
         for gid, t in list(self._threads.items()):
@@ -271,6 +303,8 @@ class BotService:
         log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
                  variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
                  accept=verdict_accept, reason=reason, why=why or None)
+        if self.status is not None:
+            self.status.note_challenge(cid, challenger, ch.get("speed"), verdict_accept, reason, why or None)
         self._answers.put((cid, verdict_accept, reason))
 
     def _answer_challenges(self) -> None:
@@ -328,7 +362,8 @@ class BotService:
                 return
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
-                        chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff)
+                        chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
+                        status=self.status)
             if self._quit.is_set():
                 game.quit.set()
             self.games[gid] = game

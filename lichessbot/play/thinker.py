@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import chess
@@ -132,8 +133,38 @@ class Engine:
         return EngineThinker(self, game_id)
 
 
+class _LiveSink:
+    """Turns one search's info callbacks (search thread) into :class:`~lichessbot.status.LiveSearch`
+    snapshots for ``publish``. ``ply``: plies of the game before the searched position."""
+
+    def __init__(self, publish: Callable[[Any], None], ply: int, pondering: bool) -> None:
+        self.publish, self.ply, self.pondering = publish, ply, pondering
+        self.last: Any = None
+
+    def __call__(self, stats: Any) -> None:
+        from lichessbot.status import LiveSearch, SearchLine
+
+        lines = tuple(SearchLine(move=rm.move.uci(), visits=int(rm.n), policy=float(rm.p), q=float(rm.q),
+                                 draw=float(rm.d),
+                                 pv=tuple(m.uci() for m in stats.pv[:10]) if i == 0 else (rm.move.uci(),))
+                      for i, rm in enumerate(stats.root_moves[:LiveSearch.LINES]))
+        self.last = LiveSearch(ply=self.ply, pondering=self.pondering, done=False, elapsed=float(stats.elapsed),
+                               nodes=int(stats.nodes), nps=float(stats.nps), depth=float(stats.depth),
+                               seldepth=int(stats.seldepth), cp=stats.cp, mate=stats.mate,
+                               wdl=tuple(float(x) for x in stats.wdl), lines=lines)
+        self.publish(self.last)
+
+    def finish(self) -> None:
+        if self.last is not None:
+            self.publish(replace(self.last, done=True, pondering=False))
+
+
 class EngineThinker:
-    """Book move if the book has one, else a search under the time manager (see :class:`Engine`)."""
+    """Book move if the book has one, else a search under the time manager (see :class:`Engine`).
+
+    ``on_live``, when set (by the game, for the status page), receives a
+    :class:`~lichessbot.status.LiveSearch` from the search thread as the search goes on.
+    """
 
     def __init__(self, engine: Engine, game_id: str | None = None):
         from lichessbot.search import Searcher
@@ -148,6 +179,11 @@ class EngineThinker:
         self._ponder: tuple[chess.Board, Any] | None = None  # (position pondered, its running search)
         self._lock = threading.Lock()
         self._stopped = False
+        self.on_live: Callable[[Any], None] | None = None
+        self._sink: _LiveSink | None = None
+
+    def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
+        return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
 
     def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
         """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
@@ -178,15 +214,22 @@ class EngineThinker:
             if pondered is not None and pondered[0] == board and pondered[0].move_stack == board.move_stack:
                 self._engine.ponder_hits += 1
                 self._handle = pondered[1]
+                if self._sink is not None:
+                    self._sink.pondering = False
                 self._handle.ponderhit(stopper, Limits(nodes=self._engine.nodes))
             else:
                 self._drop(pondered)
-                self._handle = self._searcher.start(board, Limits(nodes=self._engine.nodes), stopper=stopper)
+                self._sink = self._live(board, False)
+                self._handle = self._searcher.start(board, Limits(nodes=self._engine.nodes), stopper=stopper,
+                                                    on_info=self._sink)
         try:
             result = self._handle.wait()
         finally:
             with self._lock:
                 self._handle = None
+                sink, self._sink = self._sink, None
+        if sink is not None:
+            sink.finish()
         self._timeman.move_done(result)
         return Decision(move=result.best_move, source="search", ponder=result.ponder_move, cp=result.cp,
                         mate=result.mate, wdl=tuple(result.wdl), nodes=result.nodes, nps=result.nps,
@@ -212,7 +255,9 @@ class EngineThinker:
             if self._stopped:
                 return
             self._drop(self._ponder)
-            self._ponder = (target, self._searcher.start(target, Limits(infinite=True), ponder=True))
+            self._sink = self._live(target, True)
+            self._ponder = (target, self._searcher.start(target, Limits(infinite=True), ponder=True,
+                                                         on_info=self._sink))
             self._engine.ponders += 1
 
     def _take_ponder(self) -> tuple[chess.Board, Any] | None:

@@ -1,0 +1,159 @@
+"""The status web server: a Starlette app served by uvicorn in its own thread, reading a :class:`StatusHub`.
+
+Endpoints (all GET; JSON unless said):
+
+* ``/`` and ``/games/{id}``: the page (HTML).
+* ``/api/status``: ``{"service": {...}, "challenges": {...}, "games": [summary, ...]}`` (oldest first).
+* ``/api/games``: ``[summary, ...]`` (oldest first), the games of ``/api/status`` alone.
+* ``/api/games/{id}``: one game (see :func:`lichessbot.status.render.game_json`); 404 when unknown.
+* ``/api/games/{id}/board.svg``, ``/api/games/{id}/eval.svg``, ``/api/games/{id}/summary.svg``: SVG.
+* ``/api/events[?game=id]``: server-sent events: ``status`` (as ``/api/status``) and, with ``game``,
+  ``game`` (as ``/api/games/{id}``), sent at once and then whenever the hub changes (checked every
+  ``EVENT_PERIOD`` s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from lichessbot.status.hub import StatusHub
+from lichessbot.status.page import PAGE
+from lichessbot.status.render import board_svg, eval_svg, game_json, game_summary, summary_svg
+
+__all__ = ["StatusServer", "make_app", "status_json"]
+
+#: Seconds between checks of the hub by an event stream.
+EVENT_PERIOD = 0.25
+#: Seconds between keep-alive comments on a quiet event stream.
+KEEPALIVE = 15.0
+_SVG = "image/svg+xml"
+
+
+def status_json(hub: StatusHub) -> dict[str, Any]:
+    """The overview: the service's figures, uptime (s), challenge verdicts and every game kept."""
+    service = hub.service()
+    service["uptime_s"] = round(time.time() - hub.started_at, 1)
+    service["results_today"] = hub.results_today()
+    return {"service": service, "challenges": hub.challenges(), "games": [game_summary(g) for g in hub.games()]}
+
+
+def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlette:
+    """The Starlette app over ``hub``; event streams end once ``stopping`` is set."""
+    stopping = stopping or threading.Event()
+
+    async def page(_request: Request) -> Response:
+        return HTMLResponse(PAGE)
+
+    async def status(_request: Request) -> Response:
+        return JSONResponse(status_json(hub))
+
+    def _game(request: Request):
+        return hub.game(request.path_params["game_id"])
+
+    async def games(_request: Request) -> Response:
+        return JSONResponse([game_summary(g) for g in hub.games()])
+
+    async def game(request: Request) -> Response:
+        snap = _game(request)
+        return JSONResponse({"error": "unknown game"}, 404) if snap is None else JSONResponse(game_json(snap))
+
+    def svg(render):
+        async def endpoint(request: Request) -> Response:
+            snap = _game(request)
+            if snap is None:
+                return JSONResponse({"error": "unknown game"}, 404)
+            return Response(render(snap), media_type=_SVG)
+        return endpoint
+
+    async def events(request: Request) -> Response:
+        gid = request.query_params.get("game")
+
+        async def stream():
+            seen, quiet = -1, time.monotonic()
+            while not stopping.is_set():
+                if hub.version != seen:
+                    seen = hub.version
+                    yield f"event: status\ndata: {json.dumps(status_json(hub))}\n\n"
+                    snap = hub.game(gid) if gid else None
+                    if snap is not None:
+                        yield f"event: game\ndata: {json.dumps(game_json(snap))}\n\n"
+                    quiet = time.monotonic()
+                elif time.monotonic() - quiet > KEEPALIVE:
+                    quiet = time.monotonic()
+                    yield ": keep-alive\n\n"
+                if await request.is_disconnected():
+                    return
+                await asyncio.sleep(EVENT_PERIOD)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+    return Starlette(routes=[
+        Route("/", page), Route("/games/{game_id}", page),
+        Route("/api/status", status), Route("/api/events", events),
+        Route("/api/games", games), Route("/api/games/{game_id}", game),
+        Route("/api/games/{game_id}/board.svg", svg(board_svg)),
+        Route("/api/games/{game_id}/eval.svg", svg(eval_svg)),
+        Route("/api/games/{game_id}/summary.svg", svg(summary_svg)),
+    ])
+
+
+class StatusServer:
+    """uvicorn serving :func:`make_app` on ``host``:``port`` (0: a free port) in a daemon thread.
+
+    ``start()`` returns once it listens (``url`` then holds the address); ``stop()`` ends it within a
+    second or two. Raises OSError from ``start()`` when the address cannot be bound.
+    """
+
+    def __init__(self, hub: StatusHub, host: str = "127.0.0.1", port: int = 8080) -> None:
+        self.hub, self.host, self.port = hub, host, port
+        self._stopping = threading.Event()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> StatusServer:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(make_app(self.hub, self._stopping), log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="status-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self._server.started:
+            raise OSError(f"the status page did not start on {self.url}")
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> StatusServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
