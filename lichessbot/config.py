@@ -496,6 +496,14 @@ class MatchmakingConfig(_Strict):
                 raise ValueError(f"{i} s is not a lichess increment (0 to 60)")
         return incs
 
+    @field_validator("challenge_days", mode="before")
+    @classmethod
+    def _no_null_days(cls, days: Any) -> Any:
+        """lichess-bot writes ``[null]`` for "no correspondence": the same as ``[]`` here."""
+        if days is None:
+            return []
+        return [d for d in days if d is not None] if isinstance(days, list) else days
+
     @field_validator("challenge_days")
     @classmethod
     def _days(cls, days: list[int]) -> list[int]:

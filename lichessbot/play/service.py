@@ -34,6 +34,7 @@ from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
+from lichessbot.play.matchmaker import Matchmaker
 from lichessbot.play.thinker import Thinker
 
 __all__ = ["BotService", "NotBotError", "add_arguments", "check_account", "run"]
@@ -76,7 +77,8 @@ class BotService:
     """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread."""
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
-                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0):
+                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
+                 matchmaker_options: dict[str, Any] | None = None):
         self.config, self.client, self.engine = config, client, engine
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
@@ -103,6 +105,11 @@ class BotService:
         self.playing_checks = 0
         self._checker: threading.Thread | None = None
         self._finished: set[str] = set()          # games seen over: never restarted
+        self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
+        if config.matchmaking.allow_matchmaking:
+            self.matchmaker = Matchmaker(config, client, busy=self.busy, running=lambda: len(self.running),
+                                         reserve=self.reserve, release=self.release, stopping=self._stopping,
+                                         **(matchmaker_options or {}))
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -123,6 +130,15 @@ class BotService:
             self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
             return len(self.running | set(self._pending))
 
+    def reserve(self, key: str) -> None:
+        """Hold a slot for ``key`` (a challenge of ours) for at most PENDING_TTL seconds."""
+        with self._lock:
+            self._pending[key] = time.monotonic()
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
@@ -135,6 +151,10 @@ class BotService:
         events.start()
         answers = threading.Thread(target=self._answer_challenges, name="events-answers", daemon=True)
         answers.start()
+        matchmaker = None
+        if self.matchmaker is not None:
+            matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
+            matchmaker.start()
         now = time.monotonic()
         self._next_check = now + self.config.playing_check_period
         self._next_checkin = now + self.config.correspondence.checkin_period
@@ -161,6 +181,10 @@ class BotService:
                 t.join(timeout=15)
             self._answers.put(None)
             answers.join(timeout=15)
+            if matchmaker is not None:
+                self._stopping.set()
+                self.matchmaker.wake()
+                matchmaker.join(timeout=15)
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
@@ -213,6 +237,8 @@ class BotService:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if self.matchmaker is not None:
+            self.matchmaker.on_event(event)
         if kind == CONNECTED:
             log.info("event stream connected", reconnect=event["reconnect"])
             if event["reconnect"]:
