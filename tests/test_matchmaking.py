@@ -236,3 +236,15 @@ def test_our_challenge_holds_a_slot_so_incoming_ones_wait(server, tmp_path):
         cid = server.challenge(limit=60)
         assert server.wait_for(lambda: cid in server.answers, 10)
     assert server.answers[cid] == ("decline", "later")  # concurrency 1 is held by our challenge
+
+
+def test_an_answer_that_beats_lichesss_reply_to_our_challenge_is_still_matched(server, tmp_path):
+    server.add_bot("Quick", policy="tooFast")
+    server.answer_after = 0.0
+    server.answer_delay_reply = 0.3  # the reply to the creation reaches us after the decline event
+    with run_bot(server, tmp_path) as run:
+        assert server.wait_for(lambda: "declined" in server.outgoing_status.values(), 10)
+        assert server.wait_for(lambda: run.service.matchmaker.declined == 1, 5)
+        assert server.wait_for(lambda: run.service.busy() == 0, 5)
+        assert run.service.matchmaker.outstanding is None
+    assert json.loads((tmp_path / "mm.json").read_text())["declines"][0]["opponent"] == "quick"

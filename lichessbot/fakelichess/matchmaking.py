@@ -44,6 +44,7 @@ class MatchmakingRoutes:
         self.daily_challenge_limit: int | None = None
         self.daily_limit_seconds = 3600
         self.answer_after = 0.05
+        self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
 
     def add_bot(self, name: str, rating: int = 1500, *, policy: str | Callable[[dict[str, Any]], str] = ACCEPT,
                 games: int = 100, tos_violation: bool = False) -> None:
@@ -95,10 +96,11 @@ class MatchmakingRoutes:
             color = form.get("color", "random")
             bot_color = color if color in ("white", "black") else ("white", "black")[self._ids % 2]
             ch = self._outgoing(user, variant, form["rated"] == "true", limit, 0 if days else inc, days, bot_color)
-            h.reply(200, {k: v for k, v in ch.items() if not k.startswith("_")})
             self._event(self._challenge_event(ch))
             policy = self.bot_policies[user["id"]]
         threading.Thread(target=self._bot_answers, args=(ch, policy), daemon=True).start()
+        time.sleep(self.answer_delay_reply)
+        h.reply(200, {k: v for k, v in ch.items() if not k.startswith("_")})
         return None
 
     def _outgoing(self, user: dict[str, Any], variant: str, rated: bool, limit: int | None, inc: int,

@@ -62,10 +62,17 @@ class Matchmaker:
         self.idle_since = time.monotonic()               # start, or the end of the last game
         self.last_challenge = -float("inf")              # monotonic time of our last challenge
         self.created = self.declined = self.accepted = self.canceled = 0
+        self._creating = False                            # a creation request is in flight
+        self._early: list[dict[str, Any]] = []            # answers that came before lichess's reply to it
 
     # events (called by the service's event thread) ---------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
+            with self._lock:
+                if self._creating:  # the answer may concern the challenge whose id we do not know yet
+                    self._early.append(event)
+                    return
         if kind == "challengeDeclined":
             ch = event.get("challenge") or {}
             with self._lock:
@@ -73,11 +80,16 @@ class Matchmaker:
                 if ours:
                     self.outstanding = None
             if ours:
+                self._release(str(ch.get("id")))  # the service frees it too, unless it came early
                 self._declined(ch)
         elif kind == "challengeCanceled":
+            cid = (event.get("challenge") or {}).get("id")
             with self._lock:
-                if self.outstanding is not None and self.outstanding["id"] == (event.get("challenge") or {}).get("id"):
+                ours = self.outstanding is not None and self.outstanding["id"] == cid
+                if ours:
                     self.outstanding = None
+            if ours:
+                self._release(str(cid))
         elif kind == "gameStart":
             gid = (event.get("game") or {}).get("gameId") or (event.get("game") or {}).get("id")
             with self._lock:
@@ -85,6 +97,7 @@ class Matchmaker:
                     self.outstanding = None
                     self.accepted += 1
                     log.info("challenge accepted", challenge_id=gid)
+                    self._release(str(gid))  # the game holds its slot now
         elif kind == "gameFinish":
             with self._lock:
                 self.idle_since = time.monotonic()
@@ -164,6 +177,19 @@ class Matchmaker:
         if choice is None:
             log.info("no challenge", why=why)
             return
+        with self._lock:
+            self._creating = True
+        try:
+            self._create(choice, why)
+        finally:
+            with self._lock:
+                self._creating, early, self._early = False, self._early, []
+            for event in early:  # now matched against the outstanding challenge
+                self.on_event(event)
+
+    def _create(self, choice: Any, why: str) -> dict[str, Any] | None:
+        """Create the challenge; on success it is the outstanding one (returned), else None."""
+        now = self.last_challenge
         try:
             created = self.client.create_challenge(choice.username, choice.form())
         except ChallengeLimited as err:
@@ -172,18 +198,18 @@ class Matchmaker:
                 self.records.paused_until = self._clock() + pause
                 self._save()
             log.warning("challenges limited by lichess: matchmaking paused", pause_s=round(pause), error=str(err))
-            return
+            return None
         except LichessError as err:
             log.warning("challenge not created", opponent=choice.username, error=str(err))
             if err.status == 400:  # lichess refuses this bot (e.g. it does not accept challenges)
                 with self._lock:
                     self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
                     self._save()
-            return
+            return None
         cid = str(created.get("id") or (created.get("challenge") or {}).get("id") or "")
         if not cid:
             log.warning("challenge created without an id", opponent=choice.username)
-            return
+            return None
         self.created += 1
         self._reserve(cid)
         with self._lock:
@@ -191,6 +217,7 @@ class Matchmaker:
         log.info("challenge created", challenge_id=cid, opponent=choice.username, variant=choice.variant,
                  speed=choice.speed, rated=choice.rated, tc=f"{choice.base}+{choice.increment}" if not choice.days
                  else f"{choice.days}d", why=why)
+        return created
 
     def _cancel_outstanding(self, why: str) -> None:
         with self._lock:
