@@ -485,7 +485,8 @@ class MatchmakingConfig(_Strict):
     def _initial(cls, times: list[int]) -> list[int]:
         for t in times:
             if t not in (0, 15, 30, 45, 90) and not (t % 60 == 0 and 0 < t <= 10800):
-                raise ValueError(f"{t} s is not a lichess clock (0, 15, 30, 45, 60, 90 or a multiple of 60 up to 10800)")
+                raise ValueError(f"{t} s is not a lichess clock (0, 15, 30, 45, 60, 90 or a multiple of 60 "
+                                 "up to 10800)")
         return times
 
     @field_validator("challenge_increment")
@@ -555,7 +556,8 @@ class BotConfig(_Strict):
         if not mm.allow_matchmaking:
             return self
         if not ch.accept_bot:
-            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must be true")
+            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
+                             "be true")
         for t in mm.challenge_initial_time:
             if not ch.min_base <= t <= ch.max_base:
                 raise ValueError(f"matchmaking.challenge_initial_time: {t} s is outside challenge.min_base.."
@@ -586,6 +588,9 @@ def _format_errors(err: ValidationError) -> str:
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
         msg = msg.removeprefix("Value error, ")
+        if not e["loc"] and msg.split(":", 1)[0].count(".") >= 1:  # a check across sections names its key
+            lines.append(msg)
+            continue
         lines.append(f"{path}: {msg}")
     return "; ".join(lines)
 

@@ -144,12 +144,12 @@ def test_decline_records_survive_a_save_and_load_and_drop_expired_ones(tmp_path)
      "matchmaking.challenge_initial_time: 60 s is outside challenge.min_base"),
     ({"allow_matchmaking": True, "challenge_mode": "rated"}, {"modes": ["casual"], "accept_bot": True},
      "matchmaking.challenge_mode"),
-    ({"allow_matchmaking": True}, {"accept_bot": False}, "challenge.accept_bot must be true"),
-    ({"opponent_min_rating": 2000, "opponent_max_rating": 1000}, {}, "opponent_min_rating is greater"),
+    ({"allow_matchmaking": True}, {"accept_bot": False}, "matchmaking.allow_matchmaking: challenges go to bots"),
+    ({"opponent_min_rating": 2000, "opponent_max_rating": 1000}, {}, "matchmaking: opponent_min_rating is greater"),
     ({"challenge_timout": 5}, {}, "matchmaking.challenge_timout: unknown key"),
 ])
 def test_bad_matchmaking_config_names_the_key_and_the_reason(mm, challenge, message):
-    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+    with pytest.raises(ConfigError, match="^" + message.replace(".", r"\.")):
         parse_config({"matchmaking": mm, "challenge": challenge})
 
 
