@@ -248,3 +248,19 @@ def test_an_answer_that_beats_lichesss_reply_to_our_challenge_is_still_matched(s
         assert server.wait_for(lambda: run.service.busy() == 0, 5)
         assert run.service.matchmaker.outstanding is None
     assert json.loads((tmp_path / "mm.json").read_text())["declines"][0]["opponent"] == "quick"
+
+
+def test_a_challenge_accepted_while_its_event_is_late_keeps_its_slot_and_blocks_new_challenges(server, tmp_path):
+    server.add_bot("Accepts", policy=ACCEPT)
+    server.answer_after = 0.0
+    with run_bot(server, tmp_path, challenge_expiry=0.3) as run:
+        service = run.service
+        on_event = service._on_event
+        service._on_event = lambda e: None if e.get("type") == "gameStart" else on_event(e)  # a stalled stream
+        assert server.wait_for(lambda: "accepted" in server.outgoing_status.values(), 10)
+        time.sleep(1.0)  # the expiry passed: lichess refuses the cancel (404), the event has not come
+        assert len(server.outgoing) == 1 and service.busy() == 1
+        service._on_event = on_event
+        gid = server.outgoing[0]["id"]
+        on_event({"type": "gameStart", "game": server._game_info(server.games[gid])})  # it arrives at last
+        assert server.wait_for(lambda: not service.matchmaker._unseen and gid in service.games, 5)

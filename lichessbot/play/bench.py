@@ -131,12 +131,14 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
             while time.monotonic() < slots_deadline and (bot.service.busy() or bot.service.games):
                 time.sleep(0.2)
             busy, threads = bot.service.busy(), len(bot.service.games)
+            with bot.service._lock:
+                held = {"running": sorted(bot.service.running), "pending": sorted(bot.service._pending)}
             session, chat = bot.client.session, bot.service.chat
             figures: dict[str, Any] = {
                 "games": games, "tc": f"{base}+{inc}", "finished": finished,
                 "seconds": round(time.monotonic() - started, 1),
                 "results": Counter(), "time_losses": 0, "faults": 0, "illegal_posts": 0,
-                "slots_freed": busy == 0 and threads == 0, "busy_at_end": busy,
+                "slots_freed": busy == 0 and threads == 0, "busy_at_end": busy, "held_at_end": held,
                 "requests_deferred": session.pacer.deferred,
                 "requests_dropped": session.pacer.dropped + (chat.dropped if chat else 0),
                 "chat_dropped_in_429_pause": session.dropped_in_pause,
@@ -195,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
     print("results: " + ", ".join(f"{k} {v}" for k, v in sorted(f["results"].items())))
     print(f"bot time losses {f['time_losses']}; bot faults {f['faults']}; illegal posts {f['illegal_posts']}; "
           f"slots freed {f['slots_freed']} (busy at end {f['busy_at_end']})")
+    if not f["slots_freed"]:
+        print(f"slots held at the end: {f['held_at_end']}")
     if f.get("time_loss_games"):
         print("lost on time: " + ", ".join(f["time_loss_games"]))
     print(f"requests deferred {f['requests_deferred']}, dropped {f['requests_dropped']} (request budget short); chat "

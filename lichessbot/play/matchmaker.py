@@ -36,6 +36,9 @@ __all__ = ["Matchmaker"]
 
 log = structlog.get_logger("lichessbot.matchmaking")
 
+#: Seconds a challenge lichess would not cancel (answered meanwhile) holds its slot and blocks new
+#: challenges while its event has not arrived (ours: a stalled event stream must not let us over-challenge).
+UNSEEN_TTL = 300.0
 #: Key under which the slot of a challenge being created is reserved (before lichess gives its id).
 _RESERVING = "matchmaking-reserving"
 
@@ -64,6 +67,7 @@ class Matchmaker:
         self.created = self.declined = self.accepted = self.canceled = 0
         self._creating = False                            # a creation request is in flight
         self._early: list[dict[str, Any]] = []            # answers that came before lichess's reply to it
+        self._unseen: dict[str, float] = {}               # answered, per lichess, but no event yet: id -> time
 
     # events (called by the service's event thread) ---------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
@@ -73,6 +77,13 @@ class Matchmaker:
                 if self._creating:  # the answer may concern the challenge whose id we do not know yet
                     self._early.append(event)
                     return
+        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
+            eid = (event.get("challenge") or event.get("game") or {})
+            eid = eid.get("gameId") or eid.get("id")
+            with self._lock:
+                seen = self._unseen.pop(str(eid), None) is not None
+            if seen and kind != "gameStart":
+                self._release(str(eid))
         if kind == "challengeDeclined":
             ch = event.get("challenge") or {}
             with self._lock:
@@ -149,6 +160,12 @@ class Matchmaker:
             if now - out["at"] >= self.mm.challenge_expiry:
                 self._cancel_outstanding(f"unanswered for {self.mm.challenge_expiry:g} s")
             return
+        with self._lock:
+            for cid in [c for c, t in self._unseen.items() if now - t >= UNSEEN_TTL]:
+                del self._unseen[cid]
+                self._release(cid)
+            if self._unseen:
+                return  # an answer lichess gave is still on its way: the slot stays held
         if self._stopping.is_set() or self._clock() < self.records.paused_until:
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
@@ -224,10 +241,14 @@ class Matchmaker:
             out, self.outstanding = self.outstanding, None
         if out is None:
             return
+        try:
+            self.client.cancel_challenge(out["id"])
+        except LichessError as err:  # accepted or declined meanwhile: its event tells; the slot stays held
+            log.info("challenge not canceled: answered meanwhile", challenge_id=out["id"], error=str(err))
+            with self._lock:
+                self._unseen[out["id"]] = time.monotonic()
+            self._reserve(out["id"])
+            return
         self._release(out["id"])
         self.canceled += 1
         log.info("challenge canceled", challenge_id=out["id"], opponent=out["username"], why=why)
-        try:
-            self.client.cancel_challenge(out["id"])
-        except LichessError as err:  # accepted or declined meanwhile: its event tells
-            log.info("challenge not canceled", challenge_id=out["id"], error=str(err))
