@@ -26,6 +26,7 @@ __all__ = [
     "DrawOrResignConfig",
     "EngineConfig",
     "GreetingConfig",
+    "MatchmakingConfig",
     "SearchParams",
     "TablebaseConfig",
     "TimemanConfig",
@@ -420,6 +421,119 @@ class StatusConfig(_Strict):
     finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
 
 
+class MatchmakingConfig(_Strict):
+    """Challenging other bots when idle (lichess-bot's ``matchmaking`` section: same key names and meanings
+    where lichess-bot has the key; "ours" marks the others). Read by :mod:`lichessbot.play.matchmaker`."""
+
+    allow_matchmaking: bool = Field(False, description="Challenge online bots when idle.")
+    allow_during_games: bool = Field(
+        False, description="Also challenge while games run (never past challenge.concurrency)."
+    )
+    challenge_timeout: float = Field(
+        30, ge=0, description="Minutes without a game (since the bot started or its last game ended) before it "
+        "challenges.",
+    )
+    challenge_variant: str = Field(
+        "random", description="Variant of our challenges: standard, chess960, or random (one of challenge.variants "
+        "except fromPosition).",
+    )
+    challenge_initial_time: list[int] = Field(
+        default_factory=lambda: [60, 180],
+        description="Seconds: initial clocks to choose from (lichess: 0, 15, 30, 45, 60, 90 or a multiple of 60 up "
+        "to 10800).",
+    )
+    challenge_increment: list[int] = Field(
+        default_factory=lambda: [1, 2], description="Seconds: increments to choose from (0 to 60)."
+    )
+    challenge_days: list[int] = Field(
+        default_factory=list,
+        description="Correspondence days per move to choose from (1, 2, 3, 5, 7, 10, 14); empty: real-time only.",
+    )
+    challenge_mode: Literal["casual", "rated", "random"] = Field("random", description="Casual, rated or random.")
+    opponent_min_rating: int = Field(600, description="Challenge bots rated at least this in the game's speed.")
+    opponent_max_rating: int = Field(4000, description="Challenge bots rated at most this in the game's speed.")
+    opponent_rating_difference: int | None = Field(
+        None, ge=0, description="If set: only bots within this many points of our rating (replaces min/max)."
+    )
+    rating_preference: Literal["none", "high", "low"] = Field(
+        "none", description="Prefer stronger (high) or weaker (low) bots in the range, or none."
+    )
+    opponent_allow_tos_violation: bool = Field(False, description="Also challenge bots marked for a ToS violation.")
+    challenge_filter: Literal["none", "coarse", "fine"] = Field(
+        "fine", description="After a decline: none; coarse: not that bot again for decline_hours; fine: not that bot "
+        "with the declined aspect (speed, variant or mode; any game for generic/later/noBot) for decline_hours.",
+    )
+    block_list: list[str] = Field(default_factory=list, description="Bots never challenged.")
+    decline_hours: float = Field(
+        24, gt=0, description="Hours a decline keeps its filter (ours; lichess-bot: one day).",
+    )
+    decline_file: str | None = Field(
+        "matchmaking_state.json", description="Where declines and the daily-limit pause are kept across restarts "
+        "(ours); null: memory only.",
+    )
+    challenge_expiry: float = Field(
+        25, gt=0, description="Seconds an unanswered challenge of ours waits before it is canceled (ours; lichess "
+        "lets a real-time challenge expire after 20 s).",
+    )
+    min_wait: float = Field(
+        60, ge=0, description="Seconds between two challenges of ours (ours; lichess-bot waits 60 s).",
+    )
+    daily_limit_pause: float = Field(
+        3600, gt=0, description="Seconds matchmaking pauses after lichess refuses a challenge with 429 and gives no "
+        "time (ours); a 429 that names its seconds pauses that long.",
+    )
+
+    @field_validator("challenge_variant")
+    @classmethod
+    def _variant(cls, v: str) -> str:
+        if v not in ("standard", "chess960", "random"):
+            raise ValueError(f"{v}: challenges are standard, chess960 or random")
+        return v
+
+    @field_validator("challenge_initial_time")
+    @classmethod
+    def _initial(cls, times: list[int]) -> list[int]:
+        for t in times:
+            if t not in (0, 15, 30, 45, 90) and not (t % 60 == 0 and 0 < t <= 10800):
+                raise ValueError(f"{t} s is not a lichess clock (0, 15, 30, 45, 60, 90 or a multiple of 60 "
+                                 "up to 10800)")
+        return times
+
+    @field_validator("challenge_increment")
+    @classmethod
+    def _increment(cls, incs: list[int]) -> list[int]:
+        for i in incs:
+            if not 0 <= i <= 60:
+                raise ValueError(f"{i} s is not a lichess increment (0 to 60)")
+        return incs
+
+    @field_validator("challenge_days", mode="before")
+    @classmethod
+    def _no_null_days(cls, days: Any) -> Any:
+        """lichess-bot writes ``[null]`` for "no correspondence": the same as ``[]`` here."""
+        if days is None:
+            return []
+        return [d for d in days if d is not None] if isinstance(days, list) else days
+
+    @field_validator("challenge_days")
+    @classmethod
+    def _days(cls, days: list[int]) -> list[int]:
+        for d in days:
+            if d not in (1, 2, 3, 5, 7, 10, 14):
+                raise ValueError(f"{d} is not a lichess days-per-move value (1, 2, 3, 5, 7, 10, 14)")
+        return days
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MatchmakingConfig:
+        if self.opponent_min_rating > self.opponent_max_rating:
+            raise ValueError("opponent_min_rating is greater than opponent_max_rating")
+        if self.allow_matchmaking and not self.challenge_days and not (
+                self.challenge_initial_time and self.challenge_increment):
+            raise ValueError("no time control to challenge with: set challenge_initial_time and challenge_increment, "
+                             "or challenge_days")
+        return self
+
+
 class BotConfig(_Strict):
     """The whole config.yml."""
 
@@ -434,6 +548,7 @@ class BotConfig(_Strict):
     chat: ChatConfig = Field(default_factory=ChatConfig)
     draw_or_resign: DrawOrResignConfig = Field(default_factory=DrawOrResignConfig)
     correspondence: CorrespondenceConfig = Field(default_factory=CorrespondenceConfig)
+    matchmaking: MatchmakingConfig = Field(default_factory=MatchmakingConfig)
     abort_time: int = Field(
         30, ge=1, description="Seconds to wait for the opponent's first move before aborting (real-time games only; "
         "never in tournament games)."
@@ -444,6 +559,29 @@ class BotConfig(_Strict):
     )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
     status: StatusConfig = Field(default_factory=StatusConfig)
+
+    @model_validator(mode="after")
+    def _matchmaking_within_challenge(self) -> BotConfig:
+        """Our own challenges must pass our own challenge filter (else we would decline our own game)."""
+        mm, ch = self.matchmaking, self.challenge
+        if not mm.allow_matchmaking:
+            return self
+        if not ch.accept_bot:
+            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
+                             "be true")
+        for t in mm.challenge_initial_time:
+            if not ch.min_base <= t <= ch.max_base:
+                raise ValueError(f"matchmaking.challenge_initial_time: {t} s is outside challenge.min_base.."
+                                 f"challenge.max_base ({ch.min_base}..{ch.max_base})")
+        for i in mm.challenge_increment:
+            if not ch.min_increment <= i <= ch.max_increment:
+                raise ValueError(f"matchmaking.challenge_increment: {i} s is outside challenge.min_increment.."
+                                 f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
+        if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
+            raise ValueError(f"matchmaking.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
+        if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
+            raise ValueError(f"matchmaking.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
+        return self
 
     def resolved_token(self) -> str | None:
         """The token to use: the environment variable wins over the file. Never log the result."""
@@ -461,6 +599,9 @@ def _format_errors(err: ValidationError) -> str:
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
         msg = msg.removeprefix("Value error, ")
+        if not e["loc"] and msg.split(":", 1)[0].count(".") >= 1:  # a check across sections names its key
+            lines.append(msg)
+            continue
         lines.append(f"{path}: {msg}")
     return "; ".join(lines)
 

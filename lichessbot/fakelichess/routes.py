@@ -198,7 +198,8 @@ class Routes:
                 return h.reply_html(429)
             return h.reply(status, {"error": "injected failure"})
         if method == "GET" and path == "/api/account":
-            acc = {"id": self.username.lower(), "username": self.username}
+            acc = {"id": self.username.lower(), "username": self.username,
+                   "perfs": {s: {"rating": 2000, "games": 50} for s in ("bullet", "blitz", "rapid", "classical")}}
             if self.title:
                 acc["title"] = self.title
             return h.reply(200, acc)
@@ -209,6 +210,12 @@ class Routes:
             with self.lock:
                 now = [self._game_info(g) for g in self.games.values() if not g.over]
             return h.reply(200, {"nowPlaying": now})
+        if method == "GET" and path == "/api/bot/online":
+            return self._serve_online(h, query)
+        if method == "POST" and parts[:2] == ["api", "challenge"] and len(parts) == 3:
+            return self._create_challenge(h, parts[2], body)
+        if method == "POST" and parts[:2] == ["api", "challenge"] and parts[3:] == ["cancel"]:
+            return self._cancel_outgoing(h, parts[2])
         if method == "POST" and parts[:2] == ["api", "challenge"] and len(parts) == 4:
             return self._answer_challenge(h, parts[2], parts[3], body)
         if method == "POST" and parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:

@@ -44,6 +44,7 @@ import chess.variant
 
 from lichessbot.fakelichess.http import END, make_handler
 from lichessbot.fakelichess.players import Opponent, random_mover
+from lichessbot.fakelichess.matchmaking import MatchmakingRoutes
 from lichessbot.fakelichess.routes import Routes
 
 __all__ = ["FakeGame", "FakeLichess"]
@@ -101,7 +102,7 @@ class FakeGame:
         return self.board.turn == (self.bot_color == "white")
 
 
-class FakeLichess(Routes):
+class FakeLichess(Routes, MatchmakingRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -141,6 +142,7 @@ class FakeLichess(Routes):
         self._tokens = quota[1] if quota else 0.0
         self._tokens_at = time.monotonic()
         self._ids = 0
+        self._init_matchmaking()
         self._stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
         self.httpd.daemon_threads = True
@@ -269,7 +271,7 @@ class FakeLichess(Routes):
         initial = int(tc["limit"] * 1000) if tc["type"] == "clock" else 0
         g = FakeGame(id=ch["id"], bot_color=ch["_bot_color"], board=make_board(variant, fen), initial_fen=fen,
                      initial_ms=initial, increment_ms=int(tc.get("increment", 0) * 1000), opponent=ch["_opponent"],
-                     opponent_name=ch["challenger"]["name"], rated=ch["rated"], speed=ch["speed"], variant=variant,
+                     opponent_name=ch.get("_opponent_name") or ch["challenger"]["name"], rated=ch["rated"], speed=ch["speed"], variant=variant,
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
                      wtime=initial or FOREVER, btime=initial or FOREVER)
         self.games[g.id] = g

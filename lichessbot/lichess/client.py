@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -36,7 +37,7 @@ from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
 
-__all__ = ["ClientSettings", "LichessClient", "LichessError", "BotSession", "endpoint_key"]
+__all__ = ["ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "BotSession", "endpoint_key"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -47,6 +48,17 @@ class LichessError(LichessbotError, RuntimeError):
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status
+
+
+class ChallengeLimited(LichessError):
+    """lichess refused to create a challenge with a 429 (e.g. the daily limit of bot challenges).
+
+    ``seconds``: how long lichess says to wait (the body's ``ratelimit.seconds``, else Retry-After), or None.
+    """
+
+    def __init__(self, message: str, seconds: float | None):
+        super().__init__(message, 429)
+        self.seconds = seconds
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,8 @@ _ID_PATTERNS = [
     (re.compile(r"^/api/bot/game/[^/]+/move/[^/]+$"), "/api/bot/game/*/move/*"),
     (re.compile(r"^/api/bot/game/[^/]+/draw/[^/]+$"), "/api/bot/game/*/draw/*"),
     (re.compile(r"^/api/bot/game/[^/]+/([a-z-]+)$"), r"/api/bot/game/*/\1"),
-    (re.compile(r"^/api/challenge/[^/]+/(accept|decline)$"), r"/api/challenge/*/\1"),
+    (re.compile(r"^/api/challenge/[^/]+/(accept|decline|cancel)$"), r"/api/challenge/*/\1"),
+    (re.compile(r"^/api/challenge/[^/]+$"), "/api/challenge/*"),
 ]
 
 
@@ -153,7 +166,7 @@ class BotSession(requests.Session):
         self._sleep(left)
 
     def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
-                **kwargs: Any) -> requests.Response:
+                retry_429: bool = True, **kwargs: Any) -> requests.Response:
         s = self.settings
         stream = bool(kwargs.get("stream"))
         kind = request_class(method, url)
@@ -181,7 +194,7 @@ class BotSession(requests.Session):
                     self._pause(pkey, pause)
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
                                 retry_after=after is not None)
-                    if stream or kind == CHAT or attempt >= s.retries or _past(deadline):
+                    if stream or kind == CHAT or not retry_429 or attempt >= s.retries or _past(deadline):
                         return response
                     response.close()
                     attempt += 1
@@ -303,6 +316,58 @@ class LichessClient:
         berserk 0.14 sends JSON)."""
         self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
                    data={"reason": reason})
+
+    def online_bots(self, nb: int = 100) -> list[dict[str, Any]]:
+        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
+        try:
+            response = self.session.request("GET", self.url + "/api/bot/online", params={"nb": nb})
+        except (requests.RequestException, RequestDropped) as err:
+            raise LichessError(f"listing online bots: {_short(err)}") from None
+        with response:
+            if response.status_code >= 400:
+                raise LichessError(f"listing online bots: HTTP {response.status_code}", response.status_code)
+            bots = []
+            for line in response.text.splitlines():
+                if line.strip():
+                    try:
+                        bots.append(json.loads(line))
+                    except ValueError:
+                        log.warning("malformed line skipped", endpoint="GET /api/bot/online")
+            return bots
+
+    def create_challenge(self, username: str, form: dict[str, Any]) -> dict[str, Any]:
+        """``POST /api/challenge/{username}`` with the spec's form; returns the challenge (``id``...).
+
+        A 429 is not retried (it is a limit, not a hiccup): :class:`ChallengeLimited` with lichess's wait.
+        Other failures: :class:`LichessError` with the status and lichess's error text.
+        """
+        what = f"challenging {username}"
+        try:
+            response = self.session.request("POST", f"{self.url}/api/challenge/{username}", data=form,
+                                            retry_429=False)
+        except (requests.RequestException, RequestDropped) as err:
+            raise LichessError(f"{what}: {_short(err)}") from None
+        with response:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            detail = body.get("error") if isinstance(body, dict) else None
+            if response.status_code == 429:
+                limit = body.get("ratelimit") if isinstance(body, dict) else None
+                seconds = limit.get("seconds") if isinstance(limit, dict) else None
+                if seconds is None:
+                    seconds = _retry_after(response)
+                raise ChallengeLimited(f"{what}: HTTP 429" + (f": {detail}" if detail else ""),
+                                       None if seconds is None else float(seconds))
+            if response.status_code >= 400 or not isinstance(body, dict):
+                raise LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
+                                   response.status_code)
+            return body
+
+    def cancel_challenge(self, challenge_id: str) -> None:
+        """``POST /api/challenge/{id}/cancel``: withdraw a challenge of ours."""
+        self._post(f"canceling challenge {challenge_id}", f"/api/challenge/{challenge_id}/cancel")
 
     # games -------------------------------------------------------------------------------------
     def make_move(self, game_id: str, uci: str, offering_draw: bool = False, deadline: float | None = None) -> None:

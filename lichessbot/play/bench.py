@@ -8,6 +8,12 @@ runs; the *engine is a fast fake* (a random legal move after thinking ``clock/50
 8 searches on 2 cores would measure the CPU, not the bot. The opponents are random movers thinking
 0.3-1.2 s a move. The soak stops by itself after ``--max-seconds`` (default 240).
 
+With ``--matchmaking`` the bot also challenges four online bots of the server while it plays
+(``allow_during_games``; two accept, one declines with ``tooFast``, one
+never answers), with lichess's daily limit set to ``--daily-limit`` challenges (a JSON 429 pausing
+matchmaking ``30`` s): the soak runs the whole ``--max-seconds``, then stops the bot (Ctrl-C once) and waits
+for its games to end. Also reported: challenges created, accepted, declined, canceled, refused (429).
+
 Reported: results, games the bot lost on time or by a fault (not finished, aborted, noStart), illegal
 posts (moves the server refused as illegal or out of turn), whether every slot was freed, requests
 deferred and dropped by the pacer, 429s answered. Exit status 0 when there are no time losses, faults or
@@ -62,7 +68,8 @@ class _FakeEngine:
 
 
 def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float] = (10.0, 30.0),
-         max_seconds: float = 240.0, seed: int = 1) -> dict[str, Any]:
+         max_seconds: float = 240.0, seed: int = 1, matchmaking: bool = False,
+         daily_limit: int | None = None) -> dict[str, Any]:
     """Run the soak; returns the figures (see the module docstring)."""
     from lichessbot.fakelichess import BotRun, FakeLichess
     from lichessbot.lichess.client import ClientSettings
@@ -74,15 +81,31 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
     started = time.monotonic()
     from lichessbot.fakelichess import random_mover
 
-    with FakeLichess(keepalive=1.0, opponent_delay=lambda: rng.uniform(0.3, 1.2), quota=quota) as server:
+    import tempfile
+
+    from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
+
+    state = tempfile.TemporaryDirectory(prefix="lichessbot-soak-")
+    if matchmaking:
+        config.update({"challenge": {"concurrency": games, "accept_bot": True}, "matchmaking": {
+            "allow_matchmaking": True, "allow_during_games": True, "challenge_timeout": 0, "min_wait": 2,
+            "challenge_expiry": 3, "challenge_initial_time": [base], "challenge_increment": [inc],
+            "challenge_mode": "casual", "challenge_variant": "standard",
+            "decline_file": f"{state.name}/matchmaking.json", "decline_hours": 0.01}})
+    with state, FakeLichess(keepalive=1.0, opponent_delay=lambda: rng.uniform(0.3, 1.2), quota=quota) as server:
         server.skip_game_finish = 2
+        if matchmaking:
+            for name, policy in (("Accepts", ACCEPT), ("Thinks", ACCEPT), ("Picky", "tooFast"), ("Silent", IGNORE)):
+                server.add_bot(name, 1500, policy=policy)
+            server.answer_after = 0.3
+            server.daily_challenge_limit, server.daily_limit_seconds = daily_limit, 30
         with BotRun(server, _FakeEngine(), config, settings=settings) as bot:
             ids = [server.challenge(limit=base, increment=inc, speed="bullet", bot_color=("white", "black")[i % 2],
                                     opponent=random_mover(seed * 100 + i)) for i in range(games)]
             kinds = ["move", "chat", "playing", "action", "move", "chat"]
             n_429, next_429, next_game_drop, next_event_drop = 0, 3.0, 5.0, 12.0
             while time.monotonic() - started < max_seconds:
-                done = all(i in server.games and server.games[i].over for i in ids)
+                done = all(i in server.games and server.games[i].over for i in ids) and not matchmaking
                 if done or (time.monotonic() - started > 20 and not server.games):
                     break
                 t = time.monotonic() - started
@@ -99,17 +122,23 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                     server.drop_event_streams()
                     next_event_drop += 20.0
                 time.sleep(0.2)
+            if matchmaking:
+                bot.service.stop()  # Ctrl-C once: no new challenges, the running games are played out
+                server.wait_for(lambda: all(g.over for g in server.games.values()), 120)
+                ids = list(server.games)
             finished = all(i in server.games and server.games[i].over for i in ids)
             slots_deadline = time.monotonic() + 15
             while time.monotonic() < slots_deadline and (bot.service.busy() or bot.service.games):
                 time.sleep(0.2)
             busy, threads = bot.service.busy(), len(bot.service.games)
+            with bot.service._lock:
+                held = {"running": sorted(bot.service.running), "pending": sorted(bot.service._pending)}
             session, chat = bot.client.session, bot.service.chat
             figures: dict[str, Any] = {
                 "games": games, "tc": f"{base}+{inc}", "finished": finished,
                 "seconds": round(time.monotonic() - started, 1),
                 "results": Counter(), "time_losses": 0, "faults": 0, "illegal_posts": 0,
-                "slots_freed": busy == 0 and threads == 0, "busy_at_end": busy,
+                "slots_freed": busy == 0 and threads == 0, "busy_at_end": busy, "held_at_end": held,
                 "requests_deferred": session.pacer.deferred,
                 "requests_dropped": session.pacer.dropped + (chat.dropped if chat else 0),
                 "chat_dropped_in_429_pause": session.dropped_in_pause,
@@ -117,6 +146,12 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                 "rate_limited_429": sum(server.rate_limited.values()), "moves_posted_in_pause": session.posted_in_pause,
                 "requests": len(server.requests), "moves": 0,
             }
+            mm = bot.service.matchmaker
+            if mm is not None:
+                figures["challenges"] = {"created": mm.created, "accepted": mm.accepted, "declined": mm.declined,
+                                         "canceled": mm.canceled, "refused_429": server.challenge_refusals,
+                                         "games_from_challenges": sum(server.outgoing_status[c] == "accepted"
+                                                                      for c in server.outgoing_status)}
             for gid in ids:
                 g = server.games.get(gid)
                 if g is None:
@@ -141,6 +176,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the server's account quota RATE,BURST (requests/s, requests; default 10,30, assumed)")
     parser.add_argument("--max-seconds", type=float, default=240.0, help="stop the soak after this long (default 240)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--matchmaking", action="store_true",
+                        help="the bot also challenges the server's online bots while it plays")
+    parser.add_argument("--daily-limit", type=int, default=None,
+                        help="with --matchmaking: challenges lichess allows before its daily-limit 429 (default none)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,11 +192,13 @@ def run(args: argparse.Namespace) -> int:
         raise LichessbotError(f"--tc {args.tc!r} / --quota {args.quota!r}: expected BASE+INC and RATE,BURST") from None
     print(f"soak: {args.games} games at {base}+{inc} against the fake lichess on 127.0.0.1; quota {rate:g}/s burst "
           f"{burst:g}; engine: fake (random legal move after clock/50, <= 0.5 s); opponents: random, 0.3-1.2 s a move")
-    f = soak(args.games, base, inc, (rate, burst), args.max_seconds, args.seed)
+    f = soak(args.games, base, inc, (rate, burst), args.max_seconds, args.seed, args.matchmaking, args.daily_limit)
     print(f"finished: {f['finished']} in {f['seconds']} s; moves posted {f['moves']}; requests {f['requests']}")
     print("results: " + ", ".join(f"{k} {v}" for k, v in sorted(f["results"].items())))
     print(f"bot time losses {f['time_losses']}; bot faults {f['faults']}; illegal posts {f['illegal_posts']}; "
           f"slots freed {f['slots_freed']} (busy at end {f['busy_at_end']})")
+    if not f["slots_freed"]:
+        print(f"slots held at the end: {f['held_at_end']}")
     if f.get("time_loss_games"):
         print("lost on time: " + ", ".join(f["time_loss_games"]))
     print(f"requests deferred {f['requests_deferred']}, dropped {f['requests_dropped']} (request budget short); chat "
@@ -165,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
           f"429 pause: {f['deferred_in_429_pause']}")
     print(f"429s answered {f['rate_limited_429']}; moves posted during a 429 pause (at their deadline) "
           f"{f['moves_posted_in_pause']}")
+    if "challenges" in f:
+        print("challenges: " + ", ".join(f"{k} {v}" for k, v in f["challenges"].items()))
     ok = f["time_losses"] == 0 and f["faults"] == 0 and f["illegal_posts"] == 0 and f["slots_freed"] and f["finished"]
     print("OK" if ok else "FAILED")
     return 0 if ok else 1

@@ -83,5 +83,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  correspondence: {c.min_days}..{c.max_days} days per move, {k.move_time} s a move, check-in every "
               f"{k.checkin_period} s")
     print(f"  chat: evals to {config.chat.eval_room} every {config.chat.eval_every} moves")
+    mm = config.matchmaking
+    print("  matchmaking: " + (f"on, after {mm.challenge_timeout:g} min idle, {mm.challenge_variant} {mm.challenge_mode}, "
+                               f"declines kept in {mm.decline_file}" if mm.allow_matchmaking else "off"))
     print(f"  PGN: {config.pgn_directory or 'not saved'}")
     return 0

@@ -66,7 +66,11 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "challenge.max_simultaneous_games_per_user": "no per-user game limit here (challenge.concurrency)",
     "challenge.recent_bot_challenge_age": "no per-bot rematch delay here",
     "correspondence": "correspondence settings are not supported in this build",
-    "matchmaking": "matchmaking is not supported in this build",
+    "matchmaking.overrides": "no matchmaking overrides here: one matchmaking section",
+    "matchmaking.online_block_list": "no online block lists here: use matchmaking.block_list",
+    "matchmaking.include_challenge_block_list": "not supported: list the bots in matchmaking.block_list",
+    "matchmaking.permablock_after_declined_challenge": "declines are kept in matchmaking.decline_file for "
+                                                       "matchmaking.decline_hours",
 }
 
 #: Sections copied key by key when our config has them.

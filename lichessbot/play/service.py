@@ -34,6 +34,7 @@ from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
+from lichessbot.play.matchmaker import Matchmaker
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
@@ -77,7 +78,8 @@ class BotService:
     """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread."""
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
-                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0):
+                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
+                 matchmaker_options: dict[str, Any] | None = None):
         self.config, self.client, self.engine = config, client, engine
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
@@ -107,6 +109,11 @@ class BotService:
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
         self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
         self.status_server: Any = None
+        self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
+        if config.matchmaking.allow_matchmaking:
+            self.matchmaker = Matchmaker(config, client, busy=self.busy, running=lambda: len(self.running),
+                                         reserve=self.reserve, release=self.release, stopping=self._stopping,
+                                         **(matchmaker_options or {}))
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -127,6 +134,15 @@ class BotService:
             self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
             return len(self.running | set(self._pending))
 
+    def reserve(self, key: str) -> None:
+        """Hold a slot for ``key`` (a challenge of ours) for at most PENDING_TTL seconds."""
+        with self._lock:
+            self._pending[key] = time.monotonic()
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
@@ -140,6 +156,10 @@ class BotService:
         events.start()
         answers = threading.Thread(target=self._answer_challenges, name="events-answers", daemon=True)
         answers.start()
+        matchmaker = None
+        if self.matchmaker is not None:
+            matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
+            matchmaker.start()
         now = time.monotonic()
         self._next_check = now + self.config.playing_check_period
         self._next_checkin = now + self.config.correspondence.checkin_period
@@ -167,6 +187,10 @@ class BotService:
                 t.join(timeout=15)
             self._answers.put(None)
             answers.join(timeout=15)
+            if matchmaker is not None:
+                self._stopping.set()
+                self.matchmaker.wake()
+                matchmaker.join(timeout=15)
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
@@ -245,6 +269,8 @@ class BotService:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if self.matchmaker is not None:
+            self.matchmaker.on_event(event)
         if kind == CONNECTED:
             log.info("event stream connected", reconnect=event["reconnect"])
             if event["reconnect"]:

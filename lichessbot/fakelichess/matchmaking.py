@@ -1,0 +1,160 @@
+"""The fake lichess server's side of matchmaking (a mixin of :class:`lichessbot.fakelichess.server.FakeLichess`).
+
+* ``GET /api/bot/online?nb=``: NDJSON of the users in ``online_bots`` (add them with :meth:`add_bot`);
+* ``POST /api/challenge/{username}``: the API spec's form (``rated``, ``clock.limit`` + ``clock.increment``
+  or ``days``, ``variant``, ``color``); a bad form or an unknown user is a 400 (lichess's answer for a
+  failed creation). Over ``daily_challenge_limit`` challenges it answers **429** with lichess's
+  JSON ``{"error": ..., "ratelimit": {"key": ..., "seconds": ...}}`` (``daily_limit_seconds``);
+  otherwise 200 with the challenge, a ``challenge`` event (our own, ``direction: out``), and after
+  ``answer_after`` seconds the bot's policy answers: accept (``gameStart``; the server plays the game),
+  decline (``challengeDeclined`` with ``declineReason`` and ``declineReasonKey``), or nothing;
+* ``POST /api/challenge/{id}/cancel``: our pending challenge is canceled (``challengeCanceled``); else 404.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lichessbot.fakelichess.players import random_mover
+
+__all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]
+
+ACCEPT, IGNORE = "accept", "ignore"
+#: lila's decline texts (modules/challenge/src/main/DeclineReason.scala), shortened.
+_DECLINE_TEXT = {"generic": "I'm not accepting challenges at the moment.", "later": "Please ask again later.",
+                 "tooFast": "This time control is too fast for me.", "tooSlow": "This time control is too slow.",
+                 "timeControl": "I'm not accepting this time control.", "rated": "Please send a rated challenge.",
+                 "casual": "Please send a casual challenge.", "standard": "I'm only accepting standard chess.",
+                 "variant": "I'm not willing to play this variant.", "noBot": "I'm not accepting bots.",
+                 "onlyBot": "I'm only accepting bots."}
+_DAYS = (1, 2, 3, 5, 7, 10, 14)
+
+
+class MatchmakingRoutes:
+    def _init_matchmaking(self) -> None:
+        self.online_bots: list[dict[str, Any]] = []
+        self.bot_policies: dict[str, Callable[[dict[str, Any]], str]] = {}
+        self.outgoing: list[dict[str, Any]] = []          # challenges the bot created, in order
+        self.outgoing_status: dict[str, str] = {}         # id -> created | accepted | declined | canceled
+        self.challenge_refusals = 0                        # 429s of the daily limit
+        self.daily_challenge_limit: int | None = None
+        self.daily_limit_seconds = 3600
+        self.answer_after = 0.05
+        self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
+
+    def add_bot(self, name: str, rating: int = 1500, *, policy: str | Callable[[dict[str, Any]], str] = ACCEPT,
+                games: int = 100, tos_violation: bool = False) -> None:
+        """An online bot rated ``rating`` in every speed; ``policy`` answers our challenges: ACCEPT, IGNORE,
+        a decline reason key, or a function of the challenge returning one of those."""
+        speeds = ("bullet", "blitz", "rapid", "classical", "correspondence", "chess960")
+        user: dict[str, Any] = {"id": name.lower(), "username": name, "title": "BOT",
+                                "perfs": {s: {"rating": rating, "games": games, "rd": 60, "prog": 0} for s in speeds}}
+        if tos_violation:
+            user["tosViolation"] = True
+        with self.lock:
+            self.online_bots.append(user)
+            self.bot_policies[name.lower()] = policy if callable(policy) else (lambda _ch, p=policy: p)
+
+    def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None:
+        nb = int(query.get("nb", ["50"])[0])
+        with self.lock:
+            data = b"".join(json.dumps(u).encode() + b"\n" for u in self.online_bots[:nb])
+        h._send(200, data, "application/x-ndjson", None)
+
+    def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None:
+        if not h.is_form:
+            return h.reply(400, {"error": "expected a form"})
+        with self.lock:
+            user = next((u for u in self.online_bots if u["id"] == username.lower()), None)
+            if user is None:
+                return h.reply(400, {"error": f"{username} cannot be challenged"})
+            if self.daily_challenge_limit is not None and len(self.outgoing) >= self.daily_challenge_limit:
+                self.challenge_refusals += 1
+                return h.reply(429, {"error": "Too many challenges today. Please try again later.",
+                                     "ratelimit": {"key": "bot.vsBot.day", "seconds": self.daily_limit_seconds}})
+            variant = form.get("variant", "standard")
+            try:
+                if "days" in form:
+                    days = int(form["days"])
+                    if days not in _DAYS or "clock.limit" in form:
+                        raise ValueError
+                    limit = None
+                else:
+                    limit, inc = int(form["clock.limit"]), int(form["clock.increment"])
+                    if not (limit in (0, 15, 30, 45, 90) or (limit % 60 == 0 and 0 < limit <= 10800)) \
+                            or not 0 <= inc <= 60:
+                        raise ValueError
+                    days = None
+            except (KeyError, ValueError):
+                return h.reply(400, {"error": {"clock": ["invalid"]}})
+            if form.get("rated") not in ("true", "false") or variant not in ("standard", "chess960"):
+                return h.reply(400, {"error": {"rated/variant": ["invalid"]}})
+            color = form.get("color", "random")
+            bot_color = color if color in ("white", "black") else ("white", "black")[self._ids % 2]
+            ch = self._outgoing(user, variant, form["rated"] == "true", limit, 0 if days else inc, days, bot_color)
+            self._event(self._challenge_event(ch))
+            policy = self.bot_policies[user["id"]]
+        threading.Thread(target=self._bot_answers, args=(ch, policy), daemon=True).start()
+        time.sleep(self.answer_delay_reply)
+        h.reply(200, {k: v for k, v in ch.items() if not k.startswith("_")})
+        return None
+
+    def _outgoing(self, user: dict[str, Any], variant: str, rated: bool, limit: int | None, inc: int,
+                  days: int | None, bot_color: str) -> dict[str, Any]:
+        """Our challenge to ``user`` (the shape the event stream sends), built by :meth:`challenge`'s rules."""
+        cid = self._new_id()
+        if limit is not None:
+            est = limit + 40 * inc
+            speed = ("ultraBullet" if est < 30 else "bullet" if est < 180 else "blitz" if est < 480
+                     else "rapid" if est < 1500 else "classical")
+            tc: dict[str, Any] = {"type": "clock", "limit": limit, "increment": inc, "show": f"{limit}+{inc}"}
+        else:
+            speed, tc = "correspondence", {"type": "correspondence", "daysPerTurn": days}
+        me = {"id": self.username.lower(), "name": self.username, "rating": 2000, "title": "BOT"}
+        dest = {"id": user["id"], "name": user["username"], "rating": user["perfs"]["blitz"]["rating"], "title": "BOT"}
+        ch: dict[str, Any] = {
+            "id": cid, "url": f"{self.url}/{cid}", "status": "created", "challenger": me, "destUser": dest,
+            "variant": {"key": variant, "name": variant, "short": variant[:3]}, "rated": rated, "speed": speed,
+            "timeControl": tc, "color": bot_color, "finalColor": bot_color, "perf": {"name": speed},
+            "direction": "out", "_opponent": random_mover(self._ids), "_bot_color": bot_color, "_tournament": None,
+            "_opponent_name": user["username"]}
+        if variant == "chess960":
+            import chess
+            ch["initialFen"] = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen()
+        self.challenges[cid] = ch
+        self.outgoing.append(ch)
+        self.outgoing_status[cid] = "created"
+        return ch
+
+    def _bot_answers(self, ch: dict[str, Any], policy: Callable[[dict[str, Any]], str]) -> None:
+        time.sleep(self.answer_after)
+        public = {k: v for k, v in ch.items() if not k.startswith("_")}
+        answer = policy(public)
+        with self.lock:
+            if self.outgoing_status.get(ch["id"]) != "created" or answer == IGNORE:
+                return
+            if answer == ACCEPT:
+                self.outgoing_status[ch["id"]] = "accepted"
+                self.answers[ch["id"]] = ("accept", None)
+                self._start_game(ch)
+            else:
+                self.outgoing_status[ch["id"]] = "declined"
+                self.answers[ch["id"]] = ("decline", answer)
+                self._event({"type": "challengeDeclined", "challenge": {
+                    **public, "status": "declined", "declineReason": _DECLINE_TEXT.get(answer, answer),
+                    "declineReasonKey": answer}})
+
+    def _cancel_outgoing(self, h: Any, cid: str) -> None:
+        with self.lock:
+            if self.outgoing_status.get(cid) != "created":
+                return h.reply(404, {"error": "No such challenge"})
+            self.outgoing_status[cid] = "canceled"
+            self.canceled.add(cid)
+            public = {k: v for k, v in self.challenges[cid].items() if not k.startswith("_")}
+            h.reply(200, {"ok": True})
+            self._event({"type": "challengeCanceled", "challenge": {**public, "status": "canceled"}})
+            return None

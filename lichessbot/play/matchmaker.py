@@ -1,0 +1,254 @@
+"""The matchmaking loop: when the bot is idle, challenge an online bot (section ``matchmaking``).
+
+One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge when all hold:
+
+* ``allow_matchmaking``; the service is not stopping; lichess's daily limit is not pausing us;
+* no challenge of ours is waiting for an answer (one at a time);
+* a free slot: games running + accepted challenges < ``challenge.concurrency``, and with
+  ``allow_during_games: false`` no game running at all;
+* ``challenge_timeout`` minutes since the bot started or its last game ended, and ``min_wait`` seconds
+  since our last challenge.
+
+The slot is reserved (the service's pending set) before the request, so an incoming challenge accepted
+meanwhile never takes the bot past ``concurrency``. An unanswered challenge is canceled after
+``challenge_expiry`` seconds. A decline (event ``challengeDeclined`` with ``declineReasonKey``) is
+recorded per ``challenge_filter`` for ``decline_hours`` hours and written to ``decline_file``; a 429 on
+creation (lichess's daily limit) pauses matchmaking for the seconds lichess gives, else
+``daily_limit_pause`` seconds, and that pause is written there too (a restart keeps it). Errors of the
+other calls are logged; the client has already retried them with backoff.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from lichessbot.config import BotConfig
+from lichessbot.lichess.client import ChallengeLimited, LichessClient, LichessError
+from lichessbot.lichess.matchmaking import DeclineRecords, choose, decline_aspect
+
+__all__ = ["Matchmaker"]
+
+log = structlog.get_logger("lichessbot.matchmaking")
+
+#: Seconds a challenge lichess would not cancel (answered meanwhile) holds its slot and blocks new
+#: challenges while its event has not arrived (ours: a stalled event stream must not let us over-challenge).
+UNSEEN_TTL = 300.0
+#: Key under which the slot of a challenge being created is reserved (before lichess gives its id).
+_RESERVING = "matchmaking-reserving"
+
+
+class Matchmaker:
+    """Challenges bots for the service. ``busy()``: games running plus accepted challenges;
+    ``reserve(key)``/``release(key)``: hold or free a slot in the service's pending set."""
+
+    def __init__(self, config: BotConfig, client: LichessClient, *, busy: Callable[[], int],
+                 running: Callable[[], int], reserve: Callable[[str], None], release: Callable[[str], None],
+                 stopping: threading.Event, tick: float = 1.0, rng: random.Random | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.mm, self.config, self.client = config.matchmaking, config, client
+        self._busy, self._running, self._reserve, self._release = busy, running, reserve, release
+        self._stopping = stopping
+        self._tick = tick
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self.records = DeclineRecords.load(self.mm.decline_file, clock())
+        self.me: dict[str, Any] = {}
+        self.outstanding: dict[str, Any] | None = None   # our challenge waiting: {"id", "at", "username"}
+        self.idle_since = time.monotonic()               # start, or the end of the last game
+        self.last_challenge = -float("inf")              # monotonic time of our last challenge
+        self.created = self.declined = self.accepted = self.canceled = 0
+        self._creating = False                            # a creation request is in flight
+        self._early: list[dict[str, Any]] = []            # answers that came before lichess's reply to it
+        self._unseen: dict[str, float] = {}               # answered, per lichess, but no event yet: id -> time
+
+    # events (called by the service's event thread) ---------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
+            with self._lock:
+                if self._creating:  # the answer may concern the challenge whose id we do not know yet
+                    self._early.append(event)
+                    return
+        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
+            eid = (event.get("challenge") or event.get("game") or {})
+            eid = eid.get("gameId") or eid.get("id")
+            with self._lock:
+                seen = self._unseen.pop(str(eid), None) is not None
+            if seen and kind != "gameStart":
+                self._release(str(eid))
+        if kind == "challengeDeclined":
+            ch = event.get("challenge") or {}
+            with self._lock:
+                ours = self.outstanding is not None and self.outstanding["id"] == ch.get("id")
+                if ours:
+                    self.outstanding = None
+            if ours:
+                self._release(str(ch.get("id")))  # the service frees it too, unless it came early
+                self._declined(ch)
+        elif kind == "challengeCanceled":
+            cid = (event.get("challenge") or {}).get("id")
+            with self._lock:
+                ours = self.outstanding is not None and self.outstanding["id"] == cid
+                if ours:
+                    self.outstanding = None
+            if ours:
+                self._release(str(cid))
+        elif kind == "gameStart":
+            gid = (event.get("game") or {}).get("gameId") or (event.get("game") or {}).get("id")
+            with self._lock:
+                if self.outstanding is not None and self.outstanding["id"] == gid:
+                    self.outstanding = None
+                    self.accepted += 1
+                    log.info("challenge accepted", challenge_id=gid)
+                    self._release(str(gid))  # the game holds its slot now
+        elif kind == "gameFinish":
+            with self._lock:
+                self.idle_since = time.monotonic()
+        self._wake.set()
+
+    def _declined(self, ch: dict[str, Any]) -> None:
+        reason = str(ch.get("declineReasonKey") or "generic")
+        opponent = str((ch.get("destUser") or {}).get("name") or (ch.get("destUser") or {}).get("id") or "?")
+        self.declined += 1
+        aspect = decline_aspect(self.mm.challenge_filter, reason, ch)
+        log.info("challenge declined", challenge_id=ch.get("id"), opponent=opponent, reason=reason,
+                 filtered=None if aspect is None else (f"{aspect[0]}={aspect[1]}" if aspect[0] else "any game"))
+        if aspect is not None:
+            with self._lock:
+                self.records.add(opponent, aspect, self._clock() + self.mm.decline_hours * 3600)
+                self._save()
+
+    def _save(self) -> None:
+        try:
+            self.records.save(self.mm.decline_file)
+        except OSError as err:
+            log.warning("matchmaking records not saved", path=self.mm.decline_file, error=str(err))
+
+    # the loop -----------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Until the service stops. Never raises: one failed round is logged and the next one tried."""
+        try:
+            self.me = self.client.account()
+        except LichessError as err:
+            log.warning("account not read: ratings unknown", error=str(err))
+        while not self._stopping.is_set():
+            try:
+                self.step()
+            except Exception as err:  # noqa: BLE001 - matchmaking never stops the bot
+                log.exception("matchmaking round failed", error=str(err))
+            self._wake.wait(self._tick)
+            self._wake.clear()
+        self._cancel_outstanding("shutting down")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def step(self) -> None:
+        """One round: cancel an expired challenge, or create one when every condition holds."""
+        now = time.monotonic()
+        with self._lock:
+            out = self.outstanding
+        if out is not None:
+            if now - out["at"] >= self.mm.challenge_expiry:
+                self._cancel_outstanding(f"unanswered for {self.mm.challenge_expiry:g} s")
+            return
+        with self._lock:
+            for cid in [c for c, t in self._unseen.items() if now - t >= UNSEEN_TTL]:
+                del self._unseen[cid]
+                self._release(cid)
+            if self._unseen:
+                return  # an answer lichess gave is still on its way: the slot stays held
+        if self._stopping.is_set() or self._clock() < self.records.paused_until:
+            return
+        if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
+            return
+        if self._busy() >= self.config.challenge.concurrency:
+            return
+        if not self.mm.allow_during_games and self._running() > 0:
+            return
+        self._reserve(_RESERVING)
+        try:
+            self._challenge(now)
+        finally:
+            self._release(_RESERVING)
+
+    def _challenge(self, now: float) -> None:
+        self.last_challenge = now
+        try:
+            online = self.client.online_bots()
+        except LichessError as err:
+            log.warning("online bots not listed", error=str(err))
+            return
+        with self._lock:
+            self.records.prune(self._clock())
+            choice, why = choose(self.mm, self.config.challenge, self.me, online, self.records, self._clock(),
+                                 self._rng)
+        if choice is None:
+            log.info("no challenge", why=why)
+            return
+        with self._lock:
+            self._creating = True
+        try:
+            self._create(choice, why)
+        finally:
+            with self._lock:
+                self._creating, early, self._early = False, self._early, []
+            for event in early:  # now matched against the outstanding challenge
+                self.on_event(event)
+
+    def _create(self, choice: Any, why: str) -> dict[str, Any] | None:
+        """Create the challenge; on success it is the outstanding one (returned), else None."""
+        now = self.last_challenge
+        try:
+            created = self.client.create_challenge(choice.username, choice.form())
+        except ChallengeLimited as err:
+            pause = err.seconds if err.seconds is not None else self.mm.daily_limit_pause
+            with self._lock:
+                self.records.paused_until = self._clock() + pause
+                self._save()
+            log.warning("challenges limited by lichess: matchmaking paused", pause_s=round(pause), error=str(err))
+            return None
+        except LichessError as err:
+            log.warning("challenge not created", opponent=choice.username, error=str(err))
+            if err.status == 400:  # lichess refuses this bot (e.g. it does not accept challenges)
+                with self._lock:
+                    self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
+                    self._save()
+            return None
+        cid = str(created.get("id") or (created.get("challenge") or {}).get("id") or "")
+        if not cid:
+            log.warning("challenge created without an id", opponent=choice.username)
+            return None
+        self.created += 1
+        self._reserve(cid)
+        with self._lock:
+            self.outstanding = {"id": cid, "at": now, "username": choice.username}
+        log.info("challenge created", challenge_id=cid, opponent=choice.username, variant=choice.variant,
+                 speed=choice.speed, rated=choice.rated, tc=f"{choice.base}+{choice.increment}" if not choice.days
+                 else f"{choice.days}d", why=why)
+        return created
+
+    def _cancel_outstanding(self, why: str) -> None:
+        with self._lock:
+            out, self.outstanding = self.outstanding, None
+        if out is None:
+            return
+        try:
+            self.client.cancel_challenge(out["id"])
+        except LichessError as err:  # accepted or declined meanwhile: its event tells; the slot stays held
+            log.info("challenge not canceled: answered meanwhile", challenge_id=out["id"], error=str(err))
+            with self._lock:
+                self._unseen[out["id"]] = time.monotonic()
+            self._reserve(out["id"])
+            return
+        self._release(out["id"])
+        self.canceled += 1
+        log.info("challenge canceled", challenge_id=out["id"], opponent=out["username"], why=why)
