@@ -274,7 +274,10 @@ class BotService:
         if kind == CONNECTED:
             log.info("event stream connected", reconnect=event["reconnect"])
             if event["reconnect"]:
-                self._resync_games()
+                # In the playing-check thread, not here: a paced or 429-paused call must never stop
+                # this thread from reading the stream (the next loop of run() starts the check).
+                self._next_check = 0.0
+                self._wake.set()
         elif kind == "challenge":
             ch = dict(event.get("challenge") or {})
             if "compat" in event:  # lichess sends compat beside the challenge
