@@ -47,7 +47,7 @@ class _Strict(BaseModel):
 
 # --------------------------------------------------------------------------------------------------
 # Search (lichessbot/search reads these). Defaults: lc0 src/search/classic/params.cc (v0.33.0-dev),
-# see ../shared/spec/lc0-facts.md §5.
+# see lc0 src/search/classic/params.cc.
 # --------------------------------------------------------------------------------------------------
 class SearchParams(_Strict):
     """PUCT search parameters. Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc)."""
@@ -129,7 +129,7 @@ class EngineConfig(_Strict):
 class TimemanConfig(_Strict):
     """Time management (lichessbot/timeman, docs/timeman.md). Times in milliseconds unless stated.
 
-    Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc (../shared/spec/lc0-facts.md §6);
+    Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc;
     the early/late stop rules follow NeuralchessGM (issue 4); "ours" marks a value chosen here.
     """
 

@@ -1,6 +1,6 @@
 """Lc0 input encoding: game histories -> float32 planes ``[B, 112, 8, 8]``.
 
-Facts from ../shared/spec/lc0-facts.md §0-1 (lc0 src/neural/encoder.cc ``EncodePositionForNN``,
+Facts from lc0 (src/neural/encoder.cc ``EncodePositionForNN``,
 src/chess/position.cc ``ComputeLastMoveRepetitions``). A position is held as a :class:`Snapshot` of
 absolute bitboards (a1 = bit 0); :func:`encode` turns batches of histories into planes with numpy
 (``np.unpackbits`` on the uint64 masks), with no per-square Python loop.

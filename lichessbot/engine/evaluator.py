@@ -4,7 +4,7 @@ One :class:`Evaluator` per process is shared by every game and search thread. ``
 are thread-safe: onnxruntime's ``InferenceSession.run`` may be called concurrently and releases the
 GIL while it computes; the cache has its own lock.
 
-Priors follow lc0 src/neural/wrapper.cc ``SoftmaxPolicy`` (../shared/spec/lc0-facts.md §2.3): the
+Priors follow lc0 src/neural/wrapper.cc ``SoftmaxPolicy``: the
 legal moves' logits, minus their maximum, divided by the policy temperature (lc0's default 1.359,
 src/neural/shared_params.cc), exponentiated and normalized (exact ``exp``, where lc0 uses an
 approximation). Values follow lc0 src/neural/backends/onnx/network_onnx.cc: Q = W - L, D = draw

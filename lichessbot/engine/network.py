@@ -1,6 +1,6 @@
 """Loading Lc0 networks: ``lc0 leela2onnx`` ONNX files, lc0 ``.pb.gz`` weights, the shipped default.
 
-The ONNX interface (../shared/spec/lc0-facts.md §3, lc0 src/neural/onnx/converter.cc): input
+The ONNX interface (lc0 src/neural/onnx/converter.cc): input
 ``/input/planes`` [batch, 112, 8, 8]; outputs ``/output/policy`` [batch, 1858] raw logits, ``/output/wdl``
 [batch, 3] softmaxed (win, draw, loss for the side to move) or ``/output/value`` [batch, 1] (tanh), and
 optionally ``/output/mlh`` [batch, 1] (plies). An ONNX file does not record the input format: it is

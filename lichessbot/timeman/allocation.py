@@ -1,7 +1,6 @@
 """Time allocation: pure functions from a clock to a time budget for one move.
 
-The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc, see
-../shared/spec/lc0-facts.md §6.2): the expected number of moves left follows a log-logistic
+The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc): the expected number of moves left follows a log-logistic
 game-length curve (midpoint 51.5 moves, steepness 7), the remaining time plus the increments to come
 is shared among them, the first search of a game gets a bonus, and time spared by earlier early stops
 (the "bank") is spent on the next move. On top of lc0 we cap one move at a share of the clock, floor
