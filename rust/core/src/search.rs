@@ -226,11 +226,8 @@ impl Search {
             let legal = pos.legal_moves();
             self.tree.alloc_edges(root, legal.iter().map(pack_move));
             self.tree.nodes[root as usize].state = PENDING;
-            let hist_len = self.positions.len().min(8);
-            let hist: Vec<&PosInfo> = self.positions[self.positions.len() - hist_len..].iter().collect();
             let cur = &self.positions[self.positions.len() - 1];
-            let transform =
-                encoding::encode(&hist, self.params.input_format, self.params.fill, &mut out[..PLANES_PER_POSITION]);
+            let transform = encode_history(&self.positions, &[], &self.params, &mut out[..PLANES_PER_POSITION]);
             batch.leaves.push(Leaf {
                 node: root,
                 path_start: 0,
@@ -467,26 +464,8 @@ impl Search {
             return Expansion::CacheHit(wdl, m);
         }
         self.tree.nodes[leaf as usize].state = PENDING;
-        // History: the path (newest last), then the game before the root; the last 8.
-        let mut hist: [&PosInfo; 8] = [info; 8];
-        let mut count = 0usize;
-        for x in self.path_pos.iter().rev() {
-            if count == 8 {
-                break;
-            }
-            hist[count] = x;
-            count += 1;
-        }
         let game = &self.positions[..self.positions.len() - 1];
-        for x in game.iter().rev() {
-            if count == 8 {
-                break;
-            }
-            hist[count] = x;
-            count += 1;
-        }
-        hist[..count].reverse();
-        let transform = encoding::encode(&hist[..count], self.params.input_format, self.params.fill, row);
+        let transform = encode_history(&self.path_pos, game, &self.params, row);
         Expansion::Network(transform, black, key)
     }
 
@@ -585,5 +564,33 @@ fn sort_edges(edges: &mut [Edge]) {
             j -= 1;
         }
         edges[j] = e;
+    }
+}
+
+/// Encode the position at the end of `newest` (its history continuing back into `older`; both oldest
+/// first) into `row` (float32 `[112 * 64]`); returns the transform. The encoder needs the last 8
+/// positions, or for the v2 canonical formats (5, 133, which skip non-repetitions: lc0
+/// src/neural/encoder.cc `EncodePositionForNN`) everything back to the last zeroing move, rule50 + 1
+/// positions. Up to 8 positions live on the stack; only a v2 format with a long rule50 allocates.
+fn encode_history<'a>(newest: &'a [PosInfo], older: &'a [PosInfo], params: &Params, row: &mut [f32]) -> u8 {
+    let cur = newest.last().expect("a history has its current position");
+    let need = if matches!(params.input_format, 5 | 133) { cur.rule50 as usize + 1 } else { 8 };
+    let fill = |hist: &mut [&'a PosInfo]| -> usize {
+        let mut count = 0;
+        for x in newest.iter().rev().chain(older.iter().rev()).take(hist.len()) {
+            hist[count] = x;
+            count += 1;
+        }
+        hist[..count].reverse();
+        count
+    };
+    if need <= 8 {
+        let mut hist: [&PosInfo; 8] = [cur; 8];
+        let n = fill(&mut hist[..need]);
+        encoding::encode(&hist[..n], params.input_format, params.fill, row)
+    } else {
+        let mut hist = vec![cur; need];
+        let n = fill(&mut hist);
+        encoding::encode(&hist[..n], params.input_format, params.fill, row)
     }
 }

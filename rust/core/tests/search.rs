@@ -141,3 +141,27 @@ fn a_ponder_search_keeps_the_old_root_as_an_anchor() {
     run(&mut s, 3000);
     assert_eq!(s.set_position(START, &[ours, missed], false, false).unwrap(), missed_n);
 }
+
+#[test]
+fn v2_canonical_formats_see_the_history_back_to_the_last_zeroing_move() {
+    use lichessbot_core::encoding::{Fill, encode};
+    use lichessbot_core::position::{PosInfo, replay_game};
+    // Knights out and back twice (repetitions), then 6 new reversible plies: format 5 skips those
+    // non-repetitions and reaches the repetitions more than 8 plies back.
+    let mut line = ["g1f3", "g8f6", "f3g1", "f6g8"].repeat(2);
+    line.extend(["b1c3", "b8c6", "c3b5", "c6b4", "b5a3", "b4a6"]);
+    let moves: Vec<String> = line.iter().map(|m| m.to_string()).collect();
+    let params = Params { minibatch_size: 4, input_format: 5, fill: Fill::FenOnly, ..Params::default() };
+    let mut s = Search::new(params, Arc::new(NNCache::new(0)));
+    s.set_position(START, &moves, false, false).unwrap();
+    let mut planes = vec![0f32; 4 * PLANES_PER_POSITION];
+    assert_eq!(s.gather(&mut planes, None), 1);
+    let (positions, _, _) = replay_game(START, &moves, shakmaty::CastlingMode::Standard).unwrap();
+    let all: Vec<&PosInfo> = positions.iter().collect();
+    let mut expected = vec![0f32; PLANES_PER_POSITION];
+    encode(&all, 5, Fill::FenOnly, &mut expected);
+    let mut last8 = vec![0f32; PLANES_PER_POSITION];
+    encode(&all[all.len() - 8..], 5, Fill::FenOnly, &mut last8);
+    assert_ne!(expected, last8, "the test position needs more than 8 positions of history");
+    assert_eq!(&planes[..PLANES_PER_POSITION], &expected[..]);
+}
