@@ -15,12 +15,7 @@ import numpy as np
 from lichessbot.config import SearchParams
 from lichessbot.search.types import RootMove
 
-__all__ = ["cpuct", "score_cp", "wdl_permille", "wdl_of", "sample_by_temperature", "verbose_lines"]
-
-
-def cpuct(params: SearchParams, n: int) -> float:
-    """cpuct(N) = CPuct + CPuctFactor * ln((N + CPuctBase) / CPuctBase) (lc0 search.cc ``ComputeCpuct``)."""
-    return params.cpuct + params.cpuct_factor * math.log((n + params.cpuct_base) / params.cpuct_base)
+__all__ = ["score_cp", "wdl_permille", "wdl_of", "sample_by_temperature", "verbose_lines"]
 
 
 def score_cp(wl: float, d: float, has_wdl: bool = True) -> int:

@@ -181,30 +181,16 @@ impl Tree {
         &self.edges[nd.edges as usize..nd.edges as usize + nd.num_edges as usize]
     }
 
-    /// The child reached by edge `i` of `node`, or NONE.
-    pub fn child(&self, node: u32, i: u8) -> u32 {
-        let mut c = self.nodes[node as usize].first_child;
-        while c != NONE {
-            let cn = &self.nodes[c as usize];
-            if cn.index == i {
-                return c;
-            }
-            if cn.index > i {
-                return NONE;
-            }
-            c = cn.sibling;
-        }
-        NONE
-    }
-
-    /// The child of `node` through edge `i`, created (and linked in edge order) if needed.
-    pub fn child_or_insert(&mut self, node: u32, i: u8) -> u32 {
+    /// Walk `node`'s children (kept in edge order) for edge `i`: (the child before the place of `i`,
+    /// the child of `i` or NONE).
+    #[inline]
+    fn locate(&self, node: u32, i: u8) -> (u32, u32) {
         let mut prev = NONE;
         let mut c = self.nodes[node as usize].first_child;
         while c != NONE {
             let cn = &self.nodes[c as usize];
             if cn.index == i {
-                return c;
+                return (prev, c);
             }
             if cn.index > i {
                 break;
@@ -212,6 +198,21 @@ impl Tree {
             prev = c;
             c = cn.sibling;
         }
+        (prev, NONE)
+    }
+
+    /// The child reached by edge `i` of `node`, or NONE.
+    pub fn child(&self, node: u32, i: u8) -> u32 {
+        self.locate(node, i).1
+    }
+
+    /// The child of `node` through edge `i`, created (and linked in edge order) if needed.
+    pub fn child_or_insert(&mut self, node: u32, i: u8) -> u32 {
+        let (prev, found) = self.locate(node, i);
+        if found != NONE {
+            return found;
+        }
+        let c = if prev == NONE { self.nodes[node as usize].first_child } else { self.nodes[prev as usize].sibling };
         let id = self.new_node(i);
         self.nodes[id as usize].sibling = c;
         if prev == NONE {

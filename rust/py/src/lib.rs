@@ -447,6 +447,5 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTablebases>()?;
     m.add_function(wrap_pyfunction!(encode_game, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
-    m.add("PLANES_PER_POSITION", PLANES_PER_POSITION)?;
     Ok(())
 }
