@@ -24,6 +24,7 @@ import chess.syzygy
 import structlog
 
 from lichessbot.errors import LichessbotError
+from lichessbot.score import Score
 
 __all__ = ["TB_CP", "TablebaseError", "TablebaseMove", "Tablebases", "split_path"]
 
@@ -71,6 +72,11 @@ class TablebaseMove:
     def wdl_triple(self) -> tuple[float, float, float]:
         """(W, D, L) fractions for the bot and UCI ``wdl``."""
         return _TRIPLES[self.wdl]
+
+    @property
+    def score(self) -> Score:
+        """The verdict as a :class:`~lichessbot.score.Score` (root side to move's view)."""
+        return Score(cp=self.cp, wdl=self.wdl_triple, mate=self.mate)
 
     def describe(self) -> str:
         """``tablebase win, DTZ 13`` (for chat, logs and UCI ``info string``)."""

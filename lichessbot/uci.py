@@ -12,20 +12,28 @@ one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`l
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 import chess
 from pydantic import ValidationError
 
-from lichessbot import __version__
+from lichessbot import __version__, wiring
+from lichessbot.book import Book, open_book_file
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import Network
+from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
+from lichessbot.play.logs import configure_logging
 from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher
-from lichessbot.uci_options import ENGINE_FIELDS, HASH_ENTRIES_PER_MB, OPTIONS, UciOption
+from lichessbot.tablebase import Tablebases, split_path
+from lichessbot.timeman import TimeManager
+from lichessbot.uci_options import HASH_ENTRIES_PER_MB, OPTIONS, UciOption
 from lichessbot.uci_output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
 
 __all__ = ["OPTIONS", "UciEngine", "UciOption", "add_arguments", "run"]
@@ -45,16 +53,16 @@ class UciEngine:
                       "own_book": False, "book_file": "", "multipv": 1,
                       "movetime_overhead": MOVETIME_OVERHEAD_MS,
                       "syzygy_path": ""}
-        self._book = None  # lichessbot.book.Book of BookFile
-        self._tablebases = None  # lichessbot.tablebase.Tablebases of SyzygyPath
+        self._book: Book | None = None  # of BookFile
+        self._tablebases: Tablebases | None = None  # of SyzygyPath
         self.board = chess.Board()
-        self._evaluator = None
+        self._evaluator: Evaluator | TritonEvaluator | None = None
         self._searcher: Searcher | None = None
-        self._timeman = None
+        self._timeman: TimeManager | None = None
         self._handle: SearchHandle | None = None
         self._waiter: threading.Thread | None = None
         self._pending_go: Go | None = None
-        self._net = None  # the loaded network of engine.network (lichessbot.engine.network.Network)
+        self._net: Network | None = None  # the loaded network of engine.network
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -126,35 +134,30 @@ class UciEngine:
             self.flags[key] = value
             if key == "seed":
                 self.params = SearchParams.model_validate({**self.params.model_dump(), "seed": value or None})
-                self._searcher = None
+                self._drop_searcher()
             if key == "hash_mb":  # Hash (MB) sizes the NN cache, as GUIs send it to every engine
                 self._set("engine.nn_cache_size", value * HASH_ENTRIES_PER_MB)
             if key == "chess960":
                 self.board.chess960 = value
             if key == "book_file":  # a bad file is reported now, not at go (BookError is a ValueError)
-                import random
-
-                from lichessbot.book import open_book_file
-
                 self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
             if key == "syzygy_path":  # a bad path is reported now (TablebaseError is a ValueError)
-                from lichessbot.tablebase import Tablebases, split_path
-
                 paths = split_path(value)
                 self._tablebases = Tablebases(paths, key="SyzygyPath") if paths else None
-                self._searcher = None
+                self._drop_searcher()
             return
         try:
             if room == "search":
                 self.params = SearchParams.model_validate({**self.params.model_dump(), key: value})
-                self._searcher = None
+                self._drop_searcher()
                 if key == "policy_temperature":
                     self._evaluator = None
             elif room == "engine":
                 data = self.engine.model_dump()
                 data[key] = value
                 self.engine = EngineConfig.model_validate(data)
-                self._evaluator = self._searcher = None
+                self._drop_searcher()
+                self._evaluator = None
                 if key in ("network", "input_format"):
                     self._net = None
                 if key == "network" and value != "default" and not Path(value).exists():
@@ -165,7 +168,18 @@ class UciEngine:
         except ValidationError as err:
             raise ValueError(err.errors()[0]["msg"]) from None
 
-    def load_network(self) -> Any:
+    def _drop_searcher(self) -> None:
+        """Close the searcher (its tree and network thread go; the next ``go`` builds one with the new
+        settings). Never during a search: ``setoption`` while searching applies to the next search."""
+        searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            if self._handle is not None and self._waiter is not None and self._waiter.is_alive():
+                threading.Thread(target=_close_after, args=(self._waiter, searcher), name="lichessbot-uci-close",
+                                 daemon=True).start()
+            else:
+                searcher.close()
+
+    def load_network(self) -> Network:
         """The network of WeightsFile (``engine.network``), loaded once per setting.
 
         Raises:
@@ -173,9 +187,7 @@ class UciEngine:
                 the message; see lichessbot.engine.network.load_network).
         """
         if self._net is None:
-            from lichessbot.engine.network import load_network
-
-            self._net = load_network(self.engine.network, self.engine.input_format)
+            self._net = wiring.network_of(self.engine)
         return self._net
 
     def _ensure_engine(self) -> bool:
@@ -186,16 +198,11 @@ class UciEngine:
             return True
         try:
             if self._evaluator is None:
-                from lichessbot.engine.evaluator import Evaluator
-
                 net = self.load_network()
-                self._evaluator = Evaluator(net, backend=self.engine.backend, threads=self.engine.threads,
-                                            cache_size=self.engine.nn_cache_size,
-                                            policy_temperature=self.params.policy_temperature,
-                                            precision=self.engine.precision)
+                self._evaluator = wiring.evaluator_of(self.engine, net,
+                                                      policy_temperature=self.params.policy_temperature)
                 self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
-            tb = self._tablebases.core if self._tablebases is not None else None
-            self._searcher = Searcher(self._evaluator, self.params, tablebases=tb)
+            self._searcher = wiring.searcher_of(self._evaluator, self.params, tablebases=self._tablebases)
         except Exception as err:  # noqa: BLE001 - reported, and the engine keeps running
             self.error(f"cannot load network {self.engine.network!r}: {err}")
             return False
@@ -241,9 +248,9 @@ class UciEngine:
         if self._tablebases is not None and not go.ponder:
             found = self._tablebases.root_move(board)
             if found is not None:  # the tables' move at once, without searching (docs/tablebases.md)
-                score = f"mate {found.mate}" if found.mate is not None else f"cp {found.cp}"
+                score = found.score.uci()
                 if self.flags["show_wdl"]:
-                    score += " wdl " + " ".join(str(round(1000 * x)) for x in found.wdl_triple)
+                    score += " wdl {} {} {}".format(*found.score.permille)
                 self.send(f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 "
                           f"pv {found.move.uci()}")
                 self.send(f"info string {found.describe()}")
@@ -253,7 +260,7 @@ class UciEngine:
             self.send("bestmove 0000")
             return
         if self._timeman is None:
-            self._timeman = self._new_timeman()
+            self._timeman = wiring.timeman_of(self.timeman_config)
         if go.ponder:
             stopper, limits = None, Limits(nodes=go.nodes, infinite=True)
             self._pending_go = go
@@ -272,11 +279,6 @@ class UciEngine:
         self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher), daemon=True)
         self._waiter.start()
 
-    def _new_timeman(self) -> Any:
-        from lichessbot.timeman import TimeManager
-
-        return TimeManager(self.timeman_config)
-
     def _cmd_ponderhit(self, args: list[str]) -> None:
         if self._handle is None or self._pending_go is None:
             return
@@ -294,8 +296,7 @@ class UciEngine:
 
     def _cmd_quit(self, args: list[str]) -> bool:
         self._stop_and_wait()
-        if self._searcher is not None:
-            self._searcher.close()
+        self._drop_searcher()
         return False
 
     def _stop_and_wait(self) -> None:
@@ -306,8 +307,7 @@ class UciEngine:
         k = self.flags["multipv"]
         searcher = self._searcher
         pvs = searcher.root_pvs(k) if k > 1 and searcher is not None else None  # the search thread calls this
-        has_wdl = getattr(searcher, "has_wdl", True)
-        for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs, has_wdl=has_wdl):
+        for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs):
             self.send(line)
 
     def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher) -> None:
@@ -332,6 +332,12 @@ class UciEngine:
         self.send(f"bestmove {move}{ponder}")
 
 
+def _close_after(waiter: threading.Thread, searcher: Searcher) -> None:
+    """Close ``searcher`` once the search ``waiter`` waits for has written its bestmove."""
+    waiter.join()
+    searcher.close()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default=None,
                         help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
@@ -348,8 +354,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         LichessbotError: ``--network`` does not load (before anything is written on stdout; exit status 2).
     """
-    from lichessbot.play.logs import configure_logging
-
     configure_logging(level=getattr(args, "log_level", None) or "warning")
     engine = UciEngine()
     if getattr(args, "network", None):

@@ -10,7 +10,7 @@ from typing import Any
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
 from lichessbot.uci_output import MOVETIME_OVERHEAD_MS
 
-__all__ = ["ENGINE_FIELDS", "HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
+__all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
 
 
 @dataclass(frozen=True)
@@ -99,5 +99,4 @@ OPTIONS: list[UciOption] = [
     UciOption("MovetimeOverhead", "spin", MOVETIME_OVERHEAD_MS, "uci.movetime_overhead", 0, 100_000),
     UciOption("SyzygyPath", "string", "", "uci.syzygy_path"),  # docs/tablebases.md; lc0's name
 ]
-ENGINE_FIELDS = {"network", "backend", "threads", "nn_cache_size"}
 

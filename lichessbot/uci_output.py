@@ -15,8 +15,9 @@ from typing import Any
 
 import chess
 
+from lichessbot.score import Score
 from lichessbot.search import Limits, RootMove, SearchStats, Stopper
-from lichessbot.search import stats as st
+from lichessbot.timeman import Clock
 
 __all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "info_lines", "make_stopper", "parse_go"]
 
@@ -30,35 +31,33 @@ MOVETIME_OVERHEAD_MS = 30
 MIN_SEARCH_MS = 20
 
 
-PvLine = tuple[RootMove, float, float, "int | None", list[chess.Move]]
+PvLine = tuple[RootMove, Score, list[chess.Move]]
 
 
-def info_lines(s: SearchStats, *, show_wdl: bool, multipv: int = 1, pvs: Sequence[PvLine] | None = None,
-               has_wdl: bool = True) -> list[str]:
+def info_lines(s: SearchStats, *, show_wdl: bool, multipv: int = 1, pvs: Sequence[PvLine] | None = None) -> list[str]:
     """The ``info`` lines for one report of a search.
 
     Args:
-        s: the live statistics (best move's score and PV in ``s.cp``, ``s.mate``, ``s.wdl``, ``s.pv``).
+        s: the live statistics (best move's score and PV in ``s.score``, ``s.pv``).
         show_wdl: add ``wdl W D L`` (permille, root side to move's view; UCI_ShowWDL).
         multipv: MultiPV; above 1, ``pvs`` gives one line per root move (``multipv 1`` first).
-        pvs: ``Searcher.root_pvs(multipv)``: (root move, wl, d, mate, pv) per root move, lc0's ranking.
-        has_wdl: the network has a WDL head (``Searcher.has_wdl``; centipawns by lc0's WDL_mu then).
+        pvs: ``Searcher.root_pvs(multipv)``: (root move, score, pv) per root move, lc0's ranking.
     """
     head = f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)} nodes {s.nodes}"
     tail = f"nps {int(s.nps)} tbhits {s.tbhits}"
     if multipv <= 1 or not pvs:
-        score = f"score mate {s.mate}" if s.mate is not None else f"score cp {s.cp}"
-        w, d, lo = (round(1000 * x) for x in s.wdl)
-        wdl = f" wdl {w} {1000 - w - lo} {lo}" if show_wdl else ""
         pv = (" pv " + " ".join(m.uci() for m in s.pv)) if s.pv else ""
-        return [f"{head} {score}{wdl} {tail}{pv}"]
+        return [f"{head} score {s.score.uci()}{_wdl(s.score, show_wdl)} {tail}{pv}"]
     lines = []
-    for k, (rm, wl, d, mate, pv) in enumerate(pvs, start=1):
-        score = f"score mate {mate}" if mate is not None else f"score cp {st.score_cp(wl, d, has_wdl)}"
-        wdl = " wdl {} {} {}".format(*st.wdl_permille(wl, d)) if show_wdl else ""
+    for k, (rm, score, pv) in enumerate(pvs, start=1):
         moves = pv or [rm.move]
-        lines.append(f"{head} multipv {k} {score}{wdl} {tail} pv " + " ".join(m.uci() for m in moves))
+        lines.append(f"{head} multipv {k} score {score.uci()}{_wdl(score, show_wdl)} {tail} pv "
+                     + " ".join(m.uci() for m in moves))
     return lines
+
+
+def _wdl(score: Score, show: bool) -> str:
+    return " wdl {} {} {}".format(*score.permille) if show else ""
 
 
 @dataclass
@@ -91,8 +90,6 @@ def make_stopper(timeman: Any, go: Go, board: chess.Board,
     movetime = go.movetime / 1000.0 if go.movetime is not None else None
     if go.infinite or (ours is None and movetime is None):
         return None, limits
-    from lichessbot.timeman import Clock
-
     clock = None
     if ours is not None:
         opp = go.btime if board.turn == chess.WHITE else go.wtime

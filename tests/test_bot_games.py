@@ -17,7 +17,7 @@ from lichessbot.config import parse_config
 from lichessbot.play.chat import EVAL_REFUSAL
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.service import NotBotError
-from lichessbot.play.thinker import Engine
+from lichessbot.play.engine_thinker import Engine
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"
@@ -32,7 +32,8 @@ def engine(tmp_path_factory):
     net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
     cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}}})
-    return Engine(cfg, nodes=24)
+    with Engine(cfg, nodes=24) as eng:
+        yield eng
 
 
 @pytest.fixture(autouse=True)
@@ -231,13 +232,14 @@ def test_black_side_and_castling_sent_king_takes_rook(server, engine):
     assert chess.Move.from_uci("e1g1") in game.board.move_stack or len(game.board.move_stack) < 7
 
 
-def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_move(server, tmp_path):
+def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_move(server, tmp_path, request):
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
     cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1, "ponder": True,
                                    "search": {"minibatch_size": 8}}})
     pondering = Engine(cfg, nodes=24)
+    request.addfinalizer(pondering.close)
     expected: list[chess.Move] = []
 
     def plays_the_ponder_move(board: chess.Board) -> chess.Move:  # the bot's expected reply when it has one

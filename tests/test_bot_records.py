@@ -15,14 +15,20 @@ from lichessbot.play.game import parse_moves
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.pgn import GameRecord, result_string, to_pgn
 from lichessbot.play.thinker import Decision
+from lichessbot.score import Score
+from lichessbot.search import SearchResult
 
 E4 = chess.Move.from_uci("e2e4")
 
 
-def _decision(**kw) -> Decision:
-    base = dict(move=E4, source="search", cp=35, wdl=(0.41, 0.33, 0.26), nodes=12345, nps=850.0, depth=6.0,
-                pv=(E4, chess.Move.from_uci("c7c5"), chess.Move.from_uci("g1f3")))
-    return Decision(**{**base, **kw})
+def _decision(move: chess.Move = E4, *, cp: int = 35, mate: int | None = None, nodes: int = 12345,
+              nps: float = 850.0, pv: tuple[chess.Move, ...] | None = None) -> Decision:
+    """A search decision with depth 6 and WDL 41/33/26 %; ``pv`` defaults to e4 c5 Nf3."""
+    pv = pv or (E4, chess.Move.from_uci("c7c5"), chess.Move.from_uci("g1f3"))
+    score = Score(cp=cp, wdl=(0.41, 0.33, 0.26), mate=mate)
+    result = SearchResult(best_move=move, ponder_move=None, pv=list(pv), q=0.0, score=score, nodes=nodes,
+                          playouts=nodes, reused_nodes=0, nps=nps, depth=6.0, seldepth=9, time=1.0, stop_reason="")
+    return Decision(move=move, source="search", score=score, result=result)
 
 
 def test_eval_line_has_score_wdl_stats_and_pv_in_san():
@@ -100,7 +106,7 @@ def test_pgn_has_headers_evals_clocks_and_result():
         record.clocks[ply] = 180_000 - 1000 * ply
         board.push(record.moves[-1])
     record.decisions[0] = _decision(move=record.moves[0], cp=-20)
-    record.decisions[2] = _decision(move=record.moves[2], cp=None, mate=-1)
+    record.decisions[2] = _decision(move=record.moves[2], mate=-1)
     record.status, record.winner = "mate", "black"
     game = chess.pgn.read_game(io.StringIO(to_pgn(record)))
     assert game.headers["Result"] == "0-1" and game.headers["TimeControl"] == "180+2"

@@ -85,6 +85,7 @@ def test_a_failing_core_surfaces_as_search_error_and_the_tree_is_dropped():
         searcher.search(chess.Board(), Limits(nodes=200))
     searcher._core = real
     assert searcher.search(chess.Board(), Limits(nodes=50)).reused_nodes == 0
+    searcher.close()
 
 
 def test_the_nn_cache_is_shared_by_the_searches_of_a_process():

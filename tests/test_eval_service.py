@@ -11,7 +11,7 @@ import pytest
 
 from lichessbot.config import SearchParams, parse_config
 from lichessbot.engine.service import EvalService
-from lichessbot.play.thinker import Engine
+from lichessbot.play.engine_thinker import Engine
 from lichessbot.search import Limits, Searcher
 from lichessbot.search.fake import FakeEvaluator, GpuModelEvaluator
 from tests.fake_lichess import BotRun, FakeLichess, resign_after
@@ -167,8 +167,8 @@ def test_four_concurrent_bot_games_share_the_evaluation_service(tmp_path):
     net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
     cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}}})
-    engine = Engine(cfg, nodes=400)
-    with FakeLichess() as server, BotRun(server, engine, {"challenge": {"concurrency": 4}}):
+    with Engine(cfg, nodes=400) as engine, FakeLichess() as server, \
+            BotRun(server, engine, {"challenge": {"concurrency": 4}}):
         ids = [server.challenge(limit=120, opponent=resign_after(6)) for _ in range(4)]
         assert server.wait_for(lambda: all(i in server.games and server.games[i].over for i in ids), 90)
         games = [server.games[i] for i in ids]

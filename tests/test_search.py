@@ -32,7 +32,7 @@ def test_mate_in_one_found_with_few_nodes(tiny_eval):
     board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
     result = Searcher(tiny_eval).search(board, Limits(nodes=300))
     assert result.best_move == chess.Move.from_uci("d1d8")
-    assert result.mate == 1
+    assert result.score.mate == 1
     assert result.root_moves[0].proven == 1
 
 
@@ -41,14 +41,14 @@ def test_mate_in_two_found_with_a_uniform_net():
     board = chess.Board("1r4k1/5ppp/8/8/8/8/4RPPP/4R1K1 w - - 0 1")
     result = Searcher(FakeEvaluator()).search(board, Limits(nodes=800))
     assert result.best_move == chess.Move.from_uci("e2e8")
-    assert result.mate == 2
+    assert result.score.mate == 2
     assert result.pv[:3] == [chess.Move.from_uci(m) for m in ("e2e8", "b8e8", "e1e8")]
 
 
 def test_mate_in_two_found_by_maia(maia_eval):
     board = chess.Board("1r4k1/5ppp/8/8/8/8/4RPPP/4R1K1 w - - 0 1")
     result = Searcher(maia_eval).search(board, Limits(nodes=300))
-    assert (result.best_move.uci(), result.mate) == ("e2e8", 2)
+    assert (result.best_move.uci(), result.score.mate) == ("e2e8", 2)
 
 
 def test_won_position_not_thrown_into_stalemate(tiny_eval):

@@ -143,19 +143,20 @@ def test_the_eval_graph_is_saved_as_svg_next_to_the_pgn(tmp_path):
 
 
 def test_the_engine_thinker_publishes_its_live_search(tmp_path):
-    from lichessbot.play.thinker import Engine
+    from lichessbot.play.engine_thinker import Engine
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
     cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}}})
-    thinker = Engine(cfg, nodes=64).new_game("g1")
-    seen: list[LiveSearch] = []
-    thinker.on_live = seen.append
-    board = chess.Board()
-    board.push_uci("e2e4")
-    decision = thinker.think(board, None)
-    thinker.close()
+    with Engine(cfg, nodes=64) as engine:
+        thinker = engine.new_game("g1")
+        seen: list[LiveSearch] = []
+        thinker.on_live = seen.append
+        board = chess.Board()
+        board.push_uci("e2e4")
+        decision = thinker.think(board, None)
+        thinker.close()
     assert seen and seen[-1].done and not seen[0].done and seen[-1].ply == 1
     assert seen[-1].lines[0].move == decision.move.uci() and seen[-1].nodes >= 64
     assert sum(line.visits for line in seen[-1].lines) > 0
@@ -228,13 +229,14 @@ def test_a_stalled_or_closed_browser_never_slows_the_games(tmp_path):
 
 @pytest.fixture(scope="module")
 def real_engine(tmp_path_factory):
-    from lichessbot.play.thinker import Engine
+    from lichessbot.play.engine_thinker import Engine
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
     cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}}})
-    return Engine(cfg)
+    with Engine(cfg) as engine:
+        yield engine
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")

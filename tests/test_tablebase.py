@@ -108,7 +108,7 @@ def test_search_probes_make_captures_into_the_tables_terminal(tables, tiny_net):
     result = searcher.search(chess.Board(FIVE), Limits(nodes=400))
     assert result.tbhits > 0
     assert searcher.node_info(["d1d8"])["terminal"] == "tablebase"
-    assert result.best_move.uci() == "d1d8" and result.mate is None and result.cp > 1000
+    assert result.best_move.uci() == "d1d8" and result.score.mate is None and result.score.cp > 1000
     # Without tables: no hits.
     plain = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False).search(chess.Board(FIVE), Limits(nodes=100))
     assert plain.tbhits == 0
@@ -159,7 +159,7 @@ def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
 
 def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
     from lichessbot.play.chat import eval_line
-    from lichessbot.play.thinker import Engine
+    from lichessbot.play.engine_thinker import Engine
 
     cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}},
@@ -168,11 +168,12 @@ def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
     thinker = engine.new_game()
     board = chess.Board(KQK)
     decision = thinker.think(board, None)
-    assert decision.source == "tablebase" and decision.wdl == (1.0, 0.0, 0.0) and decision.cp > 19_000
+    assert decision.source == "tablebase" and decision.score.wdl == (1.0, 0.0, 0.0) and decision.score.cp > 19_000
     assert eval_line(decision, board).startswith("tablebase win, DTZ")
     searched = thinker.think(chess.Board(FIVE), None)
     assert searched.source == "search"
     thinker.close()
+    engine.close()
 
 
 @pytest.mark.parametrize("endgame", ["KQvK", "KRvK", "KBNvK", "KvKP"])

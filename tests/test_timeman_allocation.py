@@ -6,7 +6,7 @@ import chess
 import pytest
 
 from lichessbot.config import ConfigError, TimemanConfig, parse_config
-from lichessbot.timeman import Clock, ClockError, allocate, expected_moves_left, game_ply
+from lichessbot.timeman import Budget, Clock, ClockError, TimeManager, allocate, expected_moves_left, game_ply
 from lichessbot.timeman.allocation import fixed_budget, safety_margin_ms
 
 LC0 = TimemanConfig(move_overhead=200, min_moves_left=1, max_move_share=1.0, overhead_per_move=False)  # lc0 legacy
@@ -124,11 +124,11 @@ def test_late_stop_off_makes_the_target_the_hard_max():
     assert b.hard_max == b.target
 
 
-def test_fixed_budget_is_movetime_minus_overhead_within_the_clock():
-    cfg = TimemanConfig(move_overhead=100)
-    assert fixed_budget(1_000, cfg).target == pytest.approx(0.9)
-    assert fixed_budget(50, cfg).target == 0
-    assert fixed_budget(60_000, cfg, Clock(2_000)).hard_max * 1000 <= 2_000 - 100
+def test_a_movetime_search_without_a_clock_gets_a_fixed_budget_of_movetime_less_overhead():
+    stopper = TimeManager(TimemanConfig(move_overhead=100)).stopper(None, chess.Board(), 1.0)
+    assert stopper.budget.target == stopper.budget.hard_max == pytest.approx(0.9)
+    assert not stopper.budget.clocked
+    assert fixed_budget(0.25) == Budget(target=0.25, hard_max=0.25, clocked=False)
 
 
 def test_bad_clock_and_config_are_refused():

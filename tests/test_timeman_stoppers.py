@@ -2,50 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import chess
 import pytest
 import structlog
 
 from lichessbot.config import TimemanConfig
+from lichessbot.score import Score
+from lichessbot.search import RootMove, SearchResult, SearchStats
 from lichessbot.timeman import Budget, Clock, NoStopper, TimeManager, TimeStopper
 from lichessbot.timeman.stoppers import best_by_visits, instability
 
 
-@dataclass
-class RM:  # the fields of lichessbot.search.RootMove
-    move: chess.Move
-    n: int
-    p: float = 0.1
-    q: float = 0.0
-    u: float = 0.0
-    d: float = 0.0
-    m: float = 0.0
+def RM(move: chess.Move, n: int, p: float = 0.1, q: float = 0.0, *, proven: int | None = None) -> RootMove:
+    """A real root move of the search's API with visits ``n``, prior ``p`` and ``q``."""
+    return RootMove(move=move, n=n, p=p, q=q, u=0.0, d=0.0, m=0.0, proven=proven)
 
 
-@dataclass
-class Stats:  # the fields of lichessbot.search.SearchStats
-    elapsed: float
-    root_moves: list[RM]
-    playouts: int = 0
-    nodes: int = 0
-    reused_nodes: int = 0
-    nps: float = 0.0
-    depth: float = 0.0
-    seldepth: int = 0
-    legal_moves: int = 20
-    remaining_playouts_hint: float | None = None
-    best: RM | None = field(default=None)
-
-    def __post_init__(self):
-        self.root_moves.sort(key=lambda r: -r.n)
-        self.best = self.root_moves[0] if self.root_moves else None
-        if not self.nodes:
-            self.nodes = sum(r.n for r in self.root_moves) + 1
-        if not self.playouts:
-            self.playouts = self.nodes - self.reused_nodes
-
+def Stats(elapsed: float, root_moves: list[RootMove], *, playouts: int = 0, nodes: int = 0, reused_nodes: int = 0,
+          legal_moves: int = 20, remaining_playouts_hint: float | None = None) -> SearchStats:
+    """The real SearchStats the search hands to stoppers: root moves best first (by visits), nodes the root's
+    visits, playouts the visits of this search (nodes - reused) unless given."""
+    root_moves = sorted(root_moves, key=lambda r: -r.n)
+    nodes = nodes or sum(r.n for r in root_moves) + 1
+    return SearchStats(elapsed=elapsed, playouts=playouts or nodes - reused_nodes, nodes=nodes,
+                       reused_nodes=reused_nodes, nps=0.0, depth=0.0, seldepth=0, root_moves=root_moves,
+                       legal_moves=legal_moves, remaining_playouts_hint=remaining_playouts_hint)
 
 
 @pytest.fixture(autouse=True)
@@ -200,10 +181,10 @@ def test_elapsed_counts_from_the_ponderhit():
 
 
 # --- the manager across moves ---------------------------------------------------------------------
-@dataclass
-class Result:  # the fields of lichessbot.search.SearchResult that the manager reads
-    q: float
-    time: float
+def Result(q: float, time: float) -> SearchResult:
+    """A real search result with Q ``q`` after ``time`` seconds (what the manager reads)."""
+    return SearchResult(best_move=E2E4, ponder_move=None, pv=[E2E4], q=q, score=Score.from_wl_d(q, 0.0), nodes=1,
+                        playouts=1, reused_nodes=0, nps=0.0, depth=0.0, seldepth=0, time=time, stop_reason="")
 
 
 def test_manager_banks_spared_time_and_spends_it_next_move():
@@ -268,20 +249,15 @@ def test_stops_are_logged_with_their_reason():
     assert stops and stops[0]["reason"] == "target at 1.50 s of 1.00 s"
 
 
-@dataclass
-class ProvenRM(RM):
-    proven: int | None = None
-
-
 def test_a_proven_win_or_a_single_unlost_move_stops_at_once():
     st, _ = make(immediate=True)
-    win = [ProvenRM(E2E4, 10, q=1.0, proven=1), ProvenRM(D2D4, 40)]
+    win = [RM(E2E4, 10, q=1.0, proven=1), RM(D2D4, 40)]
     assert st.should_stop(Stats(0.01, win, legal_moves=2)).startswith("immediate: proven win e2e4")
     st2, _ = make(immediate=True)
-    lost = [ProvenRM(E2E4, 10), ProvenRM(D2D4, 5, proven=-1), ProvenRM(G1F3, 5, proven=-1)]
+    lost = [RM(E2E4, 10), RM(D2D4, 5, proven=-1), RM(G1F3, 5, proven=-1)]
     assert st2.should_stop(Stats(0.01, lost, legal_moves=3)).startswith("immediate: 2 of 3 moves proven lost")
     st3, _ = make(immediate=True)
-    open_ = [ProvenRM(E2E4, 10), ProvenRM(D2D4, 5, proven=-1), ProvenRM(G1F3, 5)]
+    open_ = [RM(E2E4, 10), RM(D2D4, 5, proven=-1), RM(G1F3, 5)]
     assert st3.should_stop(Stats(0.01, open_, legal_moves=3)) is None
 
 

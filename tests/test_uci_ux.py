@@ -140,7 +140,7 @@ def test_timeman_log_lines_carry_the_game_id():
         stopper = tm.stopper(None, chess.Board(), 0.1)
         rm = RootMove(move=chess.Move.from_uci("e2e4"), n=5, p=0.5, q=0.0, u=0.0, d=0.3, m=40.0)
         stats = SearchStats(elapsed=1.0, playouts=5, nodes=5, reused_nodes=0, nps=5.0, depth=1.0, seldepth=1,
-                            root_moves=[rm, rm], best=rm, legal_moves=20)
+                            root_moves=[rm, rm], legal_moves=20)
         now[0] = 1.0
         assert stopper.should_stop(stats)
     events = [e for e in logs if e["event"].startswith("timeman.")]

@@ -8,7 +8,24 @@ from typing import Any
 
 import chess
 
-__all__ = ["BotRun", "StandInEngine", "StandInThinker"]
+from lichessbot.config import parse_config
+from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.play.service import BotService
+from lichessbot.play.thinker import Decision
+from lichessbot.score import Score
+from lichessbot.search import SearchResult
+
+__all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]
+
+
+def stand_in_decision(move: chess.Move, *, cp: int, nodes: int, nps: float, depth: float, seconds: float,
+                      reason: str) -> Decision:
+    """A "search" decision for ``move`` with made-up statistics (WDL 0.3/0.4/0.3, PV of one move) for
+    thinkers that play without an engine. ``seconds``: the time it claims to have spent."""
+    result = SearchResult(best_move=move, ponder_move=None, pv=[move], q=0.0,
+                          score=Score(cp=cp, wdl=(0.3, 0.4, 0.3)), nodes=nodes, playouts=nodes, reused_nodes=0,
+                          nps=nps, depth=depth, seldepth=int(depth), time=seconds, stop_reason=reason)
+    return Decision(move=move, source="search", score=result.score, result=result)
 
 
 class StandInThinker:
@@ -18,13 +35,13 @@ class StandInThinker:
         self.rng = random.Random(seed)
         self.calls = 0
 
-    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Any:
-        from lichessbot.play.thinker import Decision
-
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Decision:
         self.calls += 1
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        return Decision(move=move, source="search", cp=12, wdl=(0.3, 0.4, 0.3), nodes=16, nps=1000.0, depth=2.0,
-                        pv=(move,), time=0.001, stop_reason="stand-in")
+        return stand_in_decision(move, cp=12, nodes=16, nps=1000.0, depth=2.0, seconds=0.001, reason="stand-in")
+
+    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
+        pass
 
     def stop(self) -> None:
         pass
@@ -53,10 +70,6 @@ class BotRun:
     def __init__(self, server: Any, engine: Any, config: dict[str, Any] | None = None, *,
                  token: str | None = None, upgrade: bool = False, settings: Any = None,
                  service_options: dict[str, Any] | None = None):
-        from lichessbot.config import parse_config
-        from lichessbot.lichess.client import ClientSettings, LichessClient
-        from lichessbot.play.service import BotService
-
         base = {"url": server.url, "abort_time": 30, "pgn_directory": None,
                 "challenge": {"concurrency": 1, "accept_bot": True, "variants": ["standard", "fromPosition"],
                               "time_controls":

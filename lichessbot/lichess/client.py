@@ -398,9 +398,6 @@ class LichessClient:
         """``/claim-draw``: a draw when the opponent has left the game for a while (API spec)."""
         self._post("claiming a draw", f"/api/bot/game/{game_id}/claim-draw")
 
-    def handle_draw(self, game_id: str, accept: bool) -> None:
-        self._post("answering a draw offer", f"/api/bot/game/{game_id}/draw/{'yes' if accept else 'no'}")
-
     # streams -----------------------------------------------------------------------------------
     def open_event_stream(self) -> requests.Response:
         """The open ``/api/stream/event`` response (read it with ``iter_lines``; close it when done)."""

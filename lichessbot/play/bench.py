@@ -30,6 +30,9 @@ from typing import Any
 
 import chess
 
+from lichessbot.fakelichess.botrun import stand_in_decision
+from lichessbot.play.thinker import Decision
+
 __all__ = ["add_arguments", "run", "soak"]
 
 
@@ -40,14 +43,14 @@ class _FakeEngineThinker:
     def __init__(self, seed: int):
         self.rng = random.Random(seed)
 
-    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Any:
-        from lichessbot.play.thinker import Decision
-
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Decision:
         spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
         time.sleep(spend)
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        return Decision(move=move, source="search", cp=0, wdl=(0.3, 0.4, 0.3), nodes=1, nps=1.0, depth=1.0,
-                        pv=(move,), time=spend, stop_reason="fake engine")
+        return stand_in_decision(move, cp=0, nodes=1, nps=1.0, depth=1.0, seconds=spend, reason="fake engine")
+
+    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
+        pass
 
     def stop(self) -> None:
         pass

@@ -115,15 +115,12 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
         return f"book move {board.san(decision.move)}"
     if decision.source == "tablebase":
         return f"{decision.stop_reason} | {board.san(decision.move)}"
-    if decision.mate is not None:
-        score = f"mate {decision.mate:+d}"
-    elif decision.cp is not None:
-        score = f"eval {decision.cp / 100:+.2f}"
+    sc = decision.score
+    if sc is None:
+        parts = ["eval ?"]
     else:
-        score = "eval ?"
-    parts = [score]
-    if decision.wdl is not None:
-        w, d, l = (round(100 * x) for x in decision.wdl)
+        parts = [f"mate {sc.mate:+d}" if sc.mate is not None else f"eval {sc.cp / 100:+.2f}"]
+        w, d, l = (round(100 * x) for x in sc.wdl)
         parts.append(f"W {w}% D {d}% L {l}%")
     parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
     head = " | ".join(parts)

@@ -357,7 +357,7 @@ class Game:
         except Exception as err:  # noqa: BLE001 - play on with a legal move rather than lose on time
             self.log.exception("thinking failed; playing a fallback move", error=str(err))
         self.failures += 1
-        return Decision(move=random.choice(list(board.legal_moves)), source="search", stop_reason="fallback")
+        return Decision(move=random.choice(list(board.legal_moves)), source="search", note="fallback")
 
     def _play(self) -> None:
         board = self.board
@@ -386,16 +386,17 @@ class Game:
             return
         self._posted.add(ply)
         self.record.decisions[ply] = decision
-        ponder = getattr(self.thinker, "ponder", None)
-        if ponder is not None and decision.ponder is not None:
+        if decision.ponder is not None:
             after = board.copy()
             after.push(decision.move)
-            ponder(after, decision.ponder)
+            self.thinker.ponder(after, decision.ponder)
         self._our_moves += 1
         self._last_eval = eval_line(decision, board)
+        sc = decision.score
         self.log.info("move", ply=ply, move=decision.move.uci(), source=decision.source,
                       time_s=round(decision.time, 3), nodes=decision.nodes, nps=round(decision.nps),
-                      cp=decision.cp, mate=decision.mate, wdl=decision.wdl, depth=round(decision.depth, 1),
+                      cp=sc.cp if sc else None, mate=sc.mate if sc else None, wdl=sc.wdl if sc else None,
+                      depth=round(decision.depth, 1),
                       stop=decision.stop_reason, draw_offer=offer_draw or None)
         if self.config.chat.eval_room == "spectator" and self._our_moves % self.config.chat.eval_every == 0:
             self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)

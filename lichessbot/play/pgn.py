@@ -90,9 +90,8 @@ def to_pgn(record: GameRecord) -> str:
             break
         node = node.add_variation(move)
         d = record.decisions.get(ply)
-        if d is not None and d.source == "search" and (d.cp is not None or d.mate is not None):
-            score = chess.engine.Mate(d.mate) if d.mate is not None else chess.engine.Cp(int(d.cp or 0))
-            node.set_eval(chess.engine.PovScore(score, mover), depth=int(d.depth) or None)
+        if d is not None and d.source == "search" and d.score is not None:
+            node.set_eval(d.score.pov(mover), depth=int(d.depth) or None)
         elif d is not None and d.source == "book":
             node.comment = "book"
         elif d is not None and d.source == "tablebase":

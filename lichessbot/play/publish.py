@@ -26,9 +26,9 @@ def game_snapshot(game: Game) -> GameSnapshot:
     evals = []
     for ply, d in sorted(r.decisions.items()):
         mover_white = (init.turn == chess.WHITE) == (ply % 2 == 0)
-        sign = 1 if mover_white else -1
-        evals.append(PlyEval(ply=ply, cp=None if d.cp is None else sign * d.cp,
-                             mate=None if d.mate is None else sign * d.mate, source=d.source))
+        score = d.score if d.score is None or mover_white else d.score.flipped()  # white's view
+        evals.append(PlyEval(ply=ply, cp=None if score is None else score.cp,
+                             mate=None if score is None else score.mate, source=d.source))
     wtime, btime, winc, binc = game._times
     clocked = r.clock_initial_ms is not None and not game.correspondence
     now = time.time()

@@ -35,6 +35,7 @@ from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.matchmaker import Matchmaker
+from lichessbot.play.engine_thinker import Engine
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
@@ -226,12 +227,13 @@ class BotService:
         self.status.publish_service(service_figures(self, running, corr))
 
     def _reap(self) -> None:
-        for gid, t in list(self._threads.items()):
-            if not t.is_alive():
-                del self._threads[gid]
-                game = self.games.pop(gid, None)
-                if game is not None and game.over:  # its slot is free even if gameFinish never comes
-                    with self._lock:
+        """Forget the games whose threads ended (the shared dicts change under the lock)."""
+        with self._lock:
+            for gid, t in list(self._threads.items()):
+                if not t.is_alive():
+                    del self._threads[gid]
+                    game = self.games.pop(gid, None)
+                    if game is not None and game.over:  # its slot is free even if gameFinish never comes
                         self.running.discard(gid)
                         self.correspondence.discard(gid)
                         self._finished.add(gid)
@@ -418,8 +420,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``lichessbot play``."""
-    from lichessbot.play.thinker import Engine
-
     try:
         config = load_config(args.config)
     except ConfigError as err:
@@ -450,4 +450,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         return service.run()
     finally:
+        engine.close()
         client.close()

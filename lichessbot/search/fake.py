@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from lichessbot import _core
+from lichessbot.score import Score
 
 __all__ = ["FakeEvaluator", "GpuModelEvaluator"]
 
@@ -35,8 +36,7 @@ class FakeEvaluator:
         self.batches: list[int] = []
         self._row = np.zeros(1858, dtype=np.float32) if logits is None else np.asarray(logits, np.float32)
         self._logits = np.zeros((0, 1858), dtype=np.float32)
-        q, d = value, draw
-        self._wdl_row = np.array([(1 + q - d) / 2, d, (1 - q - d) / 2], dtype=np.float32)
+        self._wdl_row = np.array(Score.from_wl_d(value, draw).wdl, dtype=np.float32)
 
     def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
         """Logits float32 [B, 1858] (zeros or the fixed row), WDL float32 [B, 3] (constant), no moves-left head."""

@@ -27,6 +27,7 @@ import structlog
 from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.engine.service import EvalService
+from lichessbot.score import Score
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
 from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
@@ -115,6 +116,12 @@ class Searcher:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def search(self, board: chess.Board, limits: Limits, **kw) -> SearchResult:
         """Run a search to its end: ``start(board, limits, **kw).wait()``."""
@@ -211,7 +218,7 @@ class Searcher:
                     key = (core.root_edges()[0][0], int(depth_sum / playouts) if playouts else 0, seldepth)
                     if key != last_info or now - last_info_t > _INFO_EVERY:
                         last_info, last_info_t = key, now
-                        state.on_info(self._stats(state, reused, ply))
+                        state.on_info(self._stats(state, reused))
         finally:
             while pending:
                 core.apply(*pending.popleft().result())
@@ -219,7 +226,7 @@ class Searcher:
             failure = self.tablebases.take_failure()
             if failure is not None:  # once per process: probing is off from now on
                 _log.error("tablebase probe failed; probing disabled", error=failure)
-        final = self._stats(state, reused, ply)
+        final = self._stats(state, reused)
         if state.on_info is not None:
             state.on_info(final)
         return self._result(final, reason, ply)
@@ -240,7 +247,7 @@ class Searcher:
             return f"movetime {limits.movetime:.3f} s"
         if stopper is not None:
             playouts = self._core.counters()[0]
-            reason = stopper.should_stop(self._stats(state, self._core.root_info()[0] - playouts, 0))
+            reason = stopper.should_stop(self._stats(state, self._core.root_info()[0] - playouts))
             if reason:
                 return reason
         return ""
@@ -255,26 +262,26 @@ class Searcher:
             idx.append(e)
         return rms, idx
 
-    def _edge_values(self, edge: int) -> tuple[float, float, int | None, list[chess.Move]]:
+    def _edge_values(self, edge: int) -> tuple[float, float, Score, list[chess.Move]]:
+        """(wl, d, score, pv) of root edge ``edge``: W - L and D from the root side to move's view, its
+        :class:`~lichessbot.score.Score` and its principal variation (that move first)."""
         wl, d, mate, pv = self._core.edge_values(edge)
-        return wl, d, mate, [chess.Move.from_uci(u) for u in pv]
+        return wl, d, Score.from_wl_d(wl, d, mate, has_wdl=self.has_wdl), [chess.Move.from_uci(u) for u in pv]
 
-    def _stats(self, state: _State, reused: int, ply: int) -> SearchStats:
+    def _stats(self, state: _State, reused: int) -> SearchStats:
         now = time.perf_counter()
         core = self._core
-        rn, rwl, rd, rm, _vp, _fi = core.root_info()
+        rn = core.root_info()[0]
         playouts, depth_sum, seldepth, _evals, _hits, tbhits = core.counters()
         rms, idx = self._root_moves()
         nps = playouts / (now - self._t_first) if self._t_first and now > self._t_first else 0.0
         limits = state.limits
         hint = float(max(0, limits.nodes - rn)) if limits.nodes is not None else None
-        wl, d, mate, pv = self._edge_values(idx[0])
+        _wl, _d, score, pv = self._edge_values(idx[0])
         return SearchStats(
             elapsed=now - state.t0, playouts=playouts, nodes=rn, reused_nodes=reused, nps=nps,
             depth=depth_sum / playouts if playouts else 0.0, seldepth=seldepth, root_moves=rms,
-            best=rms[0] if rms else None, legal_moves=len(rms), remaining_playouts_hint=hint, root_n=rn,
-            root_wl=-rwl, root_d=rd, root_m=rm, ply=ply, pv=pv,
-            cp=st.score_cp(wl, d, self.has_wdl), mate=mate, wdl=st.wdl_of(wl, d), tbhits=tbhits,
+            legal_moves=len(rms), remaining_playouts_hint=hint, pv=pv, score=score, tbhits=tbhits,
         )
 
     def _result(self, stats: SearchStats, reason: str, ply: int) -> SearchResult:
@@ -282,12 +289,10 @@ class Searcher:
         pick = st.sample_by_temperature(rms, self.params, ply, self._rng)
         edges = [self._moves.index(rm.move) for rm in rms]
         bi = edges[pick if pick is not None else 0]
-        wl, d, mate, pv = self._edge_values(bi)
-        q = wl + self._dsc() * d
+        wl, d, score, pv = self._edge_values(bi)
         return SearchResult(
             best_move=self._moves[bi], ponder_move=pv[1] if len(pv) > 1 else None, pv=pv,
-            q=q, wdl=st.wdl_of(wl, d), cp=st.score_cp(wl, d, self.has_wdl),
-            mate=mate, nodes=stats.nodes, playouts=stats.playouts, reused_nodes=stats.reused_nodes, nps=stats.nps,
+            q=wl + self._dsc() * d, score=score, nodes=stats.nodes, playouts=stats.playouts, reused_nodes=stats.reused_nodes, nps=stats.nps,
             depth=stats.depth, seldepth=stats.seldepth, time=stats.elapsed, stop_reason=reason,
             root_moves=stats.root_moves, tbhits=stats.tbhits,
         )
@@ -320,9 +325,13 @@ class Searcher:
                 "root_n": self._core.root_info()[0]}
 
     # ---------------------------------------------------------------------------------------------
-    def root_pvs(self, k: int) -> list[tuple[RootMove, float, float, int | None, list[chess.Move]]]:
-        """The first ``k`` root moves of the current tree in lc0's ranking (lc0-facts §5.8), each with
-        (root move, wl, d, mate, pv): W - L and D from the root side to move's view, moves to mate when
-        proven, and the principal variation starting with that move. For ``MultiPV`` (lichessbot uci)."""
+    def root_pvs(self, k: int) -> list[tuple[RootMove, Score, list[chess.Move]]]:
+        """The first ``k`` root moves of the current tree in lc0's ranking (lc0 src/search/classic/search.cc
+        ``GetBestChildrenNoTemperature``), each with (root move, score, pv): its score from the root side to
+        move's view and the principal variation starting with that move. For ``MultiPV`` (lichessbot uci)."""
         rms, idx = self._root_moves()
-        return [(rm, *self._edge_values(e)) for rm, e in zip(rms[:k], idx[:k])]
+        out = []
+        for rm, e in zip(rms[:k], idx[:k]):
+            _wl, _d, score, pv = self._edge_values(e)
+            out.append((rm, score, pv))
+        return out

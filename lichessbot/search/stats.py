@@ -1,4 +1,4 @@
-"""Reading a search's root: scores, the WDL triple, sampling by temperature, VerboseMoveStats lines.
+"""Reading a search's root: sampling by temperature and VerboseMoveStats lines (scores: :mod:`lichessbot.score`).
 
 The ranking of root moves, the PV and the per-move statistics come from the Rust core; this module
 turns them into what UCI and the bot show. Sources: lc0 src/search/classic/search.cc (``SendUciInfo``,
@@ -7,44 +7,13 @@ turns them into what UCI and the bot show. Sources: lc0 src/search/classic/searc
 
 from __future__ import annotations
 
-import math
-
 import chess
 import numpy as np
 
 from lichessbot.config import SearchParams
 from lichessbot.search.types import RootMove
 
-__all__ = ["score_cp", "wdl_permille", "wdl_of", "sample_by_temperature", "verbose_lines"]
-
-
-def score_cp(wl: float, d: float, has_wdl: bool = True) -> int:
-    """Centipawns by lc0's default ScoreType ``WDL_mu`` (lc0 search.cc ``SendUciInfo``, ``WDLRescale``).
-
-    ``wl`` = W - L and ``d`` from the root side to move's view. Truncated toward zero like lc0's int.
-    """
-    fallback = 45.0 * math.tan(1.56728071628 * max(-1.0, min(1.0, wl)))
-    w, lo = (1.0 + wl - d) / 2.0, (1.0 - wl - d) / 2.0
-    mu = 0.0
-    if has_wdl and all(1e-4 < x < 1 - 1e-4 for x in (w, d, lo)):
-        a, b = math.log(1.0 / lo - 1.0), math.log(1.0 / w - 1.0)
-        if a + b != 0:
-            mu = (a - b) / (a + b)
-    if mu != 0.0 and abs(wl) + d < 0.996 and (abs(mu) < 1 or abs(fallback) < abs(100 * mu)):
-        return int(100 * mu)
-    return int(max(-1e6, min(1e6, fallback)))
-
-
-def wdl_permille(wl: float, d: float) -> tuple[int, int, int]:
-    """The UCI ``wdl`` triple: w = round(500(1+wl-d)), l = round(500(1-wl-d)), d = 1000-w-l (lc0 search.cc)."""
-    w = max(0, min(1000, round(500 * (1 + wl - d))))
-    lo = max(0, min(1000 - w, round(500 * (1 - wl - d))))
-    return w, 1000 - w - lo, lo
-
-
-def wdl_of(wl: float, d: float) -> tuple[float, float, float]:
-    """(W, D, L) from W - L and D: W = (1 + wl - d) / 2, L = (1 - wl - d) / 2."""
-    return (1 + wl - d) / 2, d, (1 - wl - d) / 2
+__all__ = ["sample_by_temperature", "verbose_lines"]
 
 
 def sample_by_temperature(root_moves: list[RootMove], params: SearchParams, ply: int,

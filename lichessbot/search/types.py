@@ -8,6 +8,7 @@ from typing import Protocol
 import chess
 
 from lichessbot.errors import LichessbotError
+from lichessbot.score import Score
 
 __all__ = ["Limits", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper"]
 
@@ -51,28 +52,21 @@ class RootMove:
 
 @dataclass
 class SearchStats:
-    """Live view of a running search, handed to stoppers and info callbacks."""
+    """Live view of a running search, handed to stoppers and info callbacks (the search thread builds one
+    after every batch)."""
 
     elapsed: float  # seconds since the search started
-    playouts: int
-    nodes: int
-    reused_nodes: int
-    nps: float
-    depth: float
-    seldepth: int
+    playouts: int  # playouts of this search (reused nodes not counted)
+    nodes: int  # visits of the root, reused ones included (lc0 ``nodes``)
+    reused_nodes: int  # visits the root had from the previous search (tree reuse)
+    nps: float  # playouts per second since the first batch
+    depth: float  # mean depth of this search's playouts (plies)
+    seldepth: int  # deepest playout (plies)
     root_moves: list[RootMove]  # best first (lc0 ranking)
-    best: RootMove | None
     legal_moves: int
-    remaining_playouts_hint: float | None = None
-    root_n: int = 0
-    root_wl: float = 0.0
-    root_d: float = 0.0
-    root_m: float = 0.0
-    ply: int = 0  # plies played in the game before the root
+    remaining_playouts_hint: float | None = None  # playouts left to a node limit (lc0 smart pruning)
     pv: list[chess.Move] = field(default_factory=list)  # principal variation, root move first
-    cp: int = 0  # score of the best move, centipawns (lc0 WDL_mu), root side to move's view
-    mate: int | None = None  # moves to mate (negative: getting mated) when proven
-    wdl: tuple[float, float, float] = (0.0, 1.0, 0.0)  # of the best move, root side to move's view
+    score: Score = Score(cp=0, wdl=(0.0, 1.0, 0.0))  # of the best move, root side to move's view
     tbhits: int = 0  # Syzygy probes that made a node terminal in this search (UCI tbhits)
 
 
@@ -83,10 +77,8 @@ class SearchResult:
     best_move: chess.Move
     ponder_move: chess.Move | None
     pv: list[chess.Move]
-    q: float
-    wdl: tuple[float, float, float]
-    cp: int
-    mate: int | None
+    q: float  # Q of the move played: W - L + DrawScore * D
+    score: Score  # of the move played
     nodes: int
     playouts: int
     reused_nodes: int

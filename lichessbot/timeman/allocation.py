@@ -152,15 +152,10 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander)
 
 
-def fixed_budget(ms: float, cfg: TimemanConfig, clock: Clock | None = None) -> Budget:
-    """A fixed budget of ``ms`` minus the move overhead (go movetime: lc0 common.cc), capped by the
-    clock when one is given. Used for ``go movetime`` and lichess's unclocked first moves."""
-    target = max(0.0, ms - cfg.move_overhead) / 1000.0
-    margin = 0.0
-    if clock is not None:
-        cap_s, margin = _clock_cap_s(float(max(0, clock.time)), cfg)
-        target = min(target, cap_s)
-    return Budget(target=target, hard_max=target, margin_ms=margin, clocked=False)
+def fixed_budget(seconds: float) -> Budget:
+    """A fixed budget of ``seconds`` (target = hard maximum, nothing banked): ``go movetime`` without a
+    clock and lichess's unclocked first moves."""
+    return Budget(target=seconds, hard_max=seconds, clocked=False)
 
 
 def movetime_s(movetime: float, overhead_ms: float) -> float:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.config import TimemanConfig
-from lichessbot.timeman.allocation import Budget, Clock, allocate, game_ply, movetime_s
+from lichessbot.timeman.allocation import Budget, Clock, allocate, fixed_budget, game_ply, movetime_s
 from lichessbot.timeman.stoppers import NoStopper, TimeStopper, log_event
 
 if TYPE_CHECKING:  # annotations only
@@ -76,7 +76,7 @@ class TimeManager:
             think = cfg.first_moves_think / 1000.0
             if limits_movetime is not None:
                 think = min(think, limits_movetime)
-            budget = Budget(target=think, hard_max=think, clocked=False)
+            budget = fixed_budget(think)
         elif clock is not None:
             budget = allocate(clock, ply, cfg, banked_ms=self.bank_ms, first_search=self._clocked_searches == 0)
             self.bank_ms = max(0.0, self.bank_ms - budget.bank_used_ms)
@@ -86,8 +86,7 @@ class TimeManager:
                 budget = Budget(min(budget.target, cap), min(budget.hard_max, cap), budget.moves_left,
                                 budget.margin_ms, budget.bank_used_ms, budget.clocked)
         elif limits_movetime is not None:
-            t = movetime_s(limits_movetime, mt_overhead)
-            budget = Budget(target=t, hard_max=t, clocked=False)
+            budget = fixed_budget(movetime_s(limits_movetime, mt_overhead))
         else:
             self._stopper = None
             return NoStopper()

@@ -102,10 +102,10 @@ def instability(stats: SearchStats, prev_q: float | None, q_drop: float, toleran
 
 def proven_reason(stats: SearchStats) -> str | None:
     """lc0 SmartPruningStopper steps 2-3: a root move is a proven win, or at most one move is not a
-    proven loss. Reads ``RootMove.proven`` (+1 win, -1 loss, root side's view) when present."""
+    proven loss. Reads ``RootMove.proven`` (+1 win, -1 loss, root side's view; None: not proven)."""
     lost = 0
     for rm in stats.root_moves:
-        proven = getattr(rm, "proven", None)
+        proven = rm.proven
         if proven == 1:
             return f"proven win {rm.move}"
         lost += proven == -1
@@ -128,7 +128,7 @@ def smart_pruning_reason(stats: SearchStats, elapsed: float, deadline: float, cf
         return None
     nps = (stats.playouts + SMART_PRUNING_PLAYOUT_BONUS) / max(stats.elapsed, 1e-3) + 1.0
     remaining = max(0.0, deadline - elapsed) * nps
-    hint = getattr(stats, "remaining_playouts_hint", None)
+    hint = stats.remaining_playouts_hint
     if hint is not None:
         remaining = min(remaining, hint)
     remaining /= cfg.smart_pruning_factor

@@ -1,0 +1,228 @@
+"""The bot's engine: book -> tablebase root probe -> search under the time manager -> a :class:`Decision`.
+
+:class:`Engine` is built once per process from the config (through :mod:`lichessbot.wiring`): one network
+evaluator and one :class:`~lichessbot.engine.service.EvalService` shared by every game (thread-safe), the
+book and the tablebases. Per game, :class:`EngineThinker` has its own
+:class:`~lichessbot.search.Searcher` (its own tree) and :class:`~lichessbot.timeman.TimeManager`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import chess
+
+from lichessbot import wiring
+from lichessbot.book import Book
+from lichessbot.config import BotConfig
+from lichessbot.engine.service import EvalService
+from lichessbot.play.thinker import ClockMs, Decision
+from lichessbot.search import Limits, SearchHandle, SearchStats
+from lichessbot.status import LiveSearch, SearchLine
+from lichessbot.tablebase import Tablebases
+from lichessbot.timeman import Clock
+
+__all__ = ["Engine", "EngineThinker"]
+
+
+class Engine:
+    """The shared engine of the bot: network evaluator, evaluation service, book and tablebases.
+
+    Args:
+        config: the bot config (sections engine, timeman, book, tablebases, correspondence).
+        nodes: optional cap on nodes per move (tests, weaker play); None: the time manager alone decides.
+
+    Raises:
+        lichessbot.engine.network.NetworkError: the network cannot be loaded.
+        lichessbot.book.BookError: a book file is missing or corrupt.
+        lichessbot.tablebase.TablebaseError: a tablebase directory is missing or holds no tables.
+    """
+
+    def __init__(self, config: BotConfig, *, nodes: int | None = None):
+        ec = config.engine
+        self.config = config
+        self.nodes = nodes
+        self.network = wiring.network_of(ec)
+        self.evaluator = wiring.evaluator_of(ec, self.network)
+        #: One evaluation service for every game of the process: their batches merge into one call.
+        self.service = EvalService(self.evaluator)
+        self.book = Book.from_config(config.book, random.Random())
+        #: The Syzygy tables (root probe here, search probes in the core), or None.
+        self.tablebases = Tablebases.from_config(config.tablebases)
+        self.name = self.network.name
+        self._counts_lock = threading.Lock()
+        self.ponders = 0      # ponder searches started (all games); guarded by _counts_lock
+        self.ponder_hits = 0  # of which the opponent played the expected move; guarded by _counts_lock
+
+    def new_game(self, game_id: str | None = None) -> EngineThinker:
+        """A thinker with its own search tree and time manager; ``game_id`` goes on its log lines."""
+        return EngineThinker(self, game_id)
+
+    def count_ponder(self, hit: bool) -> None:
+        """Count a ponder search started (``hit`` False) or one the opponent's move confirmed (True)."""
+        with self._counts_lock:
+            if hit:
+                self.ponder_hits += 1
+            else:
+                self.ponders += 1
+
+    def close(self) -> None:
+        """Stop the evaluation service's worker threads (every game's thinker must be closed first)."""
+        self.service.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _LiveSink:
+    """Turns one search's info callbacks (search thread) into :class:`~lichessbot.status.LiveSearch`
+    snapshots for ``publish``. ``ply``: plies of the game before the searched position."""
+
+    def __init__(self, publish: Callable[[Any], None], ply: int, pondering: bool) -> None:
+        self.publish, self.ply, self.pondering = publish, ply, pondering
+        self.last: LiveSearch | None = None
+
+    def __call__(self, stats: SearchStats) -> None:
+        lines = tuple(SearchLine(move=rm.move.uci(), visits=int(rm.n), policy=float(rm.p), q=float(rm.q),
+                                 draw=float(rm.d),
+                                 pv=tuple(m.uci() for m in stats.pv[:10]) if i == 0 else (rm.move.uci(),))
+                      for i, rm in enumerate(stats.root_moves[:LiveSearch.LINES]))
+        score = stats.score
+        self.last = LiveSearch(ply=self.ply, pondering=self.pondering, done=False, elapsed=float(stats.elapsed),
+                               nodes=int(stats.nodes), nps=float(stats.nps), depth=float(stats.depth),
+                               seldepth=int(stats.seldepth), cp=score.cp, mate=score.mate,
+                               wdl=tuple(float(x) for x in score.wdl), lines=lines)
+        self.publish(self.last)
+
+    def finish(self) -> None:
+        if self.last is not None:
+            self.publish(replace(self.last, done=True, pondering=False))
+
+
+class EngineThinker:
+    """Book move if the book has one, else a search under the time manager (see :class:`Engine`).
+
+    ``on_live``, when set (by the game, for the status page), receives a
+    :class:`~lichessbot.status.LiveSearch` from the search thread as the search goes on.
+    """
+
+    def __init__(self, engine: Engine, game_id: str | None = None):
+        self._engine = engine
+        self._searcher = wiring.searcher_of(engine.service, engine.config.engine.search, game=game_id or "",
+                                            tablebases=engine.tablebases)
+        self._timeman = wiring.timeman_of(engine.config.timeman, game_id)
+        self._handle: SearchHandle | None = None
+        self._ponder: tuple[chess.Board, SearchHandle] | None = None  # (position pondered, its search)
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.on_live: Callable[[Any], None] | None = None
+        self._sink: _LiveSink | None = None
+
+    def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
+        return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
+
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
+        """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
+        ``correspondence.move_time`` seconds.
+
+        Raises:
+            RuntimeError: the thinker was closed.
+            lichessbot.search.SearchError: the search failed (the game plays a fallback move).
+        """
+        pondered = self._take_ponder()
+        book = self._engine.book
+        if book is not None:
+            move = book.choose(board, "chess960" if board.chess960 else "standard")
+            if move is not None:
+                self._drop(pondered)
+                return Decision(move=move, source="book")
+        tb = self._engine.tablebases
+        found = tb.root_move(board) if tb is not None else None
+        if found is not None:  # played at once, without searching
+            self._drop(pondered)
+            return Decision(move=found.move, source="tablebase", score=found.score, note=found.describe())
+        tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
+                                                    opp_time=clock.opp_time, opp_inc=clock.opp_inc)
+        movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
+        stopper = self._timeman.stopper(tm_clock, board, movetime, first_moves_unclocked=first_moves_unclocked)
+        limits = Limits(nodes=self._engine.nodes)
+        with self._lock:
+            if self._stopped:
+                raise RuntimeError("thinker stopped")
+            if pondered is not None and pondered[0] == board and pondered[0].move_stack == board.move_stack:
+                self._engine.count_ponder(hit=True)
+                handle = self._handle = pondered[1]
+                if self._sink is not None:
+                    self._sink.pondering = False
+                handle.ponderhit(stopper, limits)
+            else:
+                self._drop(pondered)
+                self._sink = self._live(board, False)
+                handle = self._handle = self._searcher.start(board, limits, stopper=stopper, on_info=self._sink)
+        try:
+            result = handle.wait()
+        finally:
+            with self._lock:
+                self._handle = None
+                sink, self._sink = self._sink, None
+        if sink is not None:
+            sink.finish()
+        self._timeman.move_done(result)
+        return Decision(move=result.best_move, source="search", score=result.score, result=result)
+
+    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
+        """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.
+
+        ``board`` is the position after our move. The next ``think`` continues that search if the
+        opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
+        """
+        if not self._engine.config.engine.ponder or reply is None or reply not in board.legal_moves:
+            return
+        target = board.copy()
+        target.push(reply)
+        tb = self._engine.tablebases
+        if target.is_game_over() or (tb is not None and tb.root_probe and tb.covers(target)):
+            return
+        with self._lock:
+            if self._stopped:
+                return
+            self._drop(self._ponder)
+            self._sink = self._live(target, True)
+            self._ponder = (target, self._searcher.start(target, Limits(infinite=True), ponder=True,
+                                                         on_info=self._sink))
+        self._engine.count_ponder(hit=False)
+
+    def _take_ponder(self) -> tuple[chess.Board, SearchHandle] | None:
+        with self._lock:
+            pondered, self._ponder = self._ponder, None
+        return pondered
+
+    @staticmethod
+    def _drop(pondered: tuple[chess.Board, SearchHandle] | None) -> None:
+        if pondered is not None:
+            pondered[1].stop()
+            pondered[1].wait()
+
+    def stop(self) -> None:
+        """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
+        with self._lock:
+            if self._handle is not None:
+                self._handle.stop()
+            if self._ponder is not None:
+                self._ponder[1].stop()
+
+    def close(self) -> None:
+        """Stop any search and ponder, then close the searcher (its network worker thread ends here)."""
+        with self._lock:
+            self._stopped = True
+            if self._handle is not None:
+                self._handle.stop()
+        self._drop(self._take_ponder())
+        self._searcher.close()

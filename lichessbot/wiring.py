@@ -1,0 +1,66 @@
+"""One place wires the engine: network -> evaluator -> searcher, and the time manager beside it.
+
+The bot (:mod:`lichessbot.play.engine_thinker`) and UCI (:mod:`lichessbot.uci`) build their engines with these
+functions only, so a new engine setting is read in one place. The bot puts one
+:class:`~lichessbot.engine.service.EvalService` between the evaluator and every game's searcher; UCI runs
+one search at a time on the evaluator itself.
+"""
+
+from __future__ import annotations
+
+from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import Network, load_network
+from lichessbot.engine.service import EvalService
+from lichessbot.engine.triton import TritonEvaluator
+from lichessbot.search import Searcher
+from lichessbot.tablebase import Tablebases
+from lichessbot.timeman import TimeManager
+
+__all__ = ["network_of", "evaluator_of", "searcher_of", "timeman_of"]
+
+
+def network_of(engine: EngineConfig) -> Network:
+    """The network of ``engine.network`` (``default``, ``.onnx`` or lc0 ``.pb.gz``) with ``engine.input_format``.
+
+    Raises:
+        lichessbot.engine.network.NetworkError: the file is missing or is not a network (the reason in the
+            message, which starts with the path).
+    """
+    return load_network(engine.network, engine.input_format)
+
+
+def evaluator_of(engine: EngineConfig, network: Network, *,
+                 policy_temperature: float | None = None) -> Evaluator | TritonEvaluator:
+    """The process's evaluator for ``network``: onnxruntime on ``engine.backend`` (``auto``, ``tensorrt``,
+    ``cuda``, ``cpu``) or a Triton client (``triton``), with ``engine.threads``, ``engine.nn_cache_size``
+    (entries) and ``engine.precision``.
+
+    Args:
+        policy_temperature: PolicyTemperature of the evaluator's priors; None: ``engine.search``'s (UCI
+            sets it apart from the config).
+
+    Raises:
+        lichessbot.engine.network.NetworkError: onnxruntime refuses the model.
+        RuntimeError: the Triton server cannot be reached (backend ``triton``).
+    """
+    temp = engine.search.policy_temperature if policy_temperature is None else policy_temperature
+    if engine.backend == "triton":
+        return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
+                               cache_size=engine.nn_cache_size, policy_temperature=temp)
+    return Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
+                     policy_temperature=temp, precision=engine.precision)
+
+
+def searcher_of(evaluator: Evaluator | TritonEvaluator | EvalService, params: SearchParams, *, game: str = "",
+                tablebases: Tablebases | None = None) -> Searcher:
+    """A searcher (its own tree) over ``evaluator`` with ``params``; ``game`` names it to an evaluation
+    service; ``tablebases``: probe them inside the search when they were opened with ``search_probe``.
+    Close it with :meth:`~lichessbot.search.Searcher.close` (its network worker thread ends there)."""
+    core = tablebases.core if tablebases is not None else None
+    return Searcher(evaluator, params, game=game, tablebases=core)
+
+
+def timeman_of(config: TimemanConfig, game_id: str | None = None) -> TimeManager:
+    """A time manager for one game (it keeps state between moves); ``game_id`` goes on its log lines."""
+    return TimeManager(config, context={"game_id": game_id} if game_id else None)
