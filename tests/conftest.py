@@ -39,23 +39,30 @@ def stockfish_path() -> str:
     return STOCKFISH
 
 
-#: Names of the bot's own threads (lichessbot/play): none may outlive the test that started it.
-_BOT_THREADS = ("chat", "events", "game-", "stream-")
+#: Names of our threads: the bot's (lichessbot/play), the search's (its thread and its network workers) and
+#: the evaluation service's. None may outlive the test that started it.
+_OUR_THREADS = ("chat", "events", "game-", "stream-", "lichessbot-")
+
+
+def leaked_threads(before: set[threading.Thread], wait_s: float = 10.0) -> list[str]:
+    """Names of our threads started since ``before`` still running after up to ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = [t.name for t in threading.enumerate()
+                if t not in before and t.is_alive() and t.name.startswith(_OUR_THREADS)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)
-def _no_leaked_bot_threads():
-    """Fail the test that leaves a bot thread running (it would log into a later test's output)."""
+def _no_leaked_threads():
+    """Fail the test that leaves one of our threads running: a search or evaluation worker (a searcher or
+    service not closed) or a bot thread (it would log into a later test's output)."""
     before = set(threading.enumerate())
     yield
-    deadline = time.monotonic() + 10
-    while True:
-        left = [t.name for t in threading.enumerate()
-                if t not in before and t.is_alive() and t.name.startswith(_BOT_THREADS)]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert not left, f"bot threads still running 10 s after the test: {left}"
+    left = leaked_threads(before)
+    assert not left, f"threads still running 10 s after the test: {left}"
 
 
 @pytest.fixture(autouse=True)

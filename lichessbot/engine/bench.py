@@ -56,17 +56,19 @@ def bench_positions(n: int, seed: int = 1):
 
 
 def _timed(fn, seconds: float, concurrency: int = 1) -> tuple[int, float]:
-    """Calls of ``fn`` completed in about ``seconds`` (after a warm-up), from ``concurrency`` threads."""
-    import threading
-
+    """Calls of ``fn`` completed in about ``seconds`` (after a warm-up), from ``concurrency`` threads, and the
+    seconds they took. Each thread completes at least one call, so the count is never 0 (a loaded machine
+    may take longer than ``seconds`` for the first)."""
     fn()  # warm-up
     counts = [0] * concurrency
     start = time.perf_counter()
 
     def loop(k: int) -> None:
-        while time.perf_counter() - start < seconds:
+        while True:
             fn()
             counts[k] += 1
+            if time.perf_counter() - start >= seconds:
+                return
 
     threads = [threading.Thread(target=loop, args=(k,)) for k in range(concurrency)]
     for t in threads:
