@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
+from lichessbot.play.logs import configure_logging
 
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -85,7 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lichessbot: '{args.command}' is not available in this build", file=sys.stderr)
         return 2
     # Logs go to stderr (stdout belongs to UCI and to --json output); subcommands may reconfigure.
-    from lichessbot.play.logs import configure_logging
 
     configure_logging()
     try:

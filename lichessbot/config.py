@@ -16,6 +16,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from lichessbot.errors import ConfigError
+
 __all__ = [
     "BookConfig",
     "BotConfig",
@@ -35,10 +37,6 @@ __all__ = [
 ]
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used. The message names the key's dotted path and the reason."""
 
 
 class _Strict(BaseModel):

@@ -23,6 +23,7 @@ import chess
 import chess.syzygy
 import structlog
 
+from lichessbot import _core
 from lichessbot.errors import LichessbotError
 from lichessbot.score import Score
 
@@ -139,8 +140,6 @@ class Tablebases:
         #: The core's prober (``lichessbot._core.Tablebases``) for the search, or None.
         self.core = None
         if search_probe:
-            from lichessbot import _core
-
             try:
                 self.core = _core.Tablebases(self.paths, self.max_pieces)
             except ValueError as err:

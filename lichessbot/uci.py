@@ -30,7 +30,7 @@ from lichessbot.engine.network import Network
 from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
 from lichessbot.play.logs import configure_logging
-from lichessbot.search import Limits, SearchHandle, SearchResult, SearchStats, Searcher
+from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
 from lichessbot.tablebase import Tablebases, split_path
 from lichessbot.timeman import TimeManager
 from lichessbot.uci_options import HASH_ENTRIES_PER_MB, OPTIONS, UciOption

@@ -9,6 +9,9 @@ import statistics
 import sys
 import time
 
+import chess
+import chess.engine
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -23,9 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play ``--moves`` moves at ``--movetime-s`` and print wall time (ms) and nodes: median and extremes."""
-    import chess
-    import chess.engine
-
     with chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "lichessbot", "uci"], timeout=120) as engine:
         engine.configure({"WeightsFile": args.network, "Backend": args.backend})
         board = chess.Board()

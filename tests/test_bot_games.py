@@ -15,9 +15,9 @@ import pytest
 
 from lichessbot.config import parse_config
 from lichessbot.play.chat import EVAL_REFUSAL
+from lichessbot.play.engine_thinker import Engine
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.service import NotBotError
-from lichessbot.play.engine_thinker import Engine
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"
@@ -105,7 +105,7 @@ def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
 
 
 def test_event_and_game_streams_dropped_mid_game_are_resumed(server, engine):
-    with BotRun(server, engine) as bot:
+    with BotRun(server, engine):
         cid = server.challenge(opponent=resign_after(16))
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() >= 4, 10)
         server.drop_event_streams()
@@ -148,7 +148,7 @@ def test_chat_answering_400_is_logged_and_play_goes_on(server, engine, logs):
 
 
 def test_malformed_lines_are_skipped(server, engine, logs):
-    with BotRun(server, engine) as bot:
+    with BotRun(server, engine):
         cid = server.challenge(opponent=resign_after(12))
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() >= 2, 10)
         server.push_game_raw(cid, b"{garbage\n")
@@ -169,7 +169,7 @@ def test_duplicated_game_states_never_post_two_moves_for_one_position(server, en
 
 
 def test_chat_commands_greetings_evals_and_claiming_a_win_when_the_opponent_leaves(server, engine):
-    with BotRun(server, engine, {"chat": {"eval_room": "spectator", "eval_every": 1}}) as bot:
+    with BotRun(server, engine, {"chat": {"eval_room": "spectator", "eval_every": 1}}):
         cid = server.challenge(opponent=scripted(["e7e5"]), challenger="carol")
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() == 3, 10)
         server.say(cid, "!eval")

@@ -18,6 +18,7 @@ from lichessbot.engine.network import NetworkError
 from lichessbot.engine.onnx_build import conv_policy_map
 from tests.conftest import shared_file
 
+
 def _session(model: bytes | str) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
@@ -80,7 +81,8 @@ def test_maia_conversion_matches_lc0_and_leela2onnx(name):
     for i, line in enumerate(lines):
         ref = line["nn_exact_blas"]
         idx = [line["moves_nn_index"][m] for m in ref["policy_logits"]]
-        np.testing.assert_allclose(ours["/output/policy"][i, idx], list(ref["policy_logits"].values()), rtol=0, atol=1e-4)
+        np.testing.assert_allclose(ours["/output/policy"][i, idx], list(ref["policy_logits"].values()),
+                                   rtol=0, atol=1e-4)
         wdl = ours["/output/wdl"][i]
         assert abs((wdl[0] - wdl[2]) - ref["q"]) < 1e-4, line["tag"]
     theirs = _run(_session(str(shared_file(f"nets/maia-{name}.onnx"))), x)

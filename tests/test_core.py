@@ -10,7 +10,7 @@ import pytest
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.search import Limits, SearchError, Searcher
+from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
 from tests.conftest import shared_file
 

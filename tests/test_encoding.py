@@ -167,7 +167,7 @@ def test_repetitions_and_position_key_ignore_rule50():
 
 def test_batch_encoding_equals_single_encodings_and_fills_out():
     boards = []
-    for i, moves in enumerate(("e2e4 e7e5 g1f3", "d2d4 d7d5", "", "e2e4 c7c5 g1f3 d7d6 d2d4 c5d4 f3d4 g8f6 b1c3")):
+    for moves in ("e2e4 e7e5 g1f3", "d2d4 d7d5", "", "e2e4 c7c5 g1f3 d7d6 d2d4 c5d4 f3d4 g8f6 b1c3"):
         b = chess.Board()
         for m in moves.split():
             b.push_uci(m)
@@ -189,7 +189,8 @@ def test_bad_format_and_fill_are_refused():
 
 def test_snapshot_is_a_plain_tuple_of_ints():
     s = snapshot(chess.Board())
-    assert isinstance(s, Snapshot) and s.turn is True and s.castling == chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
+    assert isinstance(s, Snapshot) and s.turn is True
+    assert s.castling == chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 
 
 @pytest.mark.parametrize("fmt", [1, 2, 3, 4, 5, 132, 133])

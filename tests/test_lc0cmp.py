@@ -6,7 +6,12 @@ import chess
 import pytest
 
 from lichessbot.search.lc0cmp import (
-    DEFAULT_POSITIONS, normalize_move, parse_positions, parse_verbose_block, parse_verbose_line, tv_distance,
+    DEFAULT_POSITIONS,
+    normalize_move,
+    parse_positions,
+    parse_verbose_block,
+    parse_verbose_line,
+    tv_distance,
 )
 
 # Captured from lc0 v0.33.0-dev (onnx-cpu, maia-1100, go nodes 1600), as python-chess hands them over

@@ -50,7 +50,8 @@ def test_every_key_that_does_not_carry_over_is_listed_with_a_reason():
         if leaf in CARRIED:
             continue
         section = leaf.split(".")[0]
-        carried_same_name = section in ("challenge", "greeting", "correspondence", "matchmaking") or leaf.startswith("engine.draw_or_resign.")
+        carried_same_name = (section in ("challenge", "greeting", "correspondence", "matchmaking")
+                             or leaf.startswith("engine.draw_or_resign."))
         if carried_same_name and leaf not in paths and not any(leaf.startswith(p + ".") for p in paths):
             key = leaf.split(".", 1)[1] if section != "engine" else leaf.split(".", 2)[2]
             target = ours["draw_or_resign" if section == "engine" else section]

@@ -11,9 +11,9 @@ import pytest
 from lichessbot.config import SearchParams
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.policy_map import MOVES
 from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
-from lichessbot.engine.policy_map import MOVES
 from tests.conftest import shared_file
 
 

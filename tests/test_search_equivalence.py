@@ -1,9 +1,10 @@
 """The Rust core searches exactly as the Python search it replaced: equal root visit counts.
 
 tests/data/search_equivalence.json holds the root visits of the Python PUCT search (commit 6498496,
-tests/data/make_search_equivalence.py) on 52 positions (four illegal FENs of the first draft, a side to move giving check, dropped: the core refuses them) -- start, openings, middlegames, en passant,
-promotions, castling rights, repetitions, rule 50 near 100, mates in 1 and 2, stalemate traps,
-Chess960 -- at 400 nodes, minibatch 1, unpipelined, with the deterministic evaluator of tests/equivalence.py.
+tests/data/make_search_equivalence.py) on 52 positions (four illegal FENs of the first draft, a side to move
+giving check, dropped: the core refuses them) -- start, openings, middlegames, en passant, promotions,
+castling rights, repetitions, rule 50 near 100, mates in 1 and 2, stalemate traps, Chess960 -- at 400 nodes,
+minibatch 1, unpipelined, with the deterministic evaluator of tests/equivalence.py.
 Unpipelined because the Python search was not deterministic when pipelined: its worker thread stored a
 batch's results in the NN cache while the next batch was being gathered, so a transposition of a
 pending leaf was a cache hit or not depending on timing. The core stores results when it backs them

@@ -15,7 +15,6 @@ fake = pytest.importorskip("lichessbot.search.fake")
 from lichessbot.timeman import Clock, TimeManager  # noqa: E402
 
 
-
 @pytest.fixture(autouse=True)
 def _captured_logs():
     """Stop logs go to a list: another test may have pointed structlog at a stream pytest closed since."""

@@ -189,7 +189,8 @@ def Result(q: float, time: float) -> SearchResult:
 
 def test_manager_banks_spared_time_and_spends_it_next_move():
     clock = FakeTime()
-    tm = TimeManager(TimemanConfig(first_move_bonus=0, book_ply_bonus=0, early_stop=True, smart_pruning=False), monotonic=clock)
+    cfg = TimemanConfig(first_move_bonus=0, book_ply_bonus=0, early_stop=True, smart_pruning=False)
+    tm = TimeManager(cfg, monotonic=clock)
     board = chess.Board()
     st = tm.stopper(Clock(60_000), board)
     first_target = st.budget.target

@@ -117,5 +117,6 @@ def test_export_triton_command_writes_the_repository(tiny_net, tmp_path, capsys)
     from lichessbot.cli import main
 
     assert main(["export-triton", str(tmp_path / "repo"), "--network", str(tiny_net), "--name", "m"]) == 0
-    assert (tmp_path / "repo" / "m" / "config.pbtxt").exists() and (tmp_path / "repo" / "m" / "1" / "model.onnx").exists()
+    model = tmp_path / "repo" / "m"
+    assert (model / "config.pbtxt").exists() and (model / "1" / "model.onnx").exists()
     assert "tritonserver --model-repository" in capsys.readouterr().out

@@ -15,11 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import threading
 import time
 
 import chess
 
 from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
+from lichessbot.engine.encoding import encode, game_history, position_key
+from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.engine.network import load_network
 
 __all__ = ["add_arguments", "bench_positions", "run"]
 
@@ -41,9 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def bench_positions(n: int, seed: int = 1):
     """``n`` EvalRequests from seeded random games (histories of the last 8 positions, legal moves)."""
-    from lichessbot.engine.encoding import game_history, position_key
-    from lichessbot.engine.evaluator import EvalRequest
-
     rng = random.Random(seed)
     out = []
     while len(out) < n:
@@ -89,9 +90,6 @@ def run(args: argparse.Namespace) -> int:
         raise EvalInputError("--batches must hold sizes from 1 to 1024")
     if args.seconds <= 0:
         raise EvalInputError("--seconds must be > 0")
-    from lichessbot.engine.encoding import encode
-    from lichessbot.engine.evaluator import Evaluator
-    from lichessbot.engine.network import load_network
 
     net = load_network(args.network, args.input_format)
     ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=0)

@@ -12,10 +12,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from lichessbot.engine.evaluator import Evaluation
+from lichessbot.engine.types import Evaluation
 
 __all__ = ["NNCache"]
 

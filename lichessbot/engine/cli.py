@@ -15,7 +15,11 @@ import json
 import sys
 
 import chess
+import structlog
 
+from lichessbot.engine.encoding import game_history, position_key
+from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.engine.network import load_network
 from lichessbot.errors import LichessbotError
 
 __all__ = ["EvalInputError", "add_arguments", "board_from_args", "configure_stderr_logging", "run"]
@@ -45,8 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def configure_stderr_logging() -> None:
     """Send structlog output to stderr, so stdout holds only the command's result."""
-    import structlog
-
     # sys.stderr is looked up at each call (it may be swapped, e.g. by test capture), not bound once.
     structlog.configure(logger_factory=lambda *args: structlog.PrintLogger(sys.stderr))
 
@@ -83,9 +85,6 @@ def run(args: argparse.Namespace) -> int:
     if args.policy_temperature <= 0:
         raise EvalInputError(f"--policy-temperature must be > 0, got {args.policy_temperature}")
     board = board_from_args(None if args.startpos else args.fen, args.moves)
-    from lichessbot.engine.encoding import game_history, position_key
-    from lichessbot.engine.evaluator import EvalRequest, Evaluator
-    from lichessbot.engine.network import load_network
 
     net = load_network(args.network, args.input_format)
     ev = Evaluator(net, backend=args.backend, cache_size=0, policy_temperature=args.policy_temperature,

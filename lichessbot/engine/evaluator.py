@@ -17,17 +17,17 @@ import contextlib
 import io
 import os
 import threading
+import time
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 
-import chess
 import numpy as np
 import onnxruntime as ort
 import structlog
 
 from lichessbot import _core
 from lichessbot.engine.cache import NNCache
-from lichessbot.engine.encoding import Snapshot, choose_transform, encode
+from lichessbot.engine.encoding import choose_transform, encode
 from lichessbot.engine.network import (
     INPUT_NAME,
     MLH_NAME,
@@ -38,6 +38,8 @@ from lichessbot.engine.network import (
     NetworkError,
 )
 from lichessbot.engine.policy_map import move_indices
+from lichessbot.engine.session import BoundRunner, float16_model
+from lichessbot.engine.types import EvalRequest, Evaluation
 
 __all__ = ["BACKENDS", "EvalRequest", "Evaluation", "Evaluator", "select_providers"]
 
@@ -57,25 +59,6 @@ CPU_MAX_CONCURRENCY = 8
 MAX_BATCH = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
-    """The network's view of one position."""
-
-    priors: np.ndarray  #: float32 [n], in the order of the request's moves, sums to 1 (n = 0: empty)
-    wdl: tuple[float, float, float]  #: win, draw, loss for the side to move
-    q: float  #: W - L, side to move's view
-    m: float  #: moves left (plies), 0.0 without an MLH head
-
-
-@dataclass(frozen=True, slots=True)
-class EvalRequest:
-    """One position to evaluate: its history (oldest first, current last) and its legal moves."""
-
-    history: Sequence[Snapshot]
-    moves: Sequence[chess.Move]
-    key: Hashable  #: position_key(history[-1])
-
-
 def select_providers(backend: str, available: Sequence[str] | None = None) -> list[str]:
     """The providers to ask onnxruntime for, best first, among those it lists (``available``).
 
@@ -90,7 +73,7 @@ def select_providers(backend: str, available: Sequence[str] | None = None) -> li
 
 def _provider_options(provider: str, precision: str = "fp32") -> dict:
     if provider == _TRT:  # one engine for every batch size instead of a rebuild per new shape
-        shape = "{}:{{}}x112x8x8".format(INPUT_NAME)
+        shape = f"{INPUT_NAME}:{{}}x112x8x8"
         return {"trt_profile_min_shapes": shape.format(1), "trt_profile_opt_shapes": shape.format(256),
                 "trt_profile_max_shapes": shape.format(MAX_BATCH), "trt_engine_cache_enable": True,
                 "trt_engine_cache_path": str(_trt_cache_dir()), "trt_fp16_enable": precision == "fp16"}
@@ -98,8 +81,6 @@ def _provider_options(provider: str, precision: str = "fp32") -> dict:
 
 
 def _trt_cache_dir():
-    from pathlib import Path
-
     path = Path.home() / ".cache" / "lichessbot" / "tensorrt"
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -110,7 +91,8 @@ class Evaluator:
 
     ``backend``: "auto" (TensorRT > CUDA > CPU, the first that really starts), "tensorrt", "cuda" or
     "cpu". ``threads``: on the CPU, batches evaluated side by side, one thread each (0 = one per core,
-    at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider, onnxruntime intra-op threads (0: its default). ``cache_size``: NN
+    at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider, onnxruntime intra-op threads (0: its default).
+    ``cache_size``: NN
     cache entries (0 disables it). ``policy_temperature``: softmax temperature of the priors (lc0
     PolicyTemperature, default 1.359). ``history_fill``: lc0 HistoryFill ("fen_only", "no", "always").
     Raises NetworkError when onnxruntime cannot load the model.
@@ -167,8 +149,6 @@ class Evaluator:
         #: Runs through I/O binding (default: on CUDA; ``io_binding=True`` forces it, e.g. on the CPU).
         self._bound = None
         if io_binding or (io_binding is None and self.provider == _CUDA):
-            from lichessbot.engine.session import BoundRunner
-
             widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
             device = "cuda" if self.provider in (_CUDA, _TRT) else "cpu"
             self._bound = BoundRunner(self._session, INPUT_NAME, [(o, widths[o]) for o in self._outputs], device,
@@ -189,8 +169,6 @@ class Evaluator:
         prov = [(p, _provider_options(p, precision)) for p in providers]
         model = network.model
         if float16:
-            from lichessbot.engine.session import float16_model
-
             model = float16_model(model)
         # onnxruntime-gpu lists CUDA/TensorRT even without a GPU and then prints a stack of errors (C++
         # log at ERROR level, Python prints on stdout -- which would corrupt UCI): silence both here.
@@ -215,8 +193,6 @@ class Evaluator:
             if self.provider != _CPU:
                 self._default_minibatch = GPU_MINIBATCH
             else:
-                import time
-
                 planes = np.zeros((32, 112, 8, 8), dtype=np.float32)
                 planes[:, 104:108] = 1.0
                 planes[:, 111] = 1.0

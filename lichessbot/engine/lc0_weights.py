@@ -28,6 +28,7 @@ import numpy as np
 
 from lichessbot.engine import protowire
 from lichessbot.engine.onnx_build import ConvBlock, Dense, Lc0Net, Residual, SEUnit, build_model
+from lichessbot.errors import NetworkError
 
 # lc0 proto/net.proto field numbers (message.field).
 _NET_MAGIC, _NET_FORMAT, _NET_WEIGHTS, _NET_ONNX = 1, 4, 10, 11
@@ -66,19 +67,12 @@ ACTIVATION_RELU, ACTIVATION_MISH = 0, 1  # NetworkFormat.DefaultActivation
 _LEELA2ONNX_HINT = "convert it with `lc0 leela2onnx` and load the .onnx file, which loads directly"
 
 
-def _network_error(message: str) -> Exception:
-    """A NetworkError (defined in lichessbot.engine.network; imported lazily to keep imports one-way)."""
-    from lichessbot.engine.network import NetworkError
-
-    return NetworkError(message)
-
-
 def _fields(buf: memoryview, where: str) -> dict[int, list]:
     """One protobuf message level (see :func:`protowire.decode`); NetworkError naming ``where``."""
     try:
         return protowire.decode(buf)
     except protowire.WireError as err:
-        raise _network_error(f"corrupt lc0 weights ({where}): {err}") from None
+        raise NetworkError(f"corrupt lc0 weights ({where}): {err}") from None
 
 
 def _sub(fields: dict[int, list], num: int, where: str) -> dict[int, list] | None:
@@ -87,7 +81,7 @@ def _sub(fields: dict[int, list], num: int, where: str) -> dict[int, list] | Non
     if not vals:
         return None
     if not isinstance(vals[-1], memoryview):
-        raise _network_error(f"corrupt lc0 weights ({where}): expected a message in field {num}")
+        raise NetworkError(f"corrupt lc0 weights ({where}): expected a message in field {num}")
     return _fields(vals[-1], where)
 
 
@@ -114,12 +108,12 @@ def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
     encoding = _enum(fields, 4, 1)
     size = 4 if encoding == 4 else 2
     if encoding not in (1, 2, 3, 4):
-        raise _network_error(f"unsupported lc0 weights ({where}): unknown layer encoding {encoding}")
+        raise NetworkError(f"unsupported lc0 weights ({where}): unknown layer encoding {encoding}")
     bounds = [fields[n][-1] for n in (1, 2) if n in fields]
     if isinstance(params, int) or any(isinstance(b, int) or len(b) != 4 for b in bounds):
-        raise _network_error(f"corrupt lc0 weights ({where}): a layer field has the wrong type")
+        raise NetworkError(f"corrupt lc0 weights ({where}): a layer field has the wrong type")
     if len(params) % size:
-        raise _network_error(f"corrupt lc0 weights ({where}): {len(params)} bytes is not a whole number of values")
+        raise NetworkError(f"corrupt lc0 weights ({where}): {len(params)} bytes is not a whole number of values")
     with np.errstate(all="ignore"):
         if encoding == 1:
             lo = np.float32(struct.unpack("<f", fields[1][-1])[0]) if 1 in fields else np.float32(0)
@@ -133,7 +127,7 @@ def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
         else:
             values = np.frombuffer(params, "<f4").astype(np.float32)
     if not np.isfinite(values).all():
-        raise _network_error(f"corrupt lc0 weights ({where}): non-finite values (NaN or infinity)")
+        raise NetworkError(f"corrupt lc0 weights ({where}): non-finite values (NaN or infinity)")
     return values
 
 
@@ -162,7 +156,7 @@ def _conv_block(fields: dict[int, list] | None, where: str, in_channels: int, ke
     out = max(bias.size, means.size, betas.size)
     per_out = in_channels * kernel * kernel
     if out == 0 or w.size != out * per_out:
-        raise _network_error(
+        raise NetworkError(
             f"unsupported or corrupt lc0 weights ({where}): {w.size} weights, expected "
             f"{out} x {in_channels} x {kernel} x {kernel}"
         )
@@ -173,16 +167,17 @@ def _conv_block(fields: dict[int, list] | None, where: str, in_channels: int, ke
         betas = betas if betas.size else np.zeros(out, np.float32)
         for name, arr in (("bn_stddivs", var), ("bn_gammas", gammas), ("bn_betas", betas), ("biases", bias)):
             if arr.size != out:
-                raise _network_error(f"corrupt lc0 weights ({where}): {name} has {arr.size} values, expected {out}")
+                raise NetworkError(f"corrupt lc0 weights ({where}): {name} has {arr.size} values, expected {out}")
         with np.errstate(all="ignore"):
             g = gammas / np.sqrt(var + np.float32(BN_EPSILON))
             w = w.reshape(out, per_out) * g[:, None]
             bias = betas - g * (means - bias)
         if not (np.isfinite(g).all() and np.isfinite(w).all() and np.isfinite(bias).all()):
-            raise _network_error(f"corrupt lc0 weights ({where}): batch-norm statistics give non-finite weights")
+            raise NetworkError(f"corrupt lc0 weights ({where}): batch-norm statistics give non-finite weights")
     elif bias.size != out:
-        raise _network_error(f"corrupt lc0 weights ({where}): biases has {bias.size} values, expected {out}")
-    return ConvBlock(np.ascontiguousarray(w, np.float32).reshape(out, in_channels, kernel, kernel), bias.astype(np.float32))
+        raise NetworkError(f"corrupt lc0 weights ({where}): biases has {bias.size} values, expected {out}")
+    weights = np.ascontiguousarray(w, np.float32).reshape(out, in_channels, kernel, kernel)
+    return ConvBlock(weights, bias.astype(np.float32))
 
 
 def _dense(fields: dict[int, list], wnum: int, bnum: int, where: str, n_in: int, n_out: int | None = None) -> Dense:
@@ -190,7 +185,7 @@ def _dense(fields: dict[int, list], wnum: int, bnum: int, where: str, n_in: int,
     b = _layer(fields, bnum, where + " biases")
     out = b.size if n_out is None else n_out
     if b.size != out or out == 0 or w.size != out * n_in:
-        raise _network_error(
+        raise NetworkError(
             f"unsupported or corrupt lc0 weights ({where}): {w.size} weights and {b.size} biases "
             f"for {n_in} inputs" + (f" and {n_out} outputs" if n_out else "")
         )
@@ -239,7 +234,7 @@ def _net_format(net: dict[int, list]) -> NetFormat:
 def _refuse(what: str, fmt: NetFormat, hint: bool = True) -> Exception:
     name = NETWORK_NAMES.get(fmt.network, f"network structure {fmt.network}")
     tail = f"; {_LEELA2ONNX_HINT}" if hint else " (neither by lichessbot nor by lc0's ONNX converter)"
-    return _network_error(f"cannot convert lc0 weights: {what} ({name}) is not supported{tail}")
+    return NetworkError(f"cannot convert lc0 weights: {what} ({name}) is not supported{tail}")
 
 
 def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
@@ -259,7 +254,7 @@ def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
     if fmt.activation not in (ACTIVATION_RELU, ACTIVATION_MISH):
         raise _refuse(f"default activation {fmt.activation}", fmt, hint=False)
     if fmt.input not in INPUT_FORMATS:
-        raise _network_error(f"cannot convert lc0 weights: unknown input format {fmt.input}")
+        raise NetworkError(f"cannot convert lc0 weights: unknown input format {fmt.input}")
 
 
 def _se_unit(fields: dict[int, list] | None, where: str, channels: int) -> SEUnit | None:
@@ -269,7 +264,7 @@ def _se_unit(fields: dict[int, list] | None, where: str, channels: int) -> SEUni
     w2, b2 = _layer(fields, 3, where + ".w2"), _layer(fields, 4, where + ".b2")
     se = b1.size
     if se == 0 or w1.size != se * channels or w2.size != 2 * channels * se or b2.size != 2 * channels:
-        raise _network_error(f"corrupt lc0 weights ({where}): SE layer sizes do not fit {channels} filters")
+        raise NetworkError(f"corrupt lc0 weights ({where}): SE layer sizes do not fit {channels} filters")
     return SEUnit(Dense(w1.reshape(se, channels), b1), Dense(w2.reshape(2 * channels, se), b2))
 
 
@@ -279,7 +274,7 @@ def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
 
     inp = conv(_W_INPUT, "input", 112, 3)
     if inp is None:
-        raise _network_error("corrupt lc0 weights: the input convolution is missing")
+        raise NetworkError("corrupt lc0 weights: the input convolution is missing")
     c = inp.out_channels
     residual = []
     for i, raw in enumerate(w.get(_W_RESIDUAL, [])):
@@ -287,26 +282,26 @@ def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
         res = _fields(raw, where)
         c1, c2 = conv(_RES_CONV1, where + ".conv1", c, 3, res), conv(_RES_CONV2, where + ".conv2", c, 3, res)
         if c1 is None or c2 is None or c1.out_channels != c or c2.out_channels != c:
-            raise _network_error(f"corrupt lc0 weights ({where}): convolutions missing or not {c} filters")
+            raise NetworkError(f"corrupt lc0 weights ({where}): convolutions missing or not {c} filters")
         residual.append(Residual(c1, c2, _se_unit(_sub(res, _RES_SE, where + ".se"), where + ".se", c)))
 
     policy1 = conv(_W_POLICY1, "policy1", c, 3)
     policy_dense = None
     if policy1 is not None:  # convolutional head, as lc0's converter decides (policy1 present)
         if policy1.out_channels != c:
-            raise _network_error(f"corrupt lc0 weights (policy1): {policy1.out_channels} filters, expected {c}")
+            raise NetworkError(f"corrupt lc0 weights (policy1): {policy1.out_channels} filters, expected {c}")
         policy = conv(_W_POLICY, "policy", c, 3)
         if policy is None or policy.out_channels < 73:
-            raise _network_error("corrupt lc0 weights (policy): the 73-plane policy convolution is missing")
+            raise NetworkError("corrupt lc0 weights (policy): the 73-plane policy convolution is missing")
     else:
         policy = conv(_W_POLICY, "policy", c, 1)
         if policy is None:
-            raise _network_error("corrupt lc0 weights: the policy head is missing")
+            raise NetworkError("corrupt lc0 weights: the policy head is missing")
         policy_dense = _dense(w, _W_IP_POL_W, _W_IP_POL_B, "ip_pol", policy.out_channels * 64, 1858)
 
     value = conv(_W_VALUE, "value", c, 1)
     if value is None:
-        raise _network_error("corrupt lc0 weights: the value head is missing")
+        raise NetworkError("corrupt lc0 weights: the value head is missing")
     v1 = _dense(w, _W_IP1_VAL_W, _W_IP1_VAL_B, "ip1_val", value.out_channels * 64)
     v2 = _dense(w, _W_IP2_VAL_W, _W_IP2_VAL_B, "ip2_val", v1.bias.size, 3 if fmt.value == VALUE_WDL else 1)
 
@@ -314,7 +309,7 @@ def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
     if fmt.moves_left == MOVES_LEFT_V1:
         mlh = conv(_W_MOVES_LEFT, "moves_left", c, 1)
         if mlh is None:
-            raise _network_error("corrupt lc0 weights: the moves-left head is missing")
+            raise NetworkError("corrupt lc0 weights: the moves-left head is missing")
         m1 = _dense(w, _W_IP1_MOV_W, _W_IP1_MOV_B, "ip1_mov", mlh.out_channels * 64)
         m2 = _dense(w, _W_IP2_MOV_W, _W_IP2_MOV_B, "ip2_mov", m1.bias.size, 1)
 
@@ -344,7 +339,7 @@ def _embedded_onnx(net: dict[int, list]) -> bytes:
     standard = {"input": "/input/planes", "value": "/output/value", "wdl": "/output/wdl",
                 "policy": "/output/policy", "mlh": "/output/mlh"}
     if 1 not in onnx or _enum(onnx, 2, 1) != 1 or any(standard[k] != v for k, v in names.items()):
-        raise _network_error(f"cannot use lc0 weights: the embedded ONNX model is not float32 with lc0's "
+        raise NetworkError(f"cannot use lc0 weights: the embedded ONNX model is not float32 with lc0's "
                              f"default tensor names ({names}); {_LEELA2ONNX_HINT}")
     return bytes(onnx[1][-1])
 
@@ -359,16 +354,16 @@ def read_net(data: bytes) -> tuple[Lc0Net | bytes, int]:
     try:
         net = protowire.decode(data)
     except protowire.WireError as err:
-        raise _network_error(f"corrupt or not an lc0 weights file: {err}") from None
+        raise NetworkError(f"corrupt or not an lc0 weights file: {err}") from None
     magic = net.get(_NET_MAGIC, [None])[-1]
     if not isinstance(magic, memoryview) or len(magic) != 4 or struct.unpack("<I", magic)[0] != WEIGHT_MAGIC:
-        raise _network_error("not an lc0 weights file (bad magic number)")
+        raise NetworkError("not an lc0 weights file (bad magic number)")
     fmt = _net_format(net)
     if fmt.network == 5:
         return _embedded_onnx(net), fmt.input if fmt.input in INPUT_FORMATS else 1
     weights = _sub(net, _NET_WEIGHTS, "weights")
     if weights is None:
-        raise _network_error("corrupt lc0 weights: the file has no weights")
+        raise NetworkError("corrupt lc0 weights: the file has no weights")
     _check_family(fmt, weights)
     return _decode_weights(fmt, weights), fmt.input
 
@@ -381,21 +376,19 @@ def read_pb_gz(path: str | Path) -> bytes:
     try:
         raw = Path(path).read_bytes()
     except OSError as err:
-        raise _network_error(f"cannot read the file: {err.strerror or err}") from None
+        raise NetworkError(f"cannot read the file: {err.strerror or err}") from None
     if raw[:2] != b"\x1f\x8b":
         return raw
     try:
         return gzip.decompress(raw)
     except EOFError:
-        raise _network_error("truncated lc0 weights file: the gzip stream ends early") from None
+        raise NetworkError("truncated lc0 weights file: the gzip stream ends early") from None
     except (OSError, zlib.error) as err:
-        raise _network_error(f"corrupt lc0 weights file: bad gzip data ({err})") from None
+        raise NetworkError(f"corrupt lc0 weights file: bad gzip data ({err})") from None
 
 
 def load_pb_gz(path: str | Path) -> tuple[Lc0Net | bytes, int]:
     """:func:`read_net` of the file at ``path``; NetworkError messages start with the path."""
-    from lichessbot.engine.network import NetworkError
-
     try:
         return read_net(read_pb_gz(path))
     except NetworkError as err:

@@ -17,7 +17,8 @@ from pathlib import Path
 import onnx
 
 from lichessbot.engine.encoding import INPUT_FORMATS
-from lichessbot.errors import LichessbotError
+from lichessbot.engine.lc0_weights import convert_pb_gz
+from lichessbot.errors import NetworkError
 
 __all__ = [
     "INPUT_NAME",
@@ -37,10 +38,6 @@ WDL_NAME = "/output/wdl"
 VALUE_NAME = "/output/value"
 MLH_NAME = "/output/mlh"
 _EXPECTED = {INPUT_NAME: (112, 8, 8), POLICY_NAME: (1858,), WDL_NAME: (3,), VALUE_NAME: (1,), MLH_NAME: (1,)}
-
-
-class NetworkError(LichessbotError, ValueError):
-    """A network that cannot be loaded or used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +123,6 @@ def load_network(spec: str = "default", input_format: int | None = None) -> Netw
             raise NetworkError(f"network path is not a file: {path}")
     lower = path.name.lower()
     if lower.endswith(".pb.gz") or lower.endswith(".pb"):
-        from lichessbot.engine.lc0_weights import convert_pb_gz  # lazy: protobuf parsing is not always needed
-
         model, fmt = convert_pb_gz(path)
         where = str(path)
     elif lower.endswith(".onnx"):

@@ -21,6 +21,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from lichessbot.engine.policy_map import MOVES  # the 1858 UCI strings, lc0's order
+
 OPSET = 17
 IR_VERSION = 8
 
@@ -106,8 +108,6 @@ def _square(name: str) -> int:
 def conv_policy_map() -> np.ndarray:
     """int64 [1858]: for each lc0 policy index (:data:`policy_map.MOVES`), the flat index
     ``plane*64 + from_square`` into the conv policy head's [73, 8, 8] output. Read-only (cached)."""
-    from lichessbot.engine.policy_map import MOVES  # the 1858 UCI strings, lc0's order
-
     out = np.empty(len(MOVES), np.int64)
     for i, uci in enumerate(MOVES):
         fr, to, promo = _square(uci[0:2]), _square(uci[2:4]), uci[4:]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,9 +24,8 @@ __all__ = ["BoundRunner", "float16_model"]
 def float16_model(model: bytes) -> bytes:
     """``model`` (a serialized ONNX network) with float16 weights and compute, float32 inputs and outputs.
     Raises ImportError when onnxconverter-common is not installed."""
-    import warnings
-
-    from onnxconverter_common import float16
+    # Deferred on purpose: only fp16 needs the converter, and it pulls in much of onnx's tooling.
+    from onnxconverter_common import float16  # noqa: PLC0415
 
     proto = onnx.load_from_string(model)
     with warnings.catch_warnings():  # it warns for every weight below float16's range (rounded to 1e-7)

@@ -66,7 +66,8 @@ class TritonEvaluator:
 
     def __init__(self, url: str, model: str = "lichessbot", *, input_format: int = 1, cache_size: int = 200_000,
                  policy_temperature: float = 1.359, history_fill: str = "fen_only", timeout: float = 10.0) -> None:
-        import tritonclient.grpc as grpcclient
+        # Deferred on purpose: tritonclient is the optional [triton] extra; only backend "triton" needs it.
+        import tritonclient.grpc as grpcclient  # noqa: PLC0415
 
         self._grpc = grpcclient
         self.url, self.model, self.timeout = url, model, timeout

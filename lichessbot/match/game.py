@@ -44,16 +44,17 @@ class EnginePlayer:
         self.started = True
         try:
             self.engine = chess.engine.SimpleEngine.popen_uci(self.spec.command, timeout=self.startup_timeout)
-        except (OSError, chess.engine.EngineError, asyncio.TimeoutError, concurrent.futures.TimeoutError) as err:
+        except (TimeoutError, OSError, chess.engine.EngineError, concurrent.futures.TimeoutError) as err:
             raise MatchError(f"engine {self.spec.name} ({' '.join(self.spec.command)}) did not start: {err}") from None
         try:
             if self.spec.options:
                 self.engine.configure(dict(self.spec.options))
-        except (chess.engine.EngineError, asyncio.TimeoutError, concurrent.futures.TimeoutError) as err:
+        except (TimeoutError, chess.engine.EngineError, concurrent.futures.TimeoutError) as err:
             self.close()
             raise MatchError(f"engine {self.spec.name}: bad option ({err})") from None
 
-    def play(self, board: chess.Board, limit: chess.engine.Limit, game: object, timeout: float) -> chess.engine.PlayResult:
+    def play(self, board: chess.Board, limit: chess.engine.Limit, game: object,
+             timeout: float) -> chess.engine.PlayResult:
         """``go`` on ``board``; waits at most ``timeout`` seconds.
 
         Raises:
@@ -77,7 +78,7 @@ class EnginePlayer:
             raise chess.engine.EngineTerminatedError("engine event loop dead") from None
         try:
             return future.result()
-        except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
+        except (TimeoutError, concurrent.futures.TimeoutError):
             raise _Hung from None
 
     def close(self, kill: bool = False) -> None:

@@ -3,34 +3,14 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
 import chess.pgn
 
-from lichessbot.match.types import MatchError
+from lichessbot.match.types import MatchError, Opening
 
 __all__ = ["Opening", "load_openings"]
-
-
-@dataclass(frozen=True)
-class Opening:
-    """A start position: a FEN and book moves played from it before the engines take over.
-
-    Attributes:
-        fen: the position the game starts from (``chess.STARTING_FEN`` for the usual start).
-        moves: moves played from ``fen`` (marked "book" in the PGN), possibly empty.
-        name: shown in logs (the EPD ``id``, the PGN ``Opening`` tag, or the line number).
-    """
-
-    fen: str = chess.STARTING_FEN
-    moves: tuple[chess.Move, ...] = field(default_factory=tuple)
-    name: str = ""
-
-    def board(self) -> chess.Board:
-        """A board at the start of the game (``fen``; book moves not played)."""
-        return chess.Board(self.fen)
 
 
 def _from_epd(text: str, source: str) -> list[Opening]:

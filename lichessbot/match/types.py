@@ -6,15 +6,12 @@ import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+import chess
+import chess.pgn
 
 from lichessbot.errors import LichessbotError
-
-if TYPE_CHECKING:
-    import chess.pgn
-
-    from lichessbot.match.elo import EloEstimate
-    from lichessbot.match.openings import Opening
+from lichessbot.match.elo import EloEstimate, elo_estimate
 
 __all__ = [
     "Adjudication",
@@ -23,6 +20,7 @@ __all__ = [
     "MatchConfig",
     "MatchError",
     "MatchResult",
+    "Opening",
     "TimeControl",
     "our_engine_command",
 ]
@@ -35,6 +33,25 @@ class MatchError(LichessbotError, ValueError):
 def our_engine_command() -> list[str]:
     """The command line of our engine: ``<this python> -m lichessbot uci``."""
     return [sys.executable, "-m", "lichessbot", "uci"]
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position: a FEN and book moves played from it before the engines take over.
+
+    Attributes:
+        fen: the position the game starts from (``chess.STARTING_FEN`` for the usual start).
+        moves: moves played from ``fen`` (marked "book" in the PGN), possibly empty.
+        name: shown in logs (the EPD ``id``, the PGN ``Opening`` tag, or the line number).
+    """
+
+    fen: str = chess.STARTING_FEN
+    moves: tuple[chess.Move, ...] = field(default_factory=tuple)
+    name: str = ""
+
+    def board(self) -> chess.Board:
+        """A board at the start of the game (``fen``; book moves not played)."""
+        return chess.Board(self.fen)
 
 
 @dataclass(frozen=True)
@@ -251,8 +268,6 @@ class MatchResult:
     @property
     def elo(self) -> EloEstimate:
         """Elo difference of ``first`` over ``second`` with its 95 % error bar."""
-        from lichessbot.match.elo import elo_estimate
-
         return elo_estimate(self.wins, self.draws, self.losses)
 
     def summary(self) -> str:

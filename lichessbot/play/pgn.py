@@ -39,7 +39,7 @@ class GameRecord:
     initial_fen: str = chess.STARTING_FEN
     clock_initial_ms: int | None = None
     clock_increment_ms: int = 0
-    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     moves: list[chess.Move] = field(default_factory=list)
     clocks: dict[int, int] = field(default_factory=dict)       # ply -> mover's ms after the move
     decisions: dict[int, Decision] = field(default_factory=dict)  # ply -> our decision for that move

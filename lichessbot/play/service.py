@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from lichessbot.config import BotConfig, ConfigError, load_config
+from lichessbot.config import BotConfig, load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.challenge import decide
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError
@@ -420,10 +420,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``lichessbot play``."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as err:
-        raise LichessbotError(str(err)) from None
+    config = load_config(args.config)  # ConfigError is a LichessbotError: one line, exit status 2
     token = config.resolved_token()
     configure_logging(level=args.log_level, secrets=[token or ""])
     if not token:

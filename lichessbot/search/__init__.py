@@ -4,7 +4,7 @@ Public API (docs/interfaces.md): :class:`Searcher`, :class:`SearchHandle`, :clas
 :class:`Stopper`, :class:`RootMove`, :class:`SearchStats`, :class:`SearchResult`, :class:`SearchError`.
 """
 
-from lichessbot.search.searcher import SearchHandle, Searcher
+from lichessbot.search.searcher import Searcher, SearchHandle
 from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
 
 __all__ = ["Limits", "RootMove", "SearchError", "SearchHandle", "SearchResult", "SearchStats", "Searcher", "Stopper"]

@@ -24,8 +24,16 @@ import os
 import time
 
 import chess
+import structlog
 
 from lichessbot.config import SearchParams
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.search import Limits, Searcher, bench_extra
+from lichessbot.search.bench_extra import lc0_nps
+from lichessbot.search.fake import FakeEvaluator, GpuModelEvaluator
+from lichessbot.search.searcher import minibatch_of
+from lichessbot.tablebase import Tablebases
 
 __all__ = ["POSITIONS", "add_arguments", "run", "bench"]
 
@@ -47,8 +55,6 @@ def _board(fen: str, moves: str) -> chess.Board:
 
 def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=None) -> list[dict]:
     """One fresh search of ``nodes`` nodes per position; a row per position (also passed to ``report``)."""
-    from lichessbot.search import Limits, Searcher
-
     rows = []
     for name, fen, moves in POSITIONS:
         evaluator.clear_cache()
@@ -103,8 +109,6 @@ def _print_row(r: dict) -> None:
 
 
 def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: int | None) -> list[dict]:
-    from lichessbot.search.bench_extra import lc0_nps
-
     rows = []
     for name, fen, moves in POSITIONS:
         r = lc0_nps(args.lc0, args.lc0_weights, backend, threads, _board(fen, moves), args.nodes, minibatch)
@@ -116,10 +120,7 @@ def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: i
 
 
 def run(args: argparse.Namespace) -> int:
-    import structlog
 
-    from lichessbot.search import bench_extra
-    from lichessbot.search.fake import FakeEvaluator
 
     structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(open(os.devnull, "w")))  # noqa: SIM115
     params = SearchParams(minibatch_size=args.minibatch)
@@ -132,17 +133,12 @@ def run(args: argparse.Namespace) -> int:
         evaluators.append(("fake", FakeEvaluator(value=0.05, cache_size=200_000)))
     net_ev = None
     if args.network or args.stop_latency:
-        from lichessbot.engine.evaluator import Evaluator
-        from lichessbot.engine.network import load_network
-
         net = load_network(args.network or "default")
         net_ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=200_000)
         report["provider"] = net_ev.provider
         if args.network and args.only in (None, "network"):
             evaluators.append((net.name, net_ev))
     for name, ev in evaluators:
-        from lichessbot.search.searcher import minibatch_of
-
         mb = minibatch_of(params, ev)
         for pipeline in modes:
             say(f"{name} pipeline={pipeline} minibatch={mb}:")
@@ -155,8 +151,6 @@ def run(args: argparse.Namespace) -> int:
             rows = _lc0_rows(args, backend, args.lc0_threads, lc0_mb)
             report["runs"].append({"network": f"lc0 {backend}", "minibatch": lc0_mb, "positions": rows})
     if args.games:
-        from lichessbot.search.fake import GpuModelEvaluator
-
         ev = net_ev if net_ev is not None and args.network else GpuModelEvaluator(value=0.05, cache_size=200_000)
         name = f"{ev.network.name} ({report.get('provider')})" if ev is net_ev else "modelled GPU"
         report["concurrent"] = []
@@ -202,8 +196,6 @@ def run(args: argparse.Namespace) -> int:
             f"min {lat['min_ms']} ms, median {lat['median_ms']} ms, max {lat['max_ms']} ms")
         report["stop_latency"] = lat
     if args.syzygy:
-        from lichessbot.tablebase import Tablebases
-
         tables = Tablebases([args.syzygy], root_probe=False).core
         tb_evs = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
         if args.network and net_ev is not None:

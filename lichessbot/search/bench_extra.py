@@ -22,6 +22,8 @@ import chess
 import chess.engine
 
 from lichessbot.config import SearchParams
+from lichessbot.engine.service import EvalService
+from lichessbot.search import Limits, Searcher
 
 __all__ = ["TB_POSITIONS", "concurrent_games", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency",
            "tablebase_nps"]
@@ -66,8 +68,6 @@ def rss_bytes() -> int:
 
 def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchParams) -> dict:
     """Bytes of RSS per node of a ``nodes``-node tree (the evaluator's NN cache should be off)."""
-    from lichessbot.search import Limits, Searcher
-
     searcher = Searcher(evaluator, params, pipeline=False)
     searcher.search(chess.Board(), Limits(nodes=100))  # threads, arenas and buffers exist before the count
     searcher.new_game()
@@ -83,8 +83,6 @@ def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchPar
 def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int = 10, seed: int = 1) -> dict:
     """``stop()`` -> result latency in milliseconds (min, median, max) over ``runs`` infinite searches
     stopped after 0.2 to 0.8 seconds."""
-    from lichessbot.search import Limits, Searcher
-
     rng = random.Random(seed)
     searcher = Searcher(evaluator, params)
     lat = []
@@ -105,9 +103,6 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
 def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams, seconds: float) -> dict:
     """Search every board at once (one Searcher each, one :class:`EvalService` for all) for ``seconds``;
     playouts per second of each game and in all, and the service's stats."""
-    from lichessbot.engine.service import EvalService
-    from lichessbot.search import Limits, Searcher
-
     service = EvalService(evaluator)
     searchers = [Searcher(service, params, game=f"game{k}") for k in range(len(boards))]
     handles = [s.start(b, Limits(infinite=True)) for s, b in zip(searchers, boards)]
@@ -133,8 +128,6 @@ def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[d
     ``tables`` (a ``lichessbot._core.Tablebases``), the hits and hits per second. With the zero-cost
     network the difference is the cost of probing plus that of a different tree (terminals need no
     network)."""
-    from lichessbot.search import Limits, Searcher
-
     rows = []
     for name, fen in TB_POSITIONS:
         row: dict = {"position": name}

@@ -2,8 +2,8 @@
 
 Used by ``lichessbot bench search`` to measure the tree's own cost per playout (the core still writes
 every leaf's planes and maps the priors through the policy map, as for a real network), and by tests.
-The logits are all 0 (uniform priors) unless ``logits`` gives one per lc0 policy index, the value is ``value`` (W - L, side to move's view) with draw
-probability ``draw``.
+The logits are all 0 (uniform priors) unless ``logits`` gives one per lc0 policy index, the value is
+``value`` (W - L, side to move's view) with draw probability ``draw``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,14 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import chess
+import chess.engine
+import structlog
+
+from lichessbot.config import SearchParams
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.errors import LichessbotError
+from lichessbot.search import Limits, Searcher
 
 __all__ = [
     "DEFAULT_POSITIONS", "LC0_OPTIONS", "MoveStat", "Side", "add_arguments", "normalize_move", "parse_positions",
@@ -248,9 +256,7 @@ class Lc0:
     """lc0 as a UCI engine; one process for all positions, ``ucinewgame`` before each."""
 
     def __init__(self, path: str, weights: str, minibatch: int, threads: int, backend: str) -> None:
-        import chess.engine
 
-        from lichessbot.errors import LichessbotError
 
         try:
             self.engine = chess.engine.SimpleEngine.popen_uci([path], stderr=subprocess.DEVNULL)
@@ -265,8 +271,6 @@ class Lc0:
         self.name = self.engine.id.get("name", "lc0")
 
     def search(self, board: chess.Board, nodes: int) -> Side:
-        import chess.engine
-
         lines: list[str] = []
         t = time.perf_counter()
         # A fresh ``game`` object makes python-chess send ``ucinewgame`` (empty tree and NN cache in lc0).
@@ -292,11 +296,6 @@ class Ours:
     """Our Searcher in-process, through its public API only."""
 
     def __init__(self, network: str, minibatch: int, threads: int, pipeline: bool) -> None:
-        from lichessbot.config import SearchParams
-        from lichessbot.engine.evaluator import Evaluator
-        from lichessbot.engine.network import load_network
-        from lichessbot.search import Searcher
-
         self.params = SearchParams(minibatch_size=minibatch)
         self.evaluator = Evaluator(load_network(network), backend="cpu", threads=threads)
         try:
@@ -306,8 +305,6 @@ class Ours:
         self.name = "lichessbot"
 
     def search(self, board: chess.Board, nodes: int) -> Side:
-        from lichessbot.search import Limits
-
         self.searcher.new_game()
         self.evaluator.clear_cache()  # lc0's ucinewgame clears its NN cache too
         t = time.perf_counter()
@@ -381,10 +378,7 @@ def _side_json(s: Side) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    import structlog
-
     structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(open(os.devnull, "w")))  # noqa: SIM115
-    from lichessbot.config import SearchParams
 
     mb = args.minibatch or SearchParams().minibatch_size
     if args.positions:

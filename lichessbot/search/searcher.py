@@ -95,7 +95,8 @@ class Searcher:
         self._inflight = max(1, int(getattr(evaluator, "inflight", getattr(evaluator, "concurrency", 1)))) \
             if pipeline else 1
         # One buffer per batch at the network, plus the one being gathered.
-        self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(self._inflight + 1 if pipeline else 1)]
+        buffers = self._inflight + 1 if pipeline else 1
+        self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(buffers)]
         self._moves: list[chess.Move] = []  # root edges, edge order
         self._executor: ThreadPoolExecutor | None = None
         self._handle: SearchHandle | None = None
@@ -292,7 +293,8 @@ class Searcher:
         wl, d, score, pv = self._edge_values(bi)
         return SearchResult(
             best_move=self._moves[bi], ponder_move=pv[1] if len(pv) > 1 else None, pv=pv,
-            q=wl + self._dsc() * d, score=score, nodes=stats.nodes, playouts=stats.playouts, reused_nodes=stats.reused_nodes, nps=stats.nps,
+            q=wl + self._dsc() * d, score=score, nodes=stats.nodes, playouts=stats.playouts,
+            reused_nodes=stats.reused_nodes, nps=stats.nps,
             depth=stats.depth, seldepth=stats.seldepth, time=stats.elapsed, stop_reason=reason,
             root_moves=stats.root_moves, tbhits=stats.tbhits,
         )

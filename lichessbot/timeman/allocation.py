@@ -1,10 +1,10 @@
 """Time allocation: pure functions from a clock to a time budget for one move.
 
-The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc): the expected number of moves left follows a log-logistic
-game-length curve (midpoint 51.5 moves, steepness 7), the remaining time plus the increments to come
-is shared among them, the first search of a game gets a bonus, and time spared by earlier early stops
-(the "bank") is spent on the next move. On top of lc0 we cap one move at a share of the clock, floor
-the expected moves left, and keep a safety margin that grows as the clock gets low.
+The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc): the expected number of moves
+left follows a log-logistic game-length curve (midpoint 51.5 moves, steepness 7), the remaining time plus the
+increments to come is shared among them, the first search of a game gets a bonus, and time spared by earlier
+early stops (the "bank") is spent on the next move. On top of lc0 we cap one move at a share of the clock,
+floor the expected moves left, and keep a safety margin that grows as the clock gets low.
 
 Clocks are in milliseconds (as UCI and lichess give them); budgets are in seconds (as the search
 measures time).
