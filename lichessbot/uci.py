@@ -49,7 +49,8 @@ class UciEngine:
         self.engine = config or EngineConfig()
         self.params = self.engine.search
         self.timeman_config = timeman_config or TimemanConfig()
-        self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
+        self.flags: dict[str, Any] = {
+                      "ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
                       "own_book": False, "book_file": "", "multipv": 1,
                       "movetime_overhead": MOVETIME_OVERHEAD_MS,
                       "syzygy_path": ""}
@@ -246,15 +247,15 @@ class UciEngine:
                 self.send(f"bestmove {found.move.uci()}")
                 return
         if self._tablebases is not None and not go.ponder:
-            found = self._tablebases.root_move(board)
-            if found is not None:  # the tables' move at once, without searching (docs/tablebases.md)
-                score = found.score.uci()
+            tb_move = self._tablebases.root_move(board)
+            if tb_move is not None:  # the tables' move at once, without searching (docs/tablebases.md)
+                score = tb_move.score.uci()
                 if self.flags["show_wdl"]:
-                    score += " wdl {} {} {}".format(*found.score.permille)
+                    score += " wdl {} {} {}".format(*tb_move.score.permille)
                 self.send(f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 "
-                          f"pv {found.move.uci()}")
-                self.send(f"info string {found.describe()}")
-                self.send(f"bestmove {found.move.uci()}")
+                          f"pv {tb_move.move.uci()}")
+                self.send(f"info string {tb_move.describe()}")
+                self.send(f"bestmove {tb_move.move.uci()}")
                 return
         if not self._ensure_engine():  # no search on a network other than the one asked for
             self.send("bestmove 0000")
@@ -274,6 +275,7 @@ class UciEngine:
                               "the move comes from the first batch (a longer movetime or clock, or a smaller "
                               "MoveOverhead, helps)")
         searcher = self._searcher
+        assert searcher is not None  # _ensure_engine built it
         handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
         self._handle = handle
         self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher), daemon=True)

@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
             result = engine.play(board, chess.engine.Limit(time=args.movetime_s), info=chess.engine.INFO_BASIC)
             walls.append(1000 * (time.perf_counter() - t0))
             nodes.append(int(result.info.get("nodes", 0)))
+            if result.move is None:  # the engine resigned or had nothing to play
+                break
             board.push(result.move)
     print(f"Limit(time={args.movetime_s}) x {len(walls)} on {args.backend}: wall median "
           f"{statistics.median(walls):.0f} ms (min {min(walls):.0f}, max {max(walls):.0f}); nodes median "

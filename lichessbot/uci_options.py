@@ -43,6 +43,7 @@ class UciOption:
             return raw.lower() == "true"
         if self.type == "spin":
             value = int(raw)
+            assert self.min is not None and self.max is not None, f"spin option {self.name} without bounds"
             if not self.min <= value <= self.max:
                 raise ValueError(f"{self.name} must be within {self.min}..{self.max}, got {value}")
             return value

@@ -46,8 +46,8 @@ def info_lines(s: SearchStats, *, show_wdl: bool, multipv: int = 1, pvs: Sequenc
     head = f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)} nodes {s.nodes}"
     tail = f"nps {int(s.nps)} tbhits {s.tbhits}"
     if multipv <= 1 or not pvs:
-        pv = (" pv " + " ".join(m.uci() for m in s.pv)) if s.pv else ""
-        return [f"{head} score {s.score.uci()}{_wdl(s.score, show_wdl)} {tail}{pv}"]
+        pv_text = (" pv " + " ".join(m.uci() for m in s.pv)) if s.pv else ""
+        return [f"{head} score {s.score.uci()}{_wdl(s.score, show_wdl)} {tail}{pv_text}"]
     lines = []
     for k, (rm, score, pv) in enumerate(pvs, start=1):
         moves = pv or [rm.move]

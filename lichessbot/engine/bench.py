@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def bench_positions(n: int, seed: int = 1):
     """``n`` EvalRequests from seeded random games (histories of the last 8 positions, legal moves)."""
     rng = random.Random(seed)
-    out = []
+    out: list[EvalRequest] = []
     while len(out) < n:
         board = chess.Board()
         while not board.is_game_over() and board.ply() < 120 and len(out) < n:

@@ -67,7 +67,7 @@ def board_from_args(fen: str | None, moves: str) -> chess.Board:
             raise EvalInputError(f"invalid FEN {fen!r}: {err}") from None
         status = board.status() & ~chess.STATUS_INVALID_EP_SQUARE
         if status:
-            names = [f.name.lower().replace("_", " ") for f in chess.Status if f and status & f]
+            names = [str(f.name).lower().replace("_", " ") for f in chess.Status if f and status & f]
             raise EvalInputError(f"invalid FEN {fen!r}: {', '.join(names)}")
     for uci in moves.split():
         try:

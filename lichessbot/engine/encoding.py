@@ -238,6 +238,7 @@ def _slots(history: Sequence[Snapshot], input_format: int, fill: str) -> list[tu
 def _undo_ep(s: Snapshot) -> Snapshot:
     """The position before the double push that set ``s.ep_square`` (absolute squares)."""
     ep = s.ep_square
+    assert ep is not None, "only called for a position with an en-passant square"
     if s.turn:  # black just pushed: ep on rank 6, pawn on rank 5 back to rank 7
         moved, back = 1 << (ep - 8), 1 << (ep + 8)
         return s._replace(pawns=(s.pawns & ~moved) | back, black=(s.black & ~moved) | back)

@@ -154,8 +154,11 @@ class _Graph:
         pad = (k - 1) // 2
         return self.op("Conv", [x, w, b], name, kernel_shape=[k, k], pads=[pad] * 4)
 
-    def dense(self, x: str, layer: Dense, name: str) -> str:
-        """[B, in] -> [B, out]: x @ W.T + b, with W in lc0's [out, in] order."""
+    def dense(self, x: str, layer: Dense | None, name: str) -> str:
+        """[B, in] -> [B, out]: x @ W.T + b, with W in lc0's [out, in] order. ValueError when the net
+        lacks the layer its head needs (``layer`` None)."""
+        if layer is None:
+            raise ValueError(f"{name}: the network has no weights for this dense layer")
         w = self.const(name + "/w", layer.weight)
         b = self.const(name + "/b", layer.bias)
         return self.op("Gemm", [x, w, b], name, transB=1)

@@ -45,6 +45,7 @@ def decode(buf: bytes | memoryview) -> dict[int, list[int | memoryview]]:
         num, wire = key >> 3, key & 7
         if num == 0:
             raise WireError("field number 0")
+        val: int | memoryview
         if wire == 0:
             val, pos = _varint(buf, pos)
         elif wire in (1, 2, 5):
@@ -54,7 +55,8 @@ def decode(buf: bytes | memoryview) -> dict[int, list[int | memoryview]]:
                 n = 8 if wire == 1 else 4
             if pos + n > end:
                 raise WireError(f"field {num} needs {n} bytes, only {end - pos} left (truncated?)")
-            val, pos = buf[pos : pos + n], pos + n
+            val = buf[pos : pos + n]
+            pos += n
         else:
             raise WireError(f"unsupported wire type {wire} in field {num}")
         out.setdefault(num, []).append(val)

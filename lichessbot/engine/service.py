@@ -129,7 +129,8 @@ class EvalService:
     def _take(self) -> list[_Request]:
         """The requests of the next call (the caller holds the lock and the queue is not empty)."""
         order = sorted(self._queue, key=lambda r: (r.priority, self._last_served.get(r.game, 0), r.seq))
-        taken, rows = [], 0
+        taken: list[_Request] = []
+        rows = 0
         for r in order:
             if taken and rows + len(r.planes) > self.max_batch:
                 continue

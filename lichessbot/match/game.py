@@ -173,11 +173,11 @@ def play_game(
     board = opening.board()
     game = chess.pgn.Game.from_board(board)
     node: chess.pgn.GameNode = game
-    for move in opening.moves:
-        if not board.is_legal(move):
-            raise MatchError(f"opening {opening.name}: illegal move {move.uci()}")
-        board.push(move)
-        node = node.add_variation(move, comment="book")
+    for book_move in opening.moves:
+        if not board.is_legal(book_move):
+            raise MatchError(f"opening {opening.name}: illegal move {book_move.uci()}")
+        board.push(book_move)
+        node = node.add_variation(book_move, comment="book")
     sides = {
         chess.WHITE: _Side(white, tcs[0], tcs[0].base),
         chess.BLACK: _Side(black, tcs[1], tcs[1].base),
@@ -201,6 +201,8 @@ def play_game(
         limit, budget = _limit(board, sides)
         t0 = time.monotonic()
         restart = False
+        move: chess.Move | None = None
+        error: str | None = None
         try:
             played = mover.player.play(board, limit, token, budget + move_timeout_margin)
             move = played.move
@@ -230,7 +232,7 @@ def play_game(
             else:
                 result, reason = ("0-1" if board.turn else "1-0"), error
             termination = {"time": "time forfeit", "illegal": "rules infraction", "crash": "abandoned",
-                           "error": "abandoned"}[fault]
+                           "error": "abandoned"}[fault or "illegal"]
             break
         assert move is not None
         if mover.clock is not None:

@@ -32,7 +32,7 @@ def _from_epd(text: str, source: str) -> list[Opening]:
 
 
 def _from_pgn(text: str, source: str, plies: int | None) -> list[Opening]:
-    out = []
+    out: list[Opening] = []
     stream = io.StringIO(text)
     while True:
         game = chess.pgn.read_game(stream)

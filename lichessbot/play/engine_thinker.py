@@ -98,7 +98,7 @@ class _LiveSink:
         self.last = LiveSearch(ply=self.ply, pondering=self.pondering, done=False, elapsed=float(stats.elapsed),
                                nodes=int(stats.nodes), nps=float(stats.nps), depth=float(stats.depth),
                                seldepth=int(stats.seldepth), cp=score.cp, mate=score.mate,
-                               wdl=tuple(float(x) for x in score.wdl), lines=lines)
+                               wdl=score.wdl, lines=lines)
         self.publish(self.last)
 
     def finish(self) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
-from typing import IO, Any
+from collections.abc import Iterable, MutableMapping
+from typing import IO, Any, TextIO, cast
 
 import structlog
 
@@ -57,7 +57,7 @@ def configure_logging(*, stream: IO[str] | None = None, json: bool | None = None
         json = not (hasattr(out, "isatty") and out.isatty())
     hidden = tuple(s for s in secrets if s)
 
-    def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    def redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         return _redact(event, hidden) if hidden else event
 
     renderer: Any = (structlog.processors.JSONRenderer() if json else
@@ -72,7 +72,7 @@ def configure_logging(*, stream: IO[str] | None = None, json: bool | None = None
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(out),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, out)),
         cache_logger_on_first_use=False,
     )
     root = logging.getLogger()

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import time
+from typing import Any
 
 import chess
 import structlog
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     report: dict = {"nodes": args.nodes, "minibatch": args.minibatch, "load": os.getloadavg()[0],
                     "cpus": os.cpu_count(), "runs": []}
     say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
-    evaluators = []
+    evaluators: list[tuple[str, Any]] = []  # (name, an evaluator of the search's interface)
     if args.only in (None, "fake"):
         evaluators.append(("fake", FakeEvaluator(value=0.05, cache_size=200_000)))
     net_ev = None
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         report["stop_latency"] = lat
     if args.syzygy:
         tables = Tablebases([args.syzygy], root_probe=False).core
-        tb_evs = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
+        tb_evs: list[tuple[str, Any]] = [("fake", FakeEvaluator(value=0.05, cache_size=200_000))]
         if args.network and net_ev is not None:
             tb_evs.append((args.network, net_ev))
         report["tablebases"] = []

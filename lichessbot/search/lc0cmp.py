@@ -27,6 +27,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import chess
@@ -74,7 +75,7 @@ mate-or-stalemate   | 7k/5Q2/6K1/8/8/8/8/8 w - - 0 1
 """
 
 #: lc0 UCI options set on top of WeightsFile/Backend/Threads/MinibatchSize, and why (see run()).
-LC0_OPTIONS: dict[str, object] = {
+LC0_OPTIONS: dict[str, str | int | bool | None] = {
     "VerboseMoveStats": True,   # the per-move N/P/Q lines we compare
     "SmartPruningFactor": 0,    # no early stop: the search runs to the node limit (ours has no smart pruning)
     "MaxPrefetch": 0,           # no NN-cache prefetch of unvisited nodes (ours has none; it adds out-of-order hits)
@@ -117,7 +118,7 @@ def parse_positions(text: str) -> list[tuple[str, chess.Board]]:
     A line is ``[label |] position``; position is a FEN/EPD, ``startpos [moves ...]`` or
     ``fen <FEN> [moves ...]``. Without a label: an EPD ``id`` opcode, else ``pos<N>``.
     """
-    out = []
+    out: list[tuple[str, chess.Board]] = []
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
@@ -146,7 +147,7 @@ def _uci_position(board: chess.Board) -> tuple[chess.Board, list[chess.Move]]:
 # --------------------------------------------------------------------------------------------------
 # Distributions
 # --------------------------------------------------------------------------------------------------
-def tv_distance(a: dict[str, float], b: dict[str, float]) -> float:
+def tv_distance(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     """Total variation distance between two visit-count maps (normalised here), over the union of keys.
 
     An empty map counts as all mass nowhere: TV with a non-empty map is 1 (0 when both are empty).
@@ -262,8 +263,9 @@ class Lc0:
             self.engine = chess.engine.SimpleEngine.popen_uci([path], stderr=subprocess.DEVNULL)
         except (OSError, chess.engine.EngineError) as err:
             raise LichessbotError(f"cannot start lc0 {path!r}: {err}") from err
-        opts = {"WeightsFile": os.path.abspath(weights), "Backend": backend, "Threads": threads,
-                "MinibatchSize": minibatch, **LC0_OPTIONS}
+        opts: dict[str, str | int | bool | None] = {
+            "WeightsFile": os.path.abspath(weights), "Backend": backend, "Threads": threads,
+            "MinibatchSize": minibatch, **LC0_OPTIONS}
         known = self.engine.options
         self.options = {k: v for k, v in opts.items() if k in known}
         self.skipped = sorted(set(opts) - set(self.options))
@@ -389,6 +391,8 @@ def run(args: argparse.Namespace) -> int:
     if args.limit:
         positions = positions[: args.limit]
 
+    a: Lc0 | Ours
+    b: Lc0 | Ours
     if args.lc0_vs_lc0:
         mode, labels = "lc0-vs-lc0", (f"lc0 mb{mb}", f"lc0 mb{args.lc0_vs_lc0}")
         a, b = search_lc0(args, mb), search_lc0(args, args.lc0_vs_lc0)

@@ -188,8 +188,9 @@ class Searcher:
         self._moves = [chess.Move.from_uci(u) for u in core.root_moves()]
         self._t_first = time.perf_counter()
         inflight = self._inflight
-        if self.pipeline and self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="lichessbot-nn")
+        executor = self._executor
+        if self.pipeline and executor is None:
+            executor = self._executor = ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="lichessbot-nn")
         pending: deque[Future] = deque()
         buf = 0
         last_info: tuple = (None, -1, -1)
@@ -207,9 +208,9 @@ class Searcher:
                 if len(pending) >= inflight or (pending and not rows):
                     core.apply(*pending.popleft().result())
                 if rows:
-                    if self.pipeline:
+                    if executor is not None:
                         prio = 1 if state.pondering else 0
-                        pending.append(self._executor.submit(self._network, planes[:rows], prio))
+                        pending.append(executor.submit(self._network, planes[:rows], prio))
                         buf = (buf + 1) % len(self._planes)
                     else:
                         core.apply(*self._network(planes[:rows]))
