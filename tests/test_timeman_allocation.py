@@ -14,12 +14,12 @@ LC0 = TimemanConfig(move_overhead=200, min_moves_left=1, max_move_share=1.0, ove
 
 def test_expected_moves_left_follows_lc0_curve():
     assert expected_moves_left(0) == pytest.approx(51.5)
-    assert expected_moves_left(20) == pytest.approx(31.52, abs=0.01)  # lc0-facts §6.2 worked numbers
+    assert expected_moves_left(20) == pytest.approx(31.52, abs=0.01)  # docs/lc0-conventions.md §6
     assert expected_moves_left(40) < expected_moves_left(20)
 
 
 def test_lc0_worked_numbers():
-    # lc0-facts §6.2: ply 0, 60 s, no increment -> 1161 ms, x2.8 on the first move -> 3251 ms;
+    # docs/lc0-conventions.md §6: ply 0, 60 s, no increment -> 1161 ms, x2.8 on the first move -> 3251 ms;
     # ply 40, 60 s + 1 s -> about 2866 ms.
     assert allocate(Clock(60_000), 0, LC0).target == pytest.approx(1.1612, abs=1e-3)
     assert allocate(Clock(60_000), 0, LC0, first_search=True).target == pytest.approx(3.251, abs=2e-3)

@@ -4,7 +4,7 @@
 ``/output/policy`` float32 [batch, 1858] (raw logits), ``/output/wdl`` float32 [batch, 3] (softmaxed,
 win/draw/loss for the side to move) or ``/output/value`` float32 [batch, 1] (tanh), and optionally
 ``/output/mlh`` float32 [batch, 1] (ReLU, plies) -- the layout ``lc0 leela2onnx`` writes
-(../shared/spec/lc0-facts.md §3). The weights are random but fixed by the seed, so results repeat.
+(docs/lc0-conventions.md §4). The weights are random but fixed by the seed, so results repeat.
 """
 
 from __future__ import annotations

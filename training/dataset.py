@@ -135,7 +135,7 @@ def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print, workers: in
 def mirror_permutation() -> np.ndarray:
     """int64 [1858]: the policy index of each lc0 move mirrored left-right (files a<->h).
 
-    The table (``policy_map.MOVES``, built as in ../shared/spec/lc0-facts.md §2.1) is every queen-line and
+    The table (``policy_map.MOVES``, built as in docs/lc0-conventions.md §4) is every queen-line and
     knight move plus the promotions from the mover's view, so it is closed under the mirror and this is a
     permutation; the mirror is the square map of lc0's "Mirror" transform (``policy_map`` transform bit 1).
     It is only a valid label transform for positions without castling rights: castling is the one rule
@@ -153,7 +153,7 @@ def mirror_augment(planes: np.ndarray, pol_idx: np.ndarray, rng: np.random.Gener
     rights: the rules, Stockfish's evaluation and so the targets are left-right symmetric there.
 
     ``planes``: float32 [B,112,8,8] (square = rank * 8 + file, so the last axis is the file; planes 104..107
-    are the castling planes, lc0-facts §1.3); ``pol_idx``: int [B,K] lc0 policy indices, -1 = padding.
+    are the castling planes, docs/lc0-conventions.md §1); ``pol_idx``: int [B,K] lc0 policy indices, -1 = padding.
     The WDL target needs no change. Returns how many positions were mirrored.
     """
     perm = mirror_permutation() if perm is None else perm

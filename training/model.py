@@ -1,7 +1,7 @@
 """The default network: a small SE residual tower with Lc0's interface (PyTorch; training only).
 
-Input ``[B, 112, 8, 8]`` float32 (classical format 1, lc0-facts §1), outputs policy logits ``[B, 1858]`` in
-lc0's move order (lc0-facts §2.1) and WDL logits ``[B, 3]`` (the exported model applies the softmax).
+Input ``[B, 112, 8, 8]`` float32 (classical format 1, docs/lc0-conventions.md §1), outputs policy logits ``[B, 1858]`` in
+lc0's move order (docs/lc0-conventions.md §4) and WDL logits ``[B, 3]`` (the exported model applies the softmax).
 
 Layout, after Maia / lc0's SE_WITH_HEADFORMAT nets: 3x3 input conv, ``blocks`` residual blocks of two 3x3
 convolutions with squeeze-excitation (lc0 style: the SE produces a scale and a bias per channel), a
@@ -17,7 +17,7 @@ from torch import nn
 
 import chess
 
-from lichessbot.engine.policy_map import MOVES  # lc0's 1858 moves (lc0-facts §2.1)
+from lichessbot.engine.policy_map import MOVES  # lc0's 1858 moves (docs/lc0-conventions.md §4)
 
 N_PLANES = 73  # 56 queen-line planes (8 directions x 7 distances), 8 knight planes, 9 underpromotion planes
 

@@ -51,9 +51,9 @@ class Snapshot(NamedTuple):
     black: int
     turn: bool  #: chess.WHITE (True) or chess.BLACK
     castling: int  #: python-chess clean castling rights (bitmask of rook squares)
-    ep_square: int | None  #: lc0 semantics (lc0-facts §0)
+    ep_square: int | None  #: lc0 semantics (docs/lc0-conventions.md §0)
     rule50: int  #: halfmove clock (plies)
-    repetitions: int  #: lc0 rule (lc0-facts §1.4)
+    repetitions: int  #: lc0 rule (docs/lc0-conventions.md §1)
 
 
 def _start_snapshot() -> Snapshot:
@@ -67,7 +67,8 @@ _START_BOARD = _START[:11]
 
 
 def _lc0_ep(board: chess.Board, from_move: bool) -> int | None:
-    """The ep square as lc0 keeps it (lc0-facts §0; lc0 src/chess/board.cc ``ApplyMove``, ``SetFromFen``)."""
+    """The ep square as lc0 keeps it (lc0 src/chess/board.cc ``ApplyMove``, ``SetFromFen``; docs/lc0-conventions.md
+    §0)."""
     ep = board.ep_square
     if ep is None:
         return None
@@ -91,7 +92,7 @@ def snapshot(board: chess.Board, repetitions: int = 0, *, after_move: chess.Move
     ``repetitions`` is lc0's count (:func:`count_repetitions`). The ep square follows lc0: when the
     position was reached by a move (``after_move`` given, or ``board.move_stack`` not empty) it is kept
     only if a pawn of the side to move attacks the skipped square; for a bare FEN it is kept as given
-    after lc0's sanity checks (lc0-facts §0).
+    after lc0's sanity checks (docs/lc0-conventions.md §0).
     """
     from_move = after_move is not None or bool(board.move_stack)
     return Snapshot(
@@ -138,7 +139,7 @@ def position_key(s: Snapshot) -> tuple:
 
 
 # --------------------------------------------------------------------------------------------------
-# Canonical transform (lc0-facts §1.6; lc0 src/neural/encoder.cc ``ChooseTransform``)
+# Canonical transform (docs/lc0-conventions.md §3; lc0 src/neural/encoder.cc ``ChooseTransform``)
 # --------------------------------------------------------------------------------------------------
 _FLIP, _MIRROR, _TRANSPOSE = 1, 2, 4
 
@@ -199,7 +200,7 @@ def choose_transform(s: Snapshot, input_format: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
-# Which positions fill the 8 slots (lc0-facts §1.4)
+# Which positions fill the 8 slots (docs/lc0-conventions.md §2)
 # --------------------------------------------------------------------------------------------------
 def _slots(history: Sequence[Snapshot], input_format: int, fill: str) -> list[tuple[Snapshot, bool]]:
     """(snapshot, undo-ep) per written slot, newest first. Orientation is handled by the caller."""
@@ -224,7 +225,7 @@ def _slots(history: Sequence[Snapshot], input_format: int, fill: str) -> list[tu
             if fill == "fen_only" and oldest[:11] == _START_BOARD:
                 break
         if v2 and out and pos.repetitions == 0:
-            if pos.rule50 == 0 or idx < 0:  # idx < 0: lc0 would loop forever (lc0-facts §1.4 note)
+            if pos.rule50 == 0 or idx < 0:  # idx < 0: lc0 would loop forever (docs/lc0-conventions.md §2)
                 break
             idx -= 1
             continue
@@ -332,7 +333,7 @@ def encode(histories: Sequence[Sequence[Snapshot]], input_format: int = 1, fill:
 
 
 def _aux(cur: Snapshot, input_format: int) -> list[int]:
-    """Masks of the auxiliary planes 104..111 for the current position (lc0-facts §1.3)."""
+    """Masks of the auxiliary planes 104..111 for the current position (docs/lc0-conventions.md §1)."""
     black = not cur.turn
     aux = [0] * 8
     if input_format == 1:

@@ -78,7 +78,7 @@ class Budget:
 def game_ply(board: chess.Board) -> int:
     """Plies played since the game's start: 2*(fullmove - 1) + (1 if black to move).
 
-    From the FEN's full-move number, as lc0-facts §6.2 recommends (not lc0 HEAD's regression).
+    From the FEN's full-move number (docs/lc0-conventions.md §6; not lc0 HEAD's full-move counter).
     """
     return 2 * (board.fullmove_number - 1) + (0 if board.turn == chess.WHITE else 1)
 
