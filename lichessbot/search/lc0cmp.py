@@ -23,12 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import chess
 import chess.engine
@@ -39,6 +37,14 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.errors import LichessbotError
 from lichessbot.search import Limits, Searcher
+from lichessbot.search.lc0cmp_stats import (
+    MoveStat,
+    Side,
+    normalize_move,
+    parse_verbose_block,
+    parse_verbose_line,
+    tv_distance,
+)
 
 __all__ = [
     "DEFAULT_POSITIONS", "LC0_OPTIONS", "MoveStat", "Side", "add_arguments", "normalize_move", "parse_positions",
@@ -142,112 +148,6 @@ def _uci_position(board: chess.Board) -> tuple[chess.Board, list[chess.Move]]:
     """The root board (without moves) and the moves, so that both engines see the same history."""
     root = board.root()
     return root, list(board.move_stack)
-
-
-# --------------------------------------------------------------------------------------------------
-# Distributions
-# --------------------------------------------------------------------------------------------------
-def tv_distance(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """Total variation distance between two visit-count maps (normalised here), over the union of keys.
-
-    An empty map counts as all mass nowhere: TV with a non-empty map is 1 (0 when both are empty).
-    """
-    sa, sb = sum(a.values()), sum(b.values())
-    if sa <= 0 and sb <= 0:
-        return 0.0
-    if sa <= 0 or sb <= 0:
-        return 1.0
-    keys = set(a) | set(b)
-    return 0.5 * sum(abs(a.get(k, 0) / sa - b.get(k, 0) / sb) for k in keys)
-
-
-@dataclass
-class MoveStat:
-    """One VerboseMoveStats line: ``move`` is the UCI move or ``node`` for the root line."""
-
-    move: str
-    n: int
-    in_flight: int = 0
-    p: float | None = None  # prior, 0..1
-    q: float | None = None
-    wl: float | None = None
-    d: float | None = None
-    u: float | None = None
-    v: float | None = None
-    index: int | None = None  # the network's policy index lc0 prints in brackets
-
-
-_LINE = re.compile(r"^\s*(?:info\s+string\s+)?(?P<move>[a-h][1-8][a-h][1-8][qrbn]?|node)\s+"
-                   r"\(\s*(?P<idx>-?\d+)\s*\)\s+N:\s*(?P<n>\d+)\s+\(\+\s*(?P<inf>\d+)\)(?P<rest>.*)$")
-_FIELD = re.compile(r"\((?P<k>[A-Z]+):\s*(?P<v>[-+]?[\d.]+|-\.-+)%?\)")
-
-
-def parse_verbose_line(line: str) -> MoveStat | None:
-    """A VerboseMoveStats line (with or without ``info string``), or None for any other line."""
-    m = _LINE.match(line)
-    if m is None:
-        return None
-    fields: dict[str, float | None] = {}
-    for f in _FIELD.finditer(m["rest"]):
-        v = f["v"]
-        fields[f["k"]] = None if v.startswith("-.") else float(v)
-    p = fields.get("P")
-    return MoveStat(move=m["move"], n=int(m["n"]), in_flight=int(m["inf"]), index=int(m["idx"]),
-                    p=None if p is None else p / 100.0, q=fields.get("Q"), wl=fields.get("WL"),
-                    d=fields.get("D"), u=fields.get("U"), v=fields.get("V"))
-
-
-def parse_verbose_block(lines: list[str]) -> tuple[list[MoveStat], MoveStat | None]:
-    """The root-move stats and the ``node`` line of the LAST complete block of VerboseMoveStats in
-    ``lines`` (a block ends with its ``node`` line); lines after the last ``node`` line are ignored."""
-    blocks: list[tuple[list[MoveStat], MoveStat]] = []
-    cur: list[MoveStat] = []
-    for line in lines:
-        s = parse_verbose_line(line)
-        if s is None:
-            continue
-        if s.move == "node":
-            blocks.append((cur, s))
-            cur = []
-        else:
-            cur.append(s)
-    if not blocks:
-        return cur, None
-    return blocks[-1]
-
-
-def normalize_move(board: chess.Board, uci: str) -> str:
-    """python-chess's UCI form of a move lc0 printed: lc0's VerboseMoveStats writes castling as king
-    takes rook (``e1h1``) even in standard chess; python-chess and our search write ``e1g1``."""
-    try:
-        return board.parse_uci(uci).uci()
-    except ValueError:
-        return uci
-
-
-@dataclass
-class Side:
-    """One engine's result on one position."""
-
-    moves: list[MoveStat]
-    node: MoveStat | None
-    seconds: float
-    verbose: list[str] = field(default_factory=list)
-
-    @property
-    def visits(self) -> dict[str, int]:
-        return {m.move: m.n for m in self.moves}
-
-    @property
-    def total(self) -> int:
-        return sum(m.n for m in self.moves)
-
-    def top(self) -> tuple[str, float]:
-        t = self.total
-        if not self.moves or t == 0:
-            return "-", 0.0
-        best = max(self.moves, key=lambda m: m.n)
-        return best.move, best.n / t
 
 
 # --------------------------------------------------------------------------------------------------
