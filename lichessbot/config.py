@@ -29,6 +29,7 @@ __all__ = [
     "EngineConfig",
     "GreetingConfig",
     "MatchmakingConfig",
+    "MatchmakingOverride",
     "SearchParams",
     "TablebaseConfig",
     "TimemanConfig",
@@ -266,6 +267,8 @@ OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill",
 TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
 #: Placeholders a greeting may use.
 GREETING_FIELDS = ("me", "opponent")
+#: Games against bots lichess lets a bot start in a (rolling) day: lila modules/bot/src/main/BotLimit.scala.
+LICHESS_BOT_GAMES_PER_DAY = 100
 
 
 def check_template(text: str) -> str:
@@ -313,6 +316,40 @@ class ChallengeConfig(_Strict):
     max_rating: int | None = Field(None, description="Decline challengers rated above this (null: no limit).")
     block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
     allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
+    max_simultaneous_games_per_user: int = Field(
+        5, ge=1, description="Games at once with the same user (running games, accepted and queued challenges); "
+        "one more is declined with later.",
+    )
+    games_reserved_for_humans: int = Field(
+        0, ge=0, description="Slots out of concurrency kept for human challengers: games against bots (ours "
+        "included) are limited to concurrency minus this.",
+    )
+    recent_bot_challenge_age: int | None = Field(
+        None, ge=1, description="Seconds a challenge taken from a bot counts as recent (for "
+        "max_recent_bot_challenges; alone it limits nothing).",
+    )
+    max_recent_bot_challenges: int | None = Field(
+        None, ge=1, description="Challenges (rematches included) taken from the same bot within "
+        "recent_bot_challenge_age seconds; more are declined with later (null: no limit).",
+    )
+    bullet_requires_increment: bool = Field(
+        False, description="Decline bullet challenges from bots without increment (timeControl)."
+    )
+    sort_by: Literal["best", "first"] = Field(
+        "best", description="Queued challenges: the best-rated challenger first, or the first come."
+    )
+    preference: Literal["none", "human", "bot"] = Field(
+        "none", description="Queued challenges: humans before bots, bots before humans, or none (sort_by only)."
+    )
+    queue_wait: float = Field(
+        120, ge=0, description="Seconds a challenge that passes every rule waits for a free slot (ours; lichess-bot "
+        "waits until it is canceled); then it is declined with later. 0: declined at once when no slot is free.",
+    )
+    max_bot_games_per_day: int = Field(
+        90, ge=0, description="Games against bots started per UTC day (lichess allows "
+        f"{LICHESS_BOT_GAMES_PER_DAY}); then bots are declined with later and matchmaking waits for the next UTC "
+        "day (ours). Counted in matchmaking.decline_file.",
+    )
 
     @field_validator("variants")
     @classmethod
@@ -340,6 +377,12 @@ class ChallengeConfig(_Strict):
             raise ValueError("min_days is greater than max_days")
         if self.min_rating is not None and self.max_rating is not None and self.min_rating > self.max_rating:
             raise ValueError("min_rating is greater than max_rating")
+        if self.games_reserved_for_humans > self.concurrency:
+            raise ValueError(f"games_reserved_for_humans ({self.games_reserved_for_humans}) is greater than "
+                             f"concurrency ({self.concurrency})")
+        if self.max_recent_bot_challenges is not None and self.recent_bot_challenge_age is None:
+            raise ValueError("max_recent_bot_challenges needs recent_bot_challenge_age (the seconds a challenge "
+                             "counts as recent)")
         return self
 
 
@@ -419,6 +462,116 @@ class StatusConfig(_Strict):
     finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
 
 
+def _challenge_variant(v: str) -> str:
+    if v not in ("standard", "chess960", "random"):
+        raise ValueError(f"{v}: challenges are standard, chess960 or random")
+    return v
+
+
+def _lichess_clocks(times: list[int]) -> list[int]:
+    for t in times:
+        if t not in (0, 15, 30, 45, 90) and not (t % 60 == 0 and 0 < t <= 10800):
+            raise ValueError(f"{t} s is not a lichess clock (0, 15, 30, 45, 60, 90 or a multiple of 60 "
+                             "up to 10800)")
+    return times
+
+
+def _lichess_increments(incs: list[int]) -> list[int]:
+    for i in incs:
+        if not 0 <= i <= 60:
+            raise ValueError(f"{i} s is not a lichess increment (0 to 60)")
+    return incs
+
+
+def _no_null_days(days: Any) -> Any:
+    """lichess-bot writes ``[null]`` for "no correspondence": the same as ``[]`` here."""
+    if days is None:
+        return []
+    return [d for d in days if d is not None] if isinstance(days, list) else days
+
+
+def _lichess_days(days: list[int]) -> list[int]:
+    for d in days:
+        if d not in (1, 2, 3, 5, 7, 10, 14):
+            raise ValueError(f"{d} is not a lichess days-per-move value (1, 2, 3, 5, 7, 10, 14)")
+    return days
+
+
+#: matchmaking keys an override may not set: lichess-bot's four, and ours that run the loop, not a challenge.
+NOT_OVERRIDABLE = ("allow_matchmaking", "challenge_timeout", "challenge_filter", "block_list", "allow_during_games",
+                   "decline_hours", "decline_file", "challenge_expiry", "min_wait", "daily_limit_pause",
+                   "include_challenge_block_list", "overrides")
+_LIST_KEYS = ("challenge_initial_time", "challenge_increment", "challenge_days")
+
+
+class MatchmakingOverride(BaseModel):
+    """One named alternative of the matchmaking settings (``matchmaking.overrides.NAME``, lichess-bot's
+    semantics): only the keys given replace the base ones. A list key given empty (or null, as lichess-bot
+    writes it) removes that kind of game; ``opponent_rating_difference: null`` unsets it (min/max apply)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    challenge_variant: str | None = None
+    challenge_initial_time: list[int] | None = None
+    challenge_increment: list[int] | None = None
+    challenge_days: list[int] | None = None
+    challenge_mode: Literal["casual", "rated", "random"] | None = None
+    opponent_min_rating: int | None = None
+    opponent_max_rating: int | None = None
+    opponent_rating_difference: int | None = Field(None, ge=0)
+    rating_preference: Literal["none", "high", "low"] | None = None
+    opponent_allow_tos_violation: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _overridable(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key in NOT_OVERRIDABLE:
+                    raise ValueError(f"{key} cannot be overridden (only the keys that shape one challenge can)")
+        elif data is None:
+            return {}
+        return data
+
+    @field_validator("challenge_variant", "challenge_mode", "opponent_min_rating", "opponent_max_rating",
+                     "rating_preference", "opponent_allow_tos_violation")
+    @classmethod
+    def _not_null(cls, v: Any) -> Any:
+        if v is None:
+            raise ValueError("null is not a value here: leave the key out to keep the base setting")
+        return v
+
+    @field_validator("challenge_variant")
+    @classmethod
+    def _variant(cls, v: str | None) -> str | None:
+        return None if v is None else _challenge_variant(v)
+
+    @field_validator("challenge_initial_time")
+    @classmethod
+    def _initial(cls, times: list[int] | None) -> list[int] | None:
+        return None if times is None else _lichess_clocks(times)
+
+    @field_validator("challenge_increment")
+    @classmethod
+    def _increment(cls, incs: list[int] | None) -> list[int] | None:
+        return None if incs is None else _lichess_increments(incs)
+
+    @field_validator("challenge_days", mode="before")
+    @classmethod
+    def _no_null_days(cls, days: Any) -> Any:
+        return None if days is None else _no_null_days(days)
+
+    @field_validator("challenge_days")
+    @classmethod
+    def _days(cls, days: list[int] | None) -> list[int] | None:
+        return None if days is None else _lichess_days(days)
+
+    def updates(self) -> dict[str, Any]:
+        """The keys this override sets, as values of :class:`MatchmakingConfig` (a null list: empty)."""
+        return {k: ([] if v is None and k in _LIST_KEYS else v)
+                for k, v in self.model_dump(exclude_unset=True).items()}
+
+
 class MatchmakingConfig(_Strict):
     """Challenging other bots when idle (lichess-bot's ``matchmaking`` section: same key names and meanings
     where lichess-bot has the key; "ours" marks the others). Read by :mod:`lichessbot.play.matchmaker`."""
@@ -466,8 +619,8 @@ class MatchmakingConfig(_Strict):
         24, gt=0, description="Hours a decline keeps its filter (ours; lichess-bot: one day).",
     )
     decline_file: str | None = Field(
-        "matchmaking_state.json", description="Where declines and the daily-limit pause are kept across restarts "
-        "(ours); null: memory only.",
+        "matchmaking_state.json", description="Where declines, the daily-limit pause and the count of today's games "
+        "against bots (challenge.max_bot_games_per_day) are kept across restarts (ours); null: memory only.",
     )
     challenge_expiry: float = Field(
         25, gt=0, description="Seconds an unanswered challenge of ours waits before it is canceled (ours; lichess "
@@ -481,45 +634,39 @@ class MatchmakingConfig(_Strict):
         "time (ours); a 429 that names its seconds pauses that long.",
     )
 
+    include_challenge_block_list: bool = Field(
+        False, description="Also never challenge the users in challenge.block_list.",
+    )
+    overrides: dict[str, MatchmakingOverride] = Field(
+        default_factory=dict,
+        description="Named alternative settings: each challenge uses the settings above or one override, drawn "
+        "with equal chances; an override's keys replace those above for that challenge.",
+    )
+
     @field_validator("challenge_variant")
     @classmethod
     def _variant(cls, v: str) -> str:
-        if v not in ("standard", "chess960", "random"):
-            raise ValueError(f"{v}: challenges are standard, chess960 or random")
-        return v
+        return _challenge_variant(v)
 
     @field_validator("challenge_initial_time")
     @classmethod
     def _initial(cls, times: list[int]) -> list[int]:
-        for t in times:
-            if t not in (0, 15, 30, 45, 90) and not (t % 60 == 0 and 0 < t <= 10800):
-                raise ValueError(f"{t} s is not a lichess clock (0, 15, 30, 45, 60, 90 or a multiple of 60 "
-                                 "up to 10800)")
-        return times
+        return _lichess_clocks(times)
 
     @field_validator("challenge_increment")
     @classmethod
     def _increment(cls, incs: list[int]) -> list[int]:
-        for i in incs:
-            if not 0 <= i <= 60:
-                raise ValueError(f"{i} s is not a lichess increment (0 to 60)")
-        return incs
+        return _lichess_increments(incs)
 
     @field_validator("challenge_days", mode="before")
     @classmethod
     def _no_null_days(cls, days: Any) -> Any:
-        """lichess-bot writes ``[null]`` for "no correspondence": the same as ``[]`` here."""
-        if days is None:
-            return []
-        return [d for d in days if d is not None] if isinstance(days, list) else days
+        return _no_null_days(days)
 
     @field_validator("challenge_days")
     @classmethod
     def _days(cls, days: list[int]) -> list[int]:
-        for d in days:
-            if d not in (1, 2, 3, 5, 7, 10, 14):
-                raise ValueError(f"{d} is not a lichess days-per-move value (1, 2, 3, 5, 7, 10, 14)")
-        return days
+        return _lichess_days(days)
 
     @model_validator(mode="after")
     def _consistent(self) -> MatchmakingConfig:
@@ -529,7 +676,20 @@ class MatchmakingConfig(_Strict):
                 self.challenge_initial_time and self.challenge_increment):
             raise ValueError("no time control to challenge with: set challenge_initial_time and challenge_increment, "
                              "or challenge_days")
+        for name, override in self.overrides.items():
+            try:
+                MatchmakingConfig.model_validate({**self.model_dump(exclude={"overrides"}), **override.updates()})
+            except ValidationError as err:
+                msg = err.errors()[0]["msg"].removeprefix("Value error, ")
+                raise ValueError(f"overrides.{name}: {msg}") from None
         return self
+
+    def with_override(self, name: str | None) -> MatchmakingConfig:
+        """These settings with override ``name`` applied (None: as they are). Raises KeyError for an
+        unknown name."""
+        if name is None:
+            return self
+        return self.model_copy(update={**self.overrides[name].updates(), "overrides": {}})
 
 
 class BotConfig(_Strict):
@@ -561,24 +721,36 @@ class BotConfig(_Strict):
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:
         """Our own challenges must pass our own challenge filter (else we would decline our own game)."""
-        mm, ch = self.matchmaking, self.challenge
-        if not mm.allow_matchmaking:
+        base, ch = self.matchmaking, self.challenge
+        if not base.allow_matchmaking:
             return self
         if not ch.accept_bot:
             raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
                              "be true")
-        for t in mm.challenge_initial_time:
-            if not ch.min_base <= t <= ch.max_base:
-                raise ValueError(f"matchmaking.challenge_initial_time: {t} s is outside challenge.min_base.."
-                                 f"challenge.max_base ({ch.min_base}..{ch.max_base})")
-        for i in mm.challenge_increment:
-            if not ch.min_increment <= i <= ch.max_increment:
-                raise ValueError(f"matchmaking.challenge_increment: {i} s is outside challenge.min_increment.."
-                                 f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
-        if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
-            raise ValueError(f"matchmaking.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
-        if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
-            raise ValueError(f"matchmaking.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
+        if ch.games_reserved_for_humans >= ch.concurrency:
+            raise ValueError("matchmaking.allow_matchmaking: every slot is reserved for humans "
+                             "(challenge.games_reserved_for_humans is challenge.concurrency)")
+        if ch.max_bot_games_per_day == 0:
+            raise ValueError("matchmaking.allow_matchmaking: challenge.max_bot_games_per_day is 0 (no games "
+                             "against bots)")
+        for where, mm in [("matchmaking", base)] + [(f"matchmaking.overrides.{name}", base.with_override(name))
+                                                    for name in base.overrides]:
+            for t in mm.challenge_initial_time:
+                if not ch.min_base <= t <= ch.max_base:
+                    raise ValueError(f"{where}.challenge_initial_time: {t} s is outside challenge.min_base.."
+                                     f"challenge.max_base ({ch.min_base}..{ch.max_base})")
+            for i in mm.challenge_increment:
+                if not ch.min_increment <= i <= ch.max_increment:
+                    raise ValueError(f"{where}.challenge_increment: {i} s is outside challenge.min_increment.."
+                                     f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
+            for d in mm.challenge_days:
+                if d < ch.min_days or (ch.max_days != "unlimited" and d > ch.max_days):
+                    raise ValueError(f"{where}.challenge_days: {d} is outside challenge.min_days..challenge.max_days "
+                                     f"({ch.min_days}..{ch.max_days})")
+            if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
+                raise ValueError(f"{where}.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
+            if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
+                raise ValueError(f"{where}.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
         return self
 
     def resolved_token(self) -> str | None:

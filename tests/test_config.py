@@ -61,6 +61,17 @@ def test_the_example_config_is_valid_and_documents_every_key():
     ({"chat": {"eval_room": "player"}}, "chat.eval_room: player: engine evals in the player room"),
     ({"challenge": {"min_days": 5, "max_days": 3}}, "min_days is greater than max_days"),
     ({"draw_or_resign": {"resign_moves": 0}}, "draw_or_resign.resign_moves:"),
+    ({"challenge": {"games_reserved_for_humans": 2}}, "challenge: games_reserved_for_humans (2) is greater than "
+                                                      "concurrency (1)"),
+    ({"challenge": {"max_recent_bot_challenges": 2}}, "challenge: max_recent_bot_challenges needs "
+                                                      "recent_bot_challenge_age"),
+    ({"challenge": {"recent_bot_challenge_age": 0}}, "challenge.recent_bot_challenge_age:"),
+    ({"challenge": {"max_simultaneous_games_per_user": 0}}, "challenge.max_simultaneous_games_per_user:"),
+    ({"challenge": {"sort_by": "rating"}}, "challenge.sort_by: Input should be 'best' or 'first'"),
+    ({"challenge": {"preference": "humans"}}, "challenge.preference: Input should be 'none', 'human' or 'bot'"),
+    ({"challenge": {"queue_wait": -1}}, "challenge.queue_wait:"),
+    ({"challenge": {"max_bot_games_per_day": -1}}, "challenge.max_bot_games_per_day:"),
+    ({"challenge": {"bullet_requires_increment": "sometimes"}}, "challenge.bullet_requires_increment:"),
 ])
 def test_bad_values_are_refused_with_the_key_path(data, expected):
     with pytest.raises(ConfigError) as err:
@@ -79,6 +90,20 @@ def test_check_config_accepts_the_example_and_refuses_a_bad_file(tmp_path, capsy
     assert f"lichessbot: {bad}: 2 errors:" in err
     assert "  challenge.concurrency: Input should be greater than or equal to 1" in err
     assert "  greeting.helo: unknown key" in err
+
+
+def test_check_config_names_each_bad_challenge_rule_and_matchmaking_override(tmp_path, capsys):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("challenge:\n  sort_by: rating\n  games_reserved_for_humans: -1\n"
+                   "matchmaking:\n  overrides:\n    fast:\n      challenge_initial_time: [100]\n"
+                   "    slow:\n      min_wait: 5\n")
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "4 errors" in err
+    for key in ("challenge.sort_by:", "challenge.games_reserved_for_humans:",
+                "matchmaking.overrides.fast.challenge_initial_time: 100 s is not a lichess clock",
+                "matchmaking.overrides.slow: min_wait cannot be overridden"):
+        assert f"  {key}" in err, key
 
 
 def test_check_config_reports_a_missing_network_file(tmp_path, capsys):

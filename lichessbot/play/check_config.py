@@ -37,7 +37,7 @@ def _key_errors(path: str) -> list[str]:
                 where = hint(key)
                 lines.append(f"{key}: unknown key" + (f" (lichess-bot's {key}: {where})" if where else ""))
             else:
-                lines.append(f"{key}: {e['msg']}")
+                lines.append(f"{key}: {e['msg'].removeprefix('Value error, ')}")
         return lines
     except Exception:  # noqa: BLE001 - unreadable or not YAML: load_config reports it
         return []

@@ -58,17 +58,10 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "engine.draw_or_resign.resign_for_egtb_minus_two": "no online tablebase here: resign by resign_score",
     "engine.draw_or_resign.offer_draw_for_egtb_zero": "no online tablebase here: draws by offer_draw_score",
     "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
-    "challenge.sort_by": "no challenge queue here: challenges are answered as they come",
-    "challenge.preference": "no challenge queue here: challenges are answered as they come",
-    "challenge.max_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
-    "challenge.min_days": "no limit on days per move here: correspondence is in challenge.time_controls or not",
-    "challenge.bullet_requires_increment": "use challenge.min_increment",
-    "challenge.max_simultaneous_games_per_user": "no per-user game limit here (challenge.concurrency)",
-    "challenge.recent_bot_challenge_age": "no per-bot rematch delay here",
+    "challenge.rating_difference": "here: challenge.min_rating and challenge.max_rating",
+    "challenge.online_block_list": "no online block lists here: use challenge.block_list",
     "correspondence": "correspondence settings are not supported in this build",
-    "matchmaking.overrides": "no matchmaking overrides here: one matchmaking section",
     "matchmaking.online_block_list": "no online block lists here: use matchmaking.block_list",
-    "matchmaking.include_challenge_block_list": "not supported: list the bots in matchmaking.block_list",
     "matchmaking.permablock_after_declined_challenge": "declines are kept in matchmaking.decline_file for "
                                                        "matchmaking.decline_hours",
 }
@@ -131,6 +124,8 @@ def migrate(src: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]
                 drop(key)
                 continue
             for k, v in value.items():
+                if key == "challenge" and k == "max_days" and isinstance(v, float) and math.isinf(v):
+                    v = "unlimited"  # lichess-bot's .inf: games without a clock too
                 if k in ours:
                     out.setdefault(key, {})[k] = v
                 else:
