@@ -59,6 +59,11 @@ MATRIX = [
     ({"modes": ["rated"]}, {"rated": False}, 0, "rated"),
     ({"min_rating": 1600}, {"rating": 1500}, 0, "generic"),
     ({"max_rating": 1400}, {"rating": 1500}, 0, "generic"),
+    ({"bullet_requires_increment": True}, {"title": "BOT", "speed": "bullet", "limit": 60, "increment": 0}, 0,
+     "timeControl"),
+    ({"bullet_requires_increment": True}, {"title": "BOT", "speed": "bullet", "limit": 60, "increment": 1}, 0, None),
+    ({"bullet_requires_increment": True}, {"speed": "bullet", "limit": 60, "increment": 0}, 0, None),  # a human
+    ({"bullet_requires_increment": True}, {"title": "BOT", "speed": "blitz", "limit": 180, "increment": 0}, 0, None),
     ({"concurrency": 2}, {}, 1, None),
     ({"concurrency": 2}, {}, 2, "later"),
 ]

@@ -102,7 +102,8 @@ def test_a_game_our_own_filter_would_decline_is_never_proposed():
 
 
 @pytest.mark.parametrize("reason, filt, expected", [
-    ("tooFast", "fine", ("speed", "blitz")), ("timeControl", "fine", ("speed", "blitz")),
+    ("tooFast", "fine", ("speed_up_to", "blitz")), ("tooSlow", "fine", ("speed_from", "blitz")),
+    ("timeControl", "fine", ("speed", "blitz")),
     ("casual", "fine", ("mode", "casual")), ("variant", "fine", ("variant", "standard")),
     ("generic", "fine", ("", "")), ("later", "fine", ("", "")), ("noBot", "fine", ("", "")),
     ("tooFast", "coarse", ("", "")), ("tooFast", "none", None),
@@ -110,6 +111,22 @@ def test_a_game_our_own_filter_would_decline_is_never_proposed():
 def test_a_decline_filters_the_aspect_it_objects_to(reason, filt, expected):
     ch = {"speed": "blitz", "rated": False, "variant": {"key": "standard"}}
     assert decline_aspect(filt, reason, ch) == expected
+
+
+def test_a_correspondence_decline_filters_correspondence_only():
+    ch = {"speed": "correspondence", "rated": False, "variant": {"key": "standard"}}
+    assert decline_aspect("fine", "tooFast", ch) == ("speed", "correspondence")
+
+
+@pytest.mark.parametrize("reason, blocked, asked", [
+    ("tooFast", ["bullet", "blitz"], ["rapid", "classical", "correspondence"]),
+    ("tooSlow", ["blitz", "rapid", "classical", "correspondence"], ["bullet"]),
+    ("timeControl", ["blitz"], ["bullet", "rapid"]),
+])
+def test_too_fast_stops_that_speed_and_faster_ones_too_slow_that_speed_and_slower_ones(reason, blocked, asked):
+    rec = DeclineRecords()
+    rec.add("Alpha", decline_aspect("fine", reason, {"speed": "blitz"}), NOW + 3600)
+    assert [s for s in blocked + asked if rec.blocks("alpha", {"speed": s}, NOW)] == blocked
 
 
 def test_a_fine_decline_blocks_that_speed_only_and_expires():
@@ -147,10 +164,63 @@ def test_decline_records_survive_a_save_and_load_and_drop_expired_ones(tmp_path)
     ({"allow_matchmaking": True}, {"accept_bot": False}, "matchmaking.allow_matchmaking: challenges go to bots"),
     ({"opponent_min_rating": 2000, "opponent_max_rating": 1000}, {}, "matchmaking: opponent_min_rating is greater"),
     ({"challenge_timout": 5}, {}, "matchmaking.challenge_timout: unknown key"),
+    ({"include_challenge_block_list": "yes please"}, {}, "matchmaking.include_challenge_block_list:"),
+    ({"overrides": {"fast": {"challenge_initial_time": [100]}}}, {},
+     "matchmaking.overrides.fast.challenge_initial_time: 100 s is not a lichess clock"),
+    ({"overrides": {"fast": {"challenge_timeout": 1}}}, {}, "matchmaking.overrides.fast: challenge_timeout cannot "
+                                                              "be overridden"),
+    ({"overrides": {"fast": {"challenge_mode": None}}}, {}, "matchmaking.overrides.fast.challenge_mode: null is "
+                                                              "not a value here"),
+    ({"overrides": {"fast": {"challenge_speed": "bullet"}}}, {}, "matchmaking.overrides.fast.challenge_speed: "
+                                                                  "unknown key"),
+    ({"overrides": {"weak": {"opponent_min_rating": 5000}}}, {},
+     "matchmaking: overrides.weak: opponent_min_rating is greater than opponent_max_rating"),
+    ({"allow_matchmaking": True, "overrides": {"slow": {"challenge_initial_time": [600]}}},
+     {"max_base": 300, "accept_bot": True}, "matchmaking.overrides.slow.challenge_initial_time: 600 s is outside"),
+    ({"allow_matchmaking": True, "overrides": {"corr": {"challenge_initial_time": None}}}, {"accept_bot": True},
+     "matchmaking: overrides.corr: no time control to challenge with"),
+    ({"allow_matchmaking": True, "challenge_days": [14]}, {"max_days": 7, "accept_bot": True},
+     "matchmaking.challenge_days: 14 is outside challenge.min_days..challenge.max_days"),
+    ({"allow_matchmaking": True}, {"accept_bot": True, "concurrency": 2, "games_reserved_for_humans": 2},
+     "matchmaking.allow_matchmaking: every slot is reserved for humans"),
+    ({"allow_matchmaking": True}, {"accept_bot": True, "max_bot_games_per_day": 0},
+     "matchmaking.allow_matchmaking: challenge.max_bot_games_per_day is 0"),
 ])
 def test_bad_matchmaking_config_names_the_key_and_the_reason(mm, challenge, message):
     with pytest.raises(ConfigError, match="^" + message.replace(".", r"\.")):
         parse_config({"matchmaking": mm, "challenge": challenge})
+
+
+def test_an_override_replaces_only_the_keys_it_names_and_null_empties_a_list():
+    mm = parse_config({"matchmaking": {"opponent_rating_difference": 300, "overrides": {
+        "corr": {"challenge_initial_time": None, "challenge_days": [2, 3], "challenge_mode": "casual"},
+        "easy": {"opponent_rating_difference": None, "opponent_max_rating": 1200}}}}).matchmaking
+    corr, easy = mm.with_override("corr"), mm.with_override("easy")
+    assert (corr.challenge_initial_time, corr.challenge_days, corr.challenge_mode) == ([], [2, 3], "casual")
+    assert corr.challenge_increment == [1, 2] and corr.opponent_rating_difference == 300  # kept
+    assert (easy.opponent_rating_difference, easy.opponent_max_rating) == (None, 1200)
+    assert mm.with_override(None) is mm and corr.overrides == {}
+
+
+def test_include_challenge_block_list_also_skips_the_bots_we_decline():
+    ch = ChallengeConfig(accept_bot=True, block_list=["Rude"])
+    assert pick([bot("Rude")], ch=ch)[0].username == "Rude"
+    assert pick([bot("Rude")], ch=ch, include_challenge_block_list=True)[0] is None
+
+
+def test_only_time_controls_our_own_filter_accepts_are_drawn():
+    ch = ChallengeConfig(accept_bot=True, bullet_requires_increment=True)
+    speeds = {pick([bot("Alpha")], seed=s, ch=ch, challenge_initial_time=[60], challenge_increment=[0, 1])[0].increment
+              for s in range(20)}
+    assert speeds == {1}  # 60+0 is bullet without increment: never proposed to a bot
+
+
+def test_bots_we_play_enough_games_with_are_not_challenged():
+    online = [bot("Alpha"), bot("Beta")]
+    cfg, ch = MatchmakingConfig(**MM), ChallengeConfig(accept_bot=True)
+    picked = {choose(cfg, ch, ME, online, DeclineRecords(), NOW, random.Random(s), busy_with={"alpha"})[0].username
+              for s in range(10)}
+    assert picked == {"Beta"}
 
 
 def test_lichess_bots_null_days_mean_real_time_only():
@@ -196,7 +266,8 @@ def test_a_declined_challenge_is_recorded_persisted_and_not_repeated_after_a_res
         time.sleep(0.5)  # many ticks: no second challenge to Picky at this speed
     assert len(server.outgoing) == 1
     saved = json.loads((tmp_path / "mm.json").read_text())
-    assert [(d["opponent"], d["aspect"], d["value"]) for d in saved["declines"]] == [("picky", "speed", "bullet")]
+    assert [(d["opponent"], d["aspect"], d["value"]) for d in saved["declines"]] == [
+        ("picky", "speed_up_to", "bullet")]
     with run_bot(server, tmp_path):  # a restart reads the records
         time.sleep(0.5)
     assert len(server.outgoing) == 1

@@ -18,7 +18,7 @@ from typing import Any
 
 from lichessbot.config import ChallengeConfig
 
-__all__ = ["DECLINE_REASONS", "SPEEDS", "Verdict", "decide"]
+__all__ = ["DECLINE_REASONS", "SPEEDS", "Verdict", "challenger_is_bot", "decide", "queue_order"]
 
 #: lichess's decline reason keys (the API's ``reason`` values).
 DECLINE_REASONS = (
@@ -66,7 +66,8 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
     Checks, in order: block/allow lists (generic), bot rules (noBot, onlyBot), variant (standard when
     only standard is played, else variant), bot compatibility (UltraBullet: tooFast; ``compat.bot``
     false: generic), speed (tooFast/tooSlow/timeControl), base and increment in seconds (tooFast below
-    the minimum, tooSlow above the maximum), days per move of correspondence (min_days/max_days;
+    the minimum, tooSlow above the maximum; bullet without increment from a bot with
+    ``bullet_requires_increment``: timeControl), days per move of correspondence (min_days/max_days;
     unlimited games only with ``max_days: unlimited``, else tooSlow), mode (rated challenge refused ->
     casual, casual refused -> rated), rating (generic), and last concurrency (later). Never raises on
     missing fields: a field that is absent is treated as the most common value.
@@ -100,6 +101,9 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
     tc = challenge.get("timeControl") or {}
     if tc.get("type") == "clock":
         base, inc = int(tc.get("limit", 0)), int(tc.get("increment", 0))
+        if config.bullet_requires_increment and is_bot and speed == "bullet" and inc == 0:
+            return Verdict.no("timeControl", f"{base}+0: bullet from a bot needs an increment "
+                                             "(bullet_requires_increment)")
         if base < config.min_base or inc < config.min_increment:
             return Verdict.no("tooFast", f"{base}+{inc} is below min_base/min_increment")
         if base > config.max_base or inc > config.max_increment:
@@ -131,3 +135,18 @@ def decide(config: ChallengeConfig, challenge: dict[str, Any], running_games: in
     if running_games >= config.concurrency:
         return Verdict.no("later", f"{running_games} games running (concurrency {config.concurrency})")
     return Verdict.yes()
+
+
+def challenger_is_bot(challenge: dict[str, Any]) -> bool:
+    """Whether the challenger is a BOT account (its ``title``)."""
+    return (challenge.get("challenger") or {}).get("title") == "BOT"
+
+
+def queue_order(challenge: dict[str, Any], arrival: int, sort_by: str, preference: str) -> tuple[int, int, int]:
+    """Sort key of a challenge waiting for a slot (smallest first; lichess-bot's ``sort_by`` and
+    ``preference``): with preference human (bot), humans (bots) come first; then, with sort_by best, the
+    higher challenger rating (an unrated challenger counts as 0); then the earlier ``arrival``."""
+    bot = challenger_is_bot(challenge)
+    group = (1 if bot else 0) if preference == "human" else (0 if bot else 1) if preference == "bot" else 0
+    rating = int((challenge.get("challenger") or {}).get("rating") or 0) if sort_by == "best" else 0
+    return group, -rating, arrival
