@@ -92,7 +92,7 @@ def test_a_game_whose_opponent_never_moves_is_aborted(server, engine):
 
 
 def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
-    with BotRun(server, engine, {"challenge": {"concurrency": 2}}) as bot:
+    with BotRun(server, engine, {"challenge": {"concurrency": 2, "queue_wait": 0}}) as bot:  # no queue
         ids = [server.challenge(opponent=staller()) for _ in range(6)]
         assert server.wait_for(lambda: len(server.answers) == 6, 10)
         answers = [server.answers[i] for i in ids]

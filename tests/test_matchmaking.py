@@ -232,9 +232,11 @@ FAST = {"challenge_timeout": 0, "min_wait": 0, "challenge_expiry": 1.0, "challen
         "challenge_increment": [1], "challenge_mode": "casual", "challenge_variant": "standard"}
 
 
-def run_bot(server, tmp_path, **mm):
-    config = {"matchmaking": {"allow_matchmaking": True, "decline_file": str(tmp_path / "mm.json"), **FAST, **mm}}
-    return BotRun(server, StandInEngine(), config, service_options={"matchmaker_options": {"tick": 0.05}})
+def run_bot(server, tmp_path, challenge=None, rng=None, **mm):
+    config = {"matchmaking": {"allow_matchmaking": True, "decline_file": str(tmp_path / "mm.json"), **FAST, **mm},
+              "challenge": challenge or {}}
+    options = {"tick": 0.05, **({"rng": rng} if rng else {})}
+    return BotRun(server, StandInEngine(), config, service_options={"matchmaker_options": options})
 
 
 def test_an_idle_bot_challenges_an_online_bot_and_plays_the_game(server, tmp_path):
@@ -276,6 +278,17 @@ def test_a_declined_challenge_is_recorded_persisted_and_not_repeated_after_a_res
     assert server.outgoing[1]["speed"] == "blitz"
 
 
+def test_each_challenge_draws_the_base_settings_or_an_override(server, tmp_path):
+    server.add_bot("Busy", policy="later")
+    slow = {"challenge_initial_time": [300], "challenge_increment": [0]}
+    with run_bot(server, tmp_path, rng=random.Random(3), challenge_filter="none", overrides={"slow": slow}) as run:
+        assert server.wait_for(lambda: len(server.outgoing) >= 12, 15)
+        drawn = dict(run.service.matchmaker.drawn)
+    clocks = {(c["timeControl"]["limit"], c["timeControl"]["increment"]) for c in server.outgoing}
+    assert clocks == {(60, 1), (300, 0)}
+    assert set(drawn) == {"default", "slow"} and min(drawn.values()) >= 3
+
+
 def test_an_unanswered_challenge_is_canceled_and_its_slot_freed(server, tmp_path):
     server.add_bot("Silent", policy=IGNORE)
     with run_bot(server, tmp_path, challenge_expiry=0.5) as run:
@@ -300,13 +313,25 @@ def test_the_daily_limit_pauses_matchmaking_and_the_pause_survives_a_restart(ser
     assert server.challenge_refusals == 1
 
 
-def test_our_challenge_holds_a_slot_so_incoming_ones_wait(server, tmp_path):
+def test_our_challenge_holds_a_slot_so_an_incoming_one_waits_in_the_queue(server, tmp_path):
     server.add_bot("Silent", policy=IGNORE)
-    with run_bot(server, tmp_path, challenge_expiry=5.0) as run:
+    with run_bot(server, tmp_path, challenge_expiry=1.5) as run:
+        assert server.wait_for(lambda: run.service.matchmaker.outstanding is not None, 10)
+        cid = server.challenge(limit=60)
+        time.sleep(0.5)
+        assert cid not in server.answers  # concurrency 1 is held by our challenge: it waits
+        assert server.wait_for(lambda: cid in server.answers, 10)  # ours is canceled at its expiry
+        assert server.answers[cid] == ("accept", None)
+        assert len(server.outgoing) == 1  # the freed slot went to the queued challenge, not to a new one of ours
+
+
+def test_without_a_queue_an_incoming_challenge_is_declined_while_ours_holds_the_slot(server, tmp_path):
+    server.add_bot("Silent", policy=IGNORE)
+    with run_bot(server, tmp_path, challenge={"queue_wait": 0}, challenge_expiry=5.0) as run:
         assert server.wait_for(lambda: run.service.matchmaker.outstanding is not None, 10)
         cid = server.challenge(limit=60)
         assert server.wait_for(lambda: cid in server.answers, 10)
-    assert server.answers[cid] == ("decline", "later")  # concurrency 1 is held by our challenge
+    assert server.answers[cid] == ("decline", "later")
 
 
 def test_an_answer_that_beats_lichesss_reply_to_our_challenge_is_still_matched(server, tmp_path):

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lichessbot.fakelichess.players import random_mover
+from lichessbot.fakelichess.players import Opponent, random_mover
 
 __all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]
 
@@ -38,6 +38,7 @@ class MatchmakingRoutes:
     def _init_matchmaking(self) -> None:
         self.online_bots: list[dict[str, Any]] = []
         self.bot_policies: dict[str, Callable[[dict[str, Any]], str]] = {}
+        self.bot_players: dict[str, Callable[[], Opponent]] = {}  # how each bot plays (default: random)
         self.outgoing: list[dict[str, Any]] = []          # challenges the bot created, in order
         self.outgoing_status: dict[str, str] = {}         # id -> created | accepted | declined | canceled
         self.challenge_refusals = 0                        # 429s of the daily limit
@@ -47,9 +48,10 @@ class MatchmakingRoutes:
         self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
 
     def add_bot(self, name: str, rating: int = 1500, *, policy: str | Callable[[dict[str, Any]], str] = ACCEPT,
-                games: int = 100, tos_violation: bool = False) -> None:
+                games: int = 100, tos_violation: bool = False, player: Callable[[], Opponent] | None = None) -> None:
         """An online bot rated ``rating`` in every speed; ``policy`` answers our challenges: ACCEPT, IGNORE,
-        a decline reason key, or a function of the challenge returning one of those."""
+        a decline reason key, or a function of the challenge returning one of those; ``player()`` makes
+        the opponent the server plays for it in each game (default: a random mover)."""
         speeds = ("bullet", "blitz", "rapid", "classical", "correspondence", "chess960")
         user: dict[str, Any] = {"id": name.lower(), "username": name, "title": "BOT",
                                 "perfs": {s: {"rating": rating, "games": games, "rd": 60, "prog": 0} for s in speeds}}
@@ -58,6 +60,8 @@ class MatchmakingRoutes:
         with self.lock:
             self.online_bots.append(user)
             self.bot_policies[name.lower()] = policy if callable(policy) else (lambda _ch, p=policy: p)
+            if player is not None:
+                self.bot_players[name.lower()] = player
 
     def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None:
         nb = int(query.get("nb", ["50"])[0])
@@ -120,7 +124,8 @@ class MatchmakingRoutes:
             "id": cid, "url": f"{self.url}/{cid}", "status": "created", "challenger": me, "destUser": dest,
             "variant": {"key": variant, "name": variant, "short": variant[:3]}, "rated": rated, "speed": speed,
             "timeControl": tc, "color": bot_color, "finalColor": bot_color, "perf": {"name": speed},
-            "direction": "out", "_opponent": random_mover(self._ids), "_bot_color": bot_color, "_tournament": None,
+            "direction": "out", "_bot_color": bot_color, "_tournament": None,
+            "_opponent": self.bot_players[user["id"]]() if user["id"] in self.bot_players else random_mover(self._ids),
             "_opponent_name": user["username"]}
         if variant == "chess960":
             import chess

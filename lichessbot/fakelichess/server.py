@@ -74,6 +74,7 @@ class FakeGame:
     variant: str = "standard"
     days: int | None = None
     tournament: str | None = None
+    opponent_bot: bool = False
     wtime: int = 0
     btime: int = 0
     status: str = "started"
@@ -139,6 +140,8 @@ class FakeLichess(Routes, MatchmakingRoutes):
         self.ignore_claims = 0              # the next claims are answered 200 without effect (as lila may)
         self.answer_delay = 0.0             # seconds a challenge answer takes
         self.answering = 0                  # challenge answers in progress
+        #: the most real-time games at once against the bot: in all, against bots, with one opponent
+        self.peak_games = self.peak_bot_games = self.peak_games_per_user = 0
         self._tokens = quota[1] if quota else 0.0
         self._tokens_at = time.monotonic()
         self._ids = 0
@@ -191,11 +194,13 @@ class FakeLichess(Routes, MatchmakingRoutes):
     def challenge(self, *, challenger: str = "alice", title: str | None = None, rating: int = 1500,
                   variant: str = "standard", rated: bool = False, limit: float | None = 60, increment: int = 0,
                   days: int | None = None, speed: str | None = None, bot_color: str = "white", fen: str | None = None,
-                  tournament: str | None = None, opponent: Opponent | None = None) -> str:
+                  tournament: str | None = None, opponent: Opponent | None = None,
+                  rematch_of: str | None = None) -> str:
         """Send a challenge event; on accept the game starts with the server playing ``opponent``.
 
         ``limit`` None: correspondence with ``days`` per move (None: unlimited). chess960 without ``fen``
-        gets a random start position; fromPosition needs ``fen``.
+        gets a random start position; fromPosition needs ``fen``. ``rematch_of``: the game this challenge
+        is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game).
         """
         with self.lock:
             cid = self._new_id()
@@ -228,9 +233,22 @@ class FakeLichess(Routes, MatchmakingRoutes):
                   "_tournament": tournament}
             if fen is not None and variant in ("chess960", "fromPosition", "crazyhouse"):
                 ch["initialFen"] = fen
+            if rematch_of is not None:
+                ch["rematchOf"] = rematch_of
             self.challenges[cid] = ch
             self._event(self._challenge_event(ch))
             return cid
+
+    def rematch(self, game_id: str, opponent: Opponent | None = None) -> str:
+        """The opponent of finished game ``game_id`` offers a rematch: a challenge with ``rematchOf``, the
+        same game with the colors swapped (lila: the rematch of a game with a bot is a challenge)."""
+        with self.lock:
+            g = self.games[game_id]
+            return self.challenge(
+                challenger=g.opponent_name, title="BOT" if g.opponent_bot else None, variant=g.variant,
+                rated=g.rated, limit=g.initial_ms / 1000 if g.initial_ms else None, increment=g.increment_ms // 1000,
+                days=g.days, bot_color="black" if g.bot_color == "white" else "white", opponent=opponent,
+                rematch_of=game_id)
 
     @staticmethod
     def _compat(ch: dict[str, Any]) -> dict[str, bool]:
@@ -273,8 +291,15 @@ class FakeLichess(Routes, MatchmakingRoutes):
                      initial_ms=initial, increment_ms=int(tc.get("increment", 0) * 1000), opponent=ch["_opponent"],
                      opponent_name=ch.get("_opponent_name") or ch["challenger"]["name"], rated=ch["rated"], speed=ch["speed"], variant=variant,
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
+                     opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
                      wtime=initial or FOREVER, btime=initial or FOREVER)
         self.games[g.id] = g
+        if g.initial_ms:
+            live = [x for x in self.games.values() if not x.over and x.initial_ms]
+            names = Counter(x.opponent_name.lower() for x in live)
+            self.peak_games = max(self.peak_games, len(live))
+            self.peak_bot_games = max(self.peak_bot_games, sum(x.opponent_bot for x in live))
+            self.peak_games_per_user = max(self.peak_games_per_user, max(names.values()))
         self._event({"type": "gameStart", "game": self._game_info(g)})
         self._maybe_opponent(g)
         return g

@@ -6,8 +6,15 @@ One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge
 * no challenge of ours is waiting for an answer (one at a time);
 * a free slot: games running + accepted challenges < ``challenge.concurrency``, and with
   ``allow_during_games: false`` no game running at all;
+* the service's challenge rules allow a game against a bot (``may_challenge``): no incoming challenge
+  waits for a slot, a slot for bot games is free (``games_reserved_for_humans``), and today's games
+  against bots are fewer than ``challenge.max_bot_games_per_day`` (else matchmaking waits for the next
+  UTC day);
 * ``challenge_timeout`` minutes since the bot started or its last game ended, and ``min_wait`` seconds
   since our last challenge.
+
+Each challenge uses the base settings or one of ``overrides``, drawn with equal chances (lichess-bot's
+rule); bots we already play ``max_simultaneous_games_per_user`` games with (``busy_with``) are skipped.
 
 The slot is reserved (the service's pending set) before the request, so an incoming challenge accepted
 meanwhile never takes the bot past ``concurrency``. An unanswered challenge is canceled after
@@ -23,6 +30,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -45,21 +53,29 @@ _RESERVING = "matchmaking-reserving"
 
 class Matchmaker:
     """Challenges bots for the service. ``busy()``: games running plus accepted challenges;
-    ``reserve(key)``/``release(key)``: hold or free a slot in the service's pending set."""
+    ``reserve(key, bot)``/``release(key)``: hold or free a slot in the service's pending set (for a
+    challenge to the bot named ``bot``); ``may_challenge()``: why the service's challenge rules forbid a
+    game against a bot now, or None; ``busy_with()``: lowercase names of users not to challenge now;
+    ``records``: shared with the service (None: read from ``decline_file``)."""
 
     def __init__(self, config: BotConfig, client: LichessClient, *, busy: Callable[[], int],
-                 running: Callable[[], int], reserve: Callable[[str], None], release: Callable[[str], None],
+                 running: Callable[[], int], reserve: Callable[[str, str], None], release: Callable[[str], None],
                  stopping: threading.Event, tick: float = 1.0, rng: random.Random | None = None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, records: DeclineRecords | None = None,
+                 may_challenge: Callable[[], str | None] = lambda: None,
+                 busy_with: Callable[[], set[str]] = set):
         self.mm, self.config, self.client = config.matchmaking, config, client
         self._busy, self._running, self._reserve, self._release = busy, running, reserve, release
+        self._may_challenge, self._busy_with = may_challenge, busy_with
         self._stopping = stopping
         self._tick = tick
         self._rng = rng or random.Random()
         self._clock = clock
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self.records = DeclineRecords.load(self.mm.decline_file, clock())
+        self.records = records if records is not None else DeclineRecords.load(self.mm.decline_file, clock())
+        self.drawn: Counter[str] = Counter()              # settings used per challenge: default or override name
+        self.waiting_for: str | None = None               # why the rules hold our challenges back (logged once)
         self.me: dict[str, Any] = {}
         self.outstanding: dict[str, Any] | None = None   # our challenge waiting: {"id", "at", "username"}
         self.idle_since = time.monotonic()               # start, or the end of the last game
@@ -174,7 +190,14 @@ class Matchmaker:
             return
         if not self.mm.allow_during_games and self._running() > 0:
             return
-        self._reserve(_RESERVING)
+        held = self._may_challenge()
+        if held != self.waiting_for:
+            if held is not None:
+                log.info("matchmaking waits", why=held)
+            self.waiting_for = held
+        if held is not None:
+            return
+        self._reserve(_RESERVING, "")
         try:
             self._challenge(now)
         finally:
@@ -187,13 +210,17 @@ class Matchmaker:
         except LichessError as err:
             log.warning("online bots not listed", error=str(err))
             return
+        name = self._rng.choice([None, *self.mm.overrides])
+        self.drawn[name or "default"] += 1
+        busy_with = self._busy_with()
         with self._lock:
             self.records.prune(self._clock())
-            choice, why = choose(self.mm, self.config.challenge, self.me, online, self.records, self._clock(),
-                                 self._rng)
+            choice, why = choose(self.mm.with_override(name), self.config.challenge, self.me, online, self.records,
+                                 self._clock(), self._rng, busy_with)
         if choice is None:
-            log.info("no challenge", why=why)
+            log.info("no challenge", why=why, settings=name or "default")
             return
+        why = f"{why}; settings {name or 'default'}"
         with self._lock:
             self._creating = True
         try:
@@ -228,7 +255,7 @@ class Matchmaker:
             log.warning("challenge created without an id", opponent=choice.username)
             return None
         self.created += 1
-        self._reserve(cid)
+        self._reserve(cid, choice.username)
         with self._lock:
             self.outstanding = {"id": cid, "at": now, "username": choice.username}
         log.info("challenge created", challenge_id=cid, opponent=choice.username, variant=choice.variant,
@@ -247,7 +274,7 @@ class Matchmaker:
             log.info("challenge not canceled: answered meanwhile", challenge_id=out["id"], error=str(err))
             with self._lock:
                 self._unseen[out["id"]] = time.monotonic()
-            self._reserve(out["id"])
+            self._reserve(out["id"], out["username"])
             return
         self._release(out["id"])
         self.canceled += 1

@@ -4,7 +4,11 @@ Running games are counted from the event stream's ``gameStart`` and ``gameFinish
 truth; after an event-stream reconnect, and every ``playing_check_period`` seconds, the set is rebuilt
 from ``/api/account/playing``, so a missed ``gameFinish`` frees its slot; a game thread that saw its
 game end frees it too), plus the challenges accepted whose game has not started yet, so a burst of
-challenges never exceeds ``challenge.concurrency``: the extra ones are declined with ``later``.
+challenges never exceeds ``challenge.concurrency``: the extra ones wait in a queue for a slot
+(``challenge.queue_wait`` seconds, best first by ``sort_by`` and ``preference``), then are declined with
+``later``. The rules that remember (games per user, recent bot challenges, the daily bot games, slots
+reserved for humans) are in :mod:`lichessbot.play.challenge_rules`. A rematch offer (a challenge with
+``rematchOf``) is a challenge like any other; its old game is over, so its slot is freed first.
 Correspondence games hold no slot: their thread closes after ``correspondence.disconnect_time`` s off
 our move and the check-in (every ``correspondence.checkin_period`` s) restarts the ones on our move.
 
@@ -28,9 +32,11 @@ import structlog
 
 from lichessbot.config import BotConfig, load_config
 from lichessbot.errors import LichessbotError
-from lichessbot.lichess.challenge import decide
+from lichessbot.lichess.challenge import Verdict, challenger_is_bot, decide
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError
+from lichessbot.lichess.matchmaking import DeclineRecords
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.play.challenge_rules import ChallengeRules
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
@@ -110,11 +116,16 @@ class BotService:
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
         self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
         self.status_server: Any = None
+        #: Declines, the daily-limit pause and today's bot games (matchmaking.decline_file), shared with the
+        #: matchmaker; the rules that remember (lichessbot/play/challenge_rules.py), used under self._lock.
+        self.records = DeclineRecords.load(config.matchmaking.decline_file, time.time())
+        self.rules = ChallengeRules(config.challenge, self.records, self._save_records)
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, busy=self.busy, running=lambda: len(self.running),
                                          reserve=self.reserve, release=self.release, stopping=self._stopping,
-                                         **(matchmaker_options or {}))
+                                         records=self.records, may_challenge=self._may_challenge,
+                                         busy_with=self._busy_with, **(matchmaker_options or {}))
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -135,14 +146,39 @@ class BotService:
             self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
             return len(self.running | set(self._pending))
 
-    def reserve(self, key: str) -> None:
-        """Hold a slot for ``key`` (a challenge of ours) for at most PENDING_TTL seconds."""
+    def reserve(self, key: str, bot: str = "") -> None:
+        """Hold a slot for ``key`` (a challenge of ours to the bot named ``bot``) for at most PENDING_TTL
+        seconds."""
         with self._lock:
             self._pending[key] = time.monotonic()
+            self.rules.note(key, bot, True)
 
     def release(self, key: str) -> None:
         with self._lock:
             self._pending.pop(key, None)
+
+    def _live(self) -> tuple[set[str], set[str]]:
+        """(real-time games running or accepted, every game running or accepted); call under the lock."""
+        now = time.monotonic()
+        self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
+        realtime = self.running | set(self._pending)
+        return realtime, realtime | self.correspondence
+
+    def _may_challenge(self) -> str | None:
+        """Why the matchmaker must not challenge a bot now (the challenge rules), or None."""
+        with self._lock:
+            return self.rules.bot_challenge_blocked(*self._live())
+
+    def _busy_with(self) -> set[str]:
+        """Lowercase names of the users we play max_simultaneous_games_per_user games with."""
+        with self._lock:
+            return self.rules.names_at_limit(self._live()[1])
+
+    def _save_records(self) -> None:
+        try:
+            self.records.save(self.config.matchmaking.decline_file)
+        except OSError as err:
+            log.warning("matchmaking records not saved", path=self.config.matchmaking.decline_file, error=str(err))
 
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -169,6 +205,7 @@ class BotService:
                 self._wake.wait(0.2)
                 self._wake.clear()
                 self._reap()
+                self._serve_queue()
                 self._periodic_checks()
                 self._publish_status()
                 if self._fatal is not None or self._quit.is_set():
@@ -292,6 +329,7 @@ class BotService:
                 self._pending.pop(gid, None)
                 self._started_at[gid] = time.monotonic()
                 (self.correspondence if _is_correspondence(game) else self.running).add(gid)
+                self.rules.game_started(game)
             self._start_game(gid)
         elif kind == "gameFinish":
             game = event.get("game") or {}
@@ -307,6 +345,8 @@ class BotService:
             with self._lock:
                 self._pending.pop(cid, None)
                 self._canceled.add(cid)
+                if self.rules.dequeue(cid):
+                    log.info("queued challenge canceled by the challenger", challenge_id=cid)
         else:
             log.debug("event ignored", type=kind)
 
@@ -323,20 +363,62 @@ class BotService:
                 return
             self._answered[cid] = now
         if self._stopping.is_set():
-            verdict_accept, reason, why = False, "later", "shutting down"
+            v: Verdict | None = Verdict.no("later", "shutting down")
         else:
             with self._lock:  # decide and reserve atomically: a burst never exceeds concurrency
-                self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
-                v = decide(self.config.challenge, ch, len(self.running | set(self._pending)))
-                if v.accept and (ch.get("timeControl") or {}).get("type") == "clock":
-                    self._pending[cid] = now  # correspondence holds no slot
-            verdict_accept, reason, why = v.accept, v.reason, v.why
+                old = str(ch.get("rematchOf") or "")
+                if old and old in self.running:  # lichess offers a rematch once the game is over
+                    self.running.discard(old)
+                    self._finished.add(old)
+                    log.info("rematch offered: its game is over", game_id=old)
+                live = self._live()[1]
+                v = decide(self.config.challenge, ch, 0)
+                if v.accept:
+                    v = self.rules.admit(ch, live)
+                if v.accept:
+                    self.rules.take(ch)
+                    if (ch.get("timeControl") or {}).get("type") == "clock":
+                        self.rules.enqueue(ch)  # answered by _serve_queue: now if a slot is free
+                        v = None
+                    else:  # correspondence holds no slot
+                        self.rules.note(cid, challenger, challenger_is_bot(ch))
+        if v is None:
+            self._serve_queue()
+            with self._lock:
+                queued = cid in self.rules.queue
+            if queued:
+                log.info("challenge queued", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
+                         rematch_of=ch.get("rematchOf"), waiting=len(self.rules.queue))
+            return
+        self._answer(ch, v)
+
+    def _serve_queue(self) -> None:
+        """Answer the queued challenges a free slot, a rule or their wait decides (each loop turn); when
+        stopping, decline them all with later."""
+        with self._lock:
+            if self._stopping.is_set():
+                decided = [(ch, Verdict.no("later", "shutting down")) for ch in self.rules.drain()]
+            elif not self.rules.queue:
+                return
+            else:
+                decided = self.rules.serve(*self._live())
+                now = time.monotonic()
+                for ch, v in decided:
+                    if v.accept:
+                        self._pending[str(ch.get("id"))] = now
+        for ch, v in decided:
+            self._answer(ch, v)
+
+    def _answer(self, ch: dict[str, Any], v: Verdict) -> None:
+        """Log the verdict on challenge ``ch``, show it on the status page and queue its answer."""
+        cid = str(ch.get("id"))
+        challenger = (ch.get("challenger") or {}).get("name", "?")
         log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
                  variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
-                 accept=verdict_accept, reason=reason, why=why or None)
+                 rematch_of=ch.get("rematchOf"), accept=v.accept, reason=v.reason, why=v.why or None)
         if self.status is not None:
-            self.status.note_challenge(cid, challenger, ch.get("speed"), verdict_accept, reason, why or None)
-        self._answers.put((cid, verdict_accept, reason))
+            self.status.note_challenge(cid, challenger, ch.get("speed"), v.accept, v.reason, v.why or None)
+        self._answers.put((cid, v.accept, v.reason))
 
     def _answer_challenges(self) -> None:
         """The worker that posts challenge answers (a paced or paused answer never blocks the events)."""
@@ -374,6 +456,8 @@ class BotService:
         corr = {str(g.get("gameId") or g.get("id")): bool(g.get("isMyTurn")) for g in ongoing
                 if _is_correspondence(g)}
         with self._lock:
+            for g in ongoing:
+                self.rules.game_started(g)
             recent = {gid for gid, t in self._started_at.items() if t >= asked - 1.0}  # gameStart while asking
             freed = self.running - realtime - recent
             self.running = (realtime | (self.running & recent))
