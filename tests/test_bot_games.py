@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 from collections import Counter
 
 import chess
@@ -102,6 +104,23 @@ def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
         bot.service.quit()  # second Ctrl-C: abort both (no one has moved twice)
         bot.join()
     assert [g.status for g in server.games.values()] == ["aborted", "aborted"]
+
+
+def test_a_game_thread_is_never_reaped_while_it_starts(server, engine, monkeypatch):
+    class SlowStart(threading.Thread):
+        def start(self) -> None:
+            if self.name.startswith("game-"):
+                time.sleep(0.5)  # registered, not alive yet: the main loop reaps dead threads every 0.2 s
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", SlowStart)
+    with BotRun(server, engine) as bot:
+        cid = server.challenge(opponent=staller())
+        assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() == 1, 10)
+        assert cid in bot.service.games  # still tracked: the second Ctrl-C reaches it
+        bot.service.quit()
+        bot.join()
+    assert server.games[cid].status == "aborted"
 
 
 def test_event_and_game_streams_dropped_mid_game_are_resumed(server, engine):
