@@ -8,11 +8,15 @@ runs; the *engine is a fast fake* (a random legal move after thinking ``clock/50
 8 searches on 2 cores would measure the CPU, not the bot. The opponents are random movers thinking
 0.3-1.2 s a move. The soak stops by itself after ``--max-seconds`` (default 240).
 
-With ``--matchmaking`` the bot also challenges four online bots of the server while it plays
-(``allow_during_games``; two accept, one declines with ``tooFast``, one
-never answers), with lichess's daily limit set to ``--daily-limit`` challenges (a JSON 429 pausing
-matchmaking ``30`` s): the soak runs the whole ``--max-seconds``, then stops the bot (Ctrl-C once) and waits
-for its games to end. Also reported: challenges created, accepted, declined, canceled, refused (429).
+With ``--matchmaking`` the bot also challenges ``--bots`` online bots of the server while it plays
+(default 10, of different ratings and habits: accept, decline with a reason, never answer, accept
+sometimes; see :mod:`lichessbot.play.bench_matchmaking`), takes challenges and rematch offers from humans
+and bots every 20 s under the challenge rules (a slot kept for humans, one game per opponent), with
+lichess's daily limit set to ``--daily-limit`` challenges (a JSON 429 pausing matchmaking 30 s); half of
+``--games`` human games start it. It runs the whole ``--max-seconds``, then stops the bot (Ctrl-C once) and
+waits for its games to end. Also reported: challenges sent (created, accepted, declined by reason,
+canceled, refused with 429), challenges received and our answers, games played, and the peaks of games
+at once against the limits (a breach fails the soak).
 
 Reported: results, games the bot lost on time or by a fault (not finished, aborted, noStart), illegal
 posts (moves the server refused as illegal or out of turn), whether every slot was freed, requests
@@ -24,13 +28,18 @@ from __future__ import annotations
 
 import argparse
 import random
+import tempfile
 import time
 from collections import Counter
 from typing import Any
 
 import chess
 
+from lichessbot.errors import LichessbotError
+from lichessbot.fakelichess import BotRun, FakeLichess, random_mover
 from lichessbot.fakelichess.botrun import stand_in_decision
+from lichessbot.lichess.client import ClientSettings
+from lichessbot.play import bench_matchmaking
 from lichessbot.play.thinker import Decision
 
 __all__ = ["add_arguments", "run", "soak"]
@@ -72,41 +81,27 @@ class _FakeEngine:
 
 def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float] = (10.0, 30.0),
          max_seconds: float = 240.0, seed: int = 1, matchmaking: bool = False,
-         daily_limit: int | None = None) -> dict[str, Any]:
+         daily_limit: int | None = None, bots: int = 10) -> dict[str, Any]:
     """Run the soak; returns the figures (see the module docstring)."""
-    from lichessbot.fakelichess import BotRun, FakeLichess
-    from lichessbot.lichess.client import ClientSettings
-
     rng = random.Random(seed)
     settings = ClientSettings(timeout=5.0, move_timeout=3.0, stream_read_timeout=3.0, backoff=0.2, max_backoff=2.0)
     config = {"challenge": {"concurrency": games}, "playing_check_period": 5, "abort_time": 30,
               "chat": {"eval_every": 5}}
     started = time.monotonic()
-    from lichessbot.fakelichess import random_mover
-
-    import tempfile
-
-    from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
-
     state = tempfile.TemporaryDirectory(prefix="lichessbot-soak-")
     if matchmaking:
-        config.update({"challenge": {"concurrency": games, "accept_bot": True}, "matchmaking": {
-            "allow_matchmaking": True, "allow_during_games": True, "challenge_timeout": 0, "min_wait": 2,
-            "challenge_expiry": 3, "challenge_initial_time": [base], "challenge_increment": [inc],
-            "challenge_mode": "casual", "challenge_variant": "standard",
-            "decline_file": f"{state.name}/matchmaking.json", "decline_hours": 0.01}})
+        config.update(bench_matchmaking.config(games, base, inc, state.name))
     with state, FakeLichess(keepalive=1.0, opponent_delay=lambda: rng.uniform(0.3, 1.2), quota=quota) as server:
         server.skip_game_finish = 2
         if matchmaking:
-            for name, policy in (("Accepts", ACCEPT), ("Thinks", ACCEPT), ("Picky", "tooFast"), ("Silent", IGNORE)):
-                server.add_bot(name, 1500, policy=policy)
-            server.answer_after = 0.3
-            server.daily_challenge_limit, server.daily_limit_seconds = daily_limit, 30
+            bench_matchmaking.start(server, bots, rng, daily_limit)
         with BotRun(server, _FakeEngine(), config, settings=settings) as bot:
-            ids = [server.challenge(limit=base, increment=inc, speed="bullet", bot_color=("white", "black")[i % 2],
-                                    opponent=random_mover(seed * 100 + i)) for i in range(games)]
+            ids = [server.challenge(challenger=f"player{i}", limit=base, increment=inc, speed="bullet",
+                                    bot_color=("white", "black")[i % 2], opponent=random_mover(seed * 100 + i))
+                   for i in range(max(1, games // 2) if matchmaking else games)]
+            received: list[str] = []
             kinds = ["move", "chat", "playing", "action", "move", "chat"]
-            n_429, next_429, next_game_drop, next_event_drop = 0, 3.0, 5.0, 12.0
+            n_429, next_429, next_game_drop, next_event_drop, next_incoming = 0, 3.0, 5.0, 12.0, 15.0
             while time.monotonic() - started < max_seconds:
                 done = all(i in server.games and server.games[i].over for i in ids) and not matchmaking
                 if done or (time.monotonic() - started > 20 and not server.games):
@@ -124,6 +119,9 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                 if t >= next_event_drop:
                     server.drop_event_streams()
                     next_event_drop += 20.0
+                if matchmaking and t >= next_incoming:
+                    received.append(bench_matchmaking.incoming(server, len(received), base, inc, rng))
+                    next_incoming += 20.0
                 time.sleep(0.2)
             if matchmaking:
                 bot.service.stop()  # Ctrl-C once: no new challenges, the running games are played out
@@ -149,12 +147,8 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                 "rate_limited_429": sum(server.rate_limited.values()), "moves_posted_in_pause": session.posted_in_pause,
                 "requests": len(server.requests), "moves": 0,
             }
-            mm = bot.service.matchmaker
-            if mm is not None:
-                figures["challenges"] = {"created": mm.created, "accepted": mm.accepted, "declined": mm.declined,
-                                         "canceled": mm.canceled, "refused_429": server.challenge_refusals,
-                                         "games_from_challenges": sum(server.outgoing_status[c] == "accepted"
-                                                                      for c in server.outgoing_status)}
+            if bot.service.matchmaker is not None:
+                figures["matchmaking"] = bench_matchmaking.figures(server, bot.service, received)
             for gid in ids:
                 g = server.games.get(gid)
                 if g is None:
@@ -183,19 +177,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the bot also challenges the server's online bots while it plays")
     parser.add_argument("--daily-limit", type=int, default=None,
                         help="with --matchmaking: challenges lichess allows before its daily-limit 429 (default none)")
+    parser.add_argument("--bots", type=int, default=10,
+                        help=f"with --matchmaking: online bots on the server (1 to {len(bench_matchmaking.ROSTER)}, "
+                             "default 10)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from lichessbot.errors import LichessbotError
-
     try:
         base, inc = (int(x) for x in args.tc.split("+"))
         rate, burst = (float(x) for x in args.quota.split(","))
     except ValueError:
         raise LichessbotError(f"--tc {args.tc!r} / --quota {args.quota!r}: expected BASE+INC and RATE,BURST") from None
+    if not 1 <= args.bots <= len(bench_matchmaking.ROSTER):
+        raise LichessbotError(f"--bots {args.bots}: 1 to {len(bench_matchmaking.ROSTER)}")
     print(f"soak: {args.games} games at {base}+{inc} against the fake lichess on 127.0.0.1; quota {rate:g}/s burst "
           f"{burst:g}; engine: fake (random legal move after clock/50, <= 0.5 s); opponents: random, 0.3-1.2 s a move")
-    f = soak(args.games, base, inc, (rate, burst), args.max_seconds, args.seed, args.matchmaking, args.daily_limit)
+    f = soak(args.games, base, inc, (rate, burst), args.max_seconds, args.seed, args.matchmaking, args.daily_limit,
+             args.bots)
     print(f"finished: {f['finished']} in {f['seconds']} s; moves posted {f['moves']}; requests {f['requests']}")
     print("results: " + ", ".join(f"{k} {v}" for k, v in sorted(f["results"].items())))
     print(f"bot time losses {f['time_losses']}; bot faults {f['faults']}; illegal posts {f['illegal_posts']}; "
@@ -209,8 +207,18 @@ def run(args: argparse.Namespace) -> int:
           f"429 pause: {f['deferred_in_429_pause']}")
     print(f"429s answered {f['rate_limited_429']}; moves posted during a 429 pause (at their deadline) "
           f"{f['moves_posted_in_pause']}")
-    if "challenges" in f:
-        print("challenges: " + ", ".join(f"{k} {v}" for k, v in f["challenges"].items()))
+    mm = f.get("matchmaking")
+    if mm is not None:
+        def line(d: dict[str, Any]) -> str:
+            return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
+        print(f"games played {mm['played']['games']}: {line(mm['played'])}; games against bots counted today "
+              f"{mm['bot_games_counted_today']}")
+        print(f"challenges sent: {line(mm['sent'])}; declined by reason: {line(mm['declined_by_reason'])}; "
+              f"settings drawn: {line(mm['settings_drawn'])}")
+        print(f"challenges received: {sum(mm['received'].values())}: {line(mm['received'])}")
+        print(f"most games at once: {line(mm['peaks'])} (limits: {line(mm['limits'])}); concurrency breach: "
+              f"{', '.join(mm['breaches']) or 'none'}")
     ok = f["time_losses"] == 0 and f["faults"] == 0 and f["illegal_posts"] == 0 and f["slots_freed"] and f["finished"]
+    ok = ok and not (mm or {}).get("breaches")
     print("OK" if ok else "FAILED")
     return 0 if ok else 1
