@@ -10,6 +10,7 @@ The models are frozen: a loaded config never changes while the bot runs.
 from __future__ import annotations
 
 import os
+import string
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,8 +146,8 @@ class TimemanConfig(_Strict):
         50, ge=0, description="Milliseconds kept back on top of move_overhead from the hard maximum (ours)."
     )
     low_clock: int = Field(
-        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly and late stop no longer "
-        "extends moves (ours)."
+        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly and late stop no "
+        "longer extends moves (ours)."
     )
     low_clock_margin: int = Field(
         250, ge=0, description="Milliseconds added to safety_margin at an empty clock; half at low_clock/2 (ours)."
@@ -274,8 +275,6 @@ LICHESS_BOT_GAMES_PER_DAY = 100
 def check_template(text: str) -> str:
     """``text`` if every ``{...}`` in it is a known placeholder (:data:`GREETING_FIELDS`); ``{{``/``}}`` are
     literal braces. Raises ValueError naming the unknown placeholder or the stray brace."""
-    import string
-
     try:
         fields = [f for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
     except ValueError as err:

@@ -6,7 +6,16 @@ ever listens on 127.0.0.1.
 
 from lichessbot.fakelichess.botrun import BotRun, StandInEngine, StandInThinker
 from lichessbot.fakelichess.players import (
-    OFFER_DRAW, RESIGN, Opponent, drops_first, mate_or_random, random_mover, resign_after, scripted, shuffler, staller,
+    OFFER_DRAW,
+    RESIGN,
+    Opponent,
+    drops_first,
+    mate_or_random,
+    random_mover,
+    resign_after,
+    scripted,
+    shuffler,
+    staller,
 )
 from lichessbot.fakelichess.server import FakeGame, FakeLichess
 

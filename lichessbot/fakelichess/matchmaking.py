@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import chess
+
 from lichessbot.fakelichess.players import Opponent, random_mover
 
 __all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]
@@ -128,7 +130,6 @@ class MatchmakingRoutes:
             "_opponent": self.bot_players[user["id"]]() if user["id"] in self.bot_players else random_mover(self._ids),
             "_opponent_name": user["username"]}
         if variant == "chess960":
-            import chess
             ch["initialFen"] = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen()
         self.challenges[cid] = ch
         self.outgoing.append(ch)

@@ -43,8 +43,8 @@ import chess
 import chess.variant
 
 from lichessbot.fakelichess.http import END, make_handler
-from lichessbot.fakelichess.players import Opponent, random_mover
 from lichessbot.fakelichess.matchmaking import MatchmakingRoutes
+from lichessbot.fakelichess.players import Opponent, random_mover
 from lichessbot.fakelichess.routes import Routes
 
 __all__ = ["FakeGame", "FakeLichess"]
@@ -289,7 +289,8 @@ class FakeLichess(Routes, MatchmakingRoutes):
         initial = int(tc["limit"] * 1000) if tc["type"] == "clock" else 0
         g = FakeGame(id=ch["id"], bot_color=ch["_bot_color"], board=make_board(variant, fen), initial_fen=fen,
                      initial_ms=initial, increment_ms=int(tc.get("increment", 0) * 1000), opponent=ch["_opponent"],
-                     opponent_name=ch.get("_opponent_name") or ch["challenger"]["name"], rated=ch["rated"], speed=ch["speed"], variant=variant,
+                     opponent_name=ch.get("_opponent_name") or ch["challenger"]["name"], rated=ch["rated"],
+                     speed=ch["speed"], variant=variant,
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
                      opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
                      wtime=initial or FOREVER, btime=initial or FOREVER)

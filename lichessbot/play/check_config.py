@@ -11,8 +11,11 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from lichessbot.book import Book
 from lichessbot.config import BotConfig, ConfigError, load_config
 from lichessbot.errors import LichessbotError
+from lichessbot.play.migrate import hint
+from lichessbot.tablebase import Tablebases
 
 __all__ = ["add_arguments", "run"]
 
@@ -24,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _key_errors(path: str) -> list[str]:
     """One line per bad key of the YAML file at ``path`` ("dotted.key: reason"), with a hint for
     lichess-bot keys; empty when the file cannot be read as a mapping (load_config says why)."""
-    from lichessbot.play.migrate import hint
-
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         BotConfig.model_validate(data or {})
@@ -63,13 +64,9 @@ def run(args: argparse.Namespace) -> int:
     if network != "default" and not Path(network).exists():
         raise LichessbotError(f"{args.file}: engine.network: file {network} does not exist")
     if config.book.enabled:
-        from lichessbot.book import Book  # checks every book file (BookError names a bad one)
-
-        Book.from_config(config.book)
+        Book.from_config(config.book)  # checks every book file (BookError names a bad one)
     if config.tablebases.syzygy:
-        from lichessbot.tablebase import Tablebases  # TablebaseError names the key and the directory
-
-        Tablebases.from_config(config.tablebases).close()
+        Tablebases.from_config(config.tablebases).close()  # TablebaseError names the key and the directory
     c = config.challenge
     token = "set" if config.resolved_token() else "MISSING (set LICHESS_BOT_TOKEN or token:)"
     print(f"{args.file}: OK")
@@ -84,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
               f"{k.checkin_period} s")
     print(f"  chat: evals to {config.chat.eval_room} every {config.chat.eval_every} moves")
     mm = config.matchmaking
-    print("  matchmaking: " + (f"on, after {mm.challenge_timeout:g} min idle, {mm.challenge_variant} {mm.challenge_mode}, "
-                               f"declines kept in {mm.decline_file}" if mm.allow_matchmaking else "off"))
+    print(f"  bots: at most {c.max_bot_games_per_day} games a day, {c.games_reserved_for_humans} of "
+          f"{c.concurrency} slots kept for humans; {c.max_simultaneous_games_per_user} games at once per user; "
+          f"queue {c.queue_wait:g} s ({c.sort_by}, preference {c.preference})")
+    overrides = f" or one of {len(mm.overrides)} overrides" if mm.overrides else ""
+    print("  matchmaking: " + (f"on, after {mm.challenge_timeout:g} min idle, {mm.challenge_variant} "
+                               f"{mm.challenge_mode}{overrides}, declines kept in {mm.decline_file}"
+                               if mm.allow_matchmaking else "off"))
     print(f"  PGN: {config.pgn_directory or 'not saved'}")
     return 0

@@ -38,10 +38,11 @@ from lichessbot.lichess.matchmaking import DeclineRecords
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
 from lichessbot.play.challenge_rules import ChallengeRules
 from lichessbot.play.chat import ChatSender
+from lichessbot.play.engine_thinker import Engine
 from lichessbot.play.game import Game
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.matchmaker import Matchmaker
-from lichessbot.play.engine_thinker import Engine
+from lichessbot.play.publish import service_figures
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
@@ -243,7 +244,7 @@ class BotService:
         """Serve the status page (``status.enabled``); a port that cannot be bound is logged, not fatal."""
         if self.status is None:
             return
-        from lichessbot.status.server import StatusServer
+        from lichessbot.status.server import StatusServer  # noqa: PLC0415 - the web stack loads only for the page
 
         sc = self.config.status
         try:
@@ -257,8 +258,6 @@ class BotService:
         """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
         if self.status is None:
             return
-        from lichessbot.play.publish import service_figures
-
         with self._lock:
             running, corr = len(self.running), len(self.correspondence)
         self.status.publish_service(service_figures(self, running, corr))
