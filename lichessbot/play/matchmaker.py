@@ -6,18 +6,19 @@ One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge
 * no challenge of ours is waiting for an answer (one at a time);
 * a free slot: games running + accepted challenges < ``challenge.concurrency``, and with
   ``allow_during_games: false`` no game running at all;
-* the service's challenge rules allow a game against a bot (``may_challenge``): no incoming challenge
-  waits for a slot, a slot for bot games is free (``games_reserved_for_humans``), and today's games
-  against bots are fewer than ``challenge.max_bot_games_per_day`` (else matchmaking waits for the next
-  UTC day);
+* the service's challenge rules allow a game against a bot (``reserve_bot_slot``): no incoming
+  challenge waits for a slot, a slot for bot games is free (``games_reserved_for_humans``), and today's
+  games against bots are fewer than ``challenge.max_bot_games_per_day`` (else matchmaking waits for the
+  next UTC day);
 * ``challenge_timeout`` minutes since the bot started or its last game ended, and ``min_wait`` seconds
   since our last challenge.
 
 Each challenge uses the base settings or one of ``overrides``, drawn with equal chances (lichess-bot's
 rule); bots we already play ``max_simultaneous_games_per_user`` games with (``busy_with``) are skipped.
 
-The slot is reserved (the service's pending set) before the request, so an incoming challenge accepted
-meanwhile never takes the bot past ``concurrency``. An unanswered challenge is canceled after
+The slot is reserved (the service's pending set) before the request, in the same step as the last
+checks, so an incoming challenge accepted meanwhile never takes the bot past ``concurrency`` nor past
+the slots for bot games. An unanswered challenge is canceled after
 ``challenge_expiry`` seconds. A decline (event ``challengeDeclined`` with ``declineReasonKey``) is
 recorded per ``challenge_filter`` for ``decline_hours`` hours and written to ``decline_file``; a 429 on
 creation (lichess's daily limit) pauses matchmaking for the seconds lichess gives, else
@@ -54,19 +55,21 @@ _RESERVING = "matchmaking-reserving"
 class Matchmaker:
     """Challenges bots for the service. ``busy()``: games running plus accepted challenges;
     ``reserve(key, bot)``/``release(key)``: hold or free a slot in the service's pending set (for a
-    challenge to the bot named ``bot``); ``may_challenge()``: why the service's challenge rules forbid a
-    game against a bot now, or None; ``busy_with()``: lowercase names of users not to challenge now;
+    challenge to the bot named ``bot``); ``reserve_bot_slot(key)``: hold a slot for a game against a bot
+    if concurrency and the service's challenge rules allow one now (None), else why not (default: always
+    ``reserve(key, "")``); ``busy_with()``: lowercase names of users not to challenge now;
     ``records``: shared with the service (None: read from ``decline_file``)."""
 
     def __init__(self, config: BotConfig, client: LichessClient, *, busy: Callable[[], int],
                  running: Callable[[], int], reserve: Callable[[str, str], None], release: Callable[[str], None],
                  stopping: threading.Event, tick: float = 1.0, rng: random.Random | None = None,
                  clock: Callable[[], float] = time.time, records: DeclineRecords | None = None,
-                 may_challenge: Callable[[], str | None] = lambda: None,
+                 reserve_bot_slot: Callable[[str], str | None] | None = None,
                  busy_with: Callable[[], set[str]] = set):
         self.mm, self.config, self.client = config.matchmaking, config, client
         self._busy, self._running, self._reserve, self._release = busy, running, reserve, release
-        self._may_challenge, self._busy_with = may_challenge, busy_with
+        self._reserve_bot_slot = reserve_bot_slot or (lambda key: self._reserve(key, ""))
+        self._busy_with = busy_with
         self._stopping = stopping
         self._tick = tick
         self._rng = rng or random.Random()
@@ -190,14 +193,13 @@ class Matchmaker:
             return
         if not self.mm.allow_during_games and self._running() > 0:
             return
-        held = self._may_challenge()
+        held = self._reserve_bot_slot(_RESERVING)
         if held != self.waiting_for:
             if held is not None:
                 log.info("matchmaking waits", why=held)
             self.waiting_for = held
         if held is not None:
             return
-        self._reserve(_RESERVING, "")
         try:
             self._challenge(now)
         finally:

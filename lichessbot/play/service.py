@@ -125,7 +125,7 @@ class BotService:
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, busy=self.busy, running=lambda: len(self.running),
                                          reserve=self.reserve, release=self.release, stopping=self._stopping,
-                                         records=self.records, may_challenge=self._may_challenge,
+                                         records=self.records, reserve_bot_slot=self._reserve_bot_slot,
                                          busy_with=self._busy_with, **(matchmaker_options or {}))
 
     # control -----------------------------------------------------------------------------------
@@ -165,10 +165,19 @@ class BotService:
         realtime = self.running | set(self._pending)
         return realtime, realtime | self.correspondence
 
-    def _may_challenge(self) -> str | None:
-        """Why the matchmaker must not challenge a bot now (the challenge rules), or None."""
+    def _reserve_bot_slot(self, key: str) -> str | None:
+        """Hold a slot for ``key`` (a challenge of ours, to a bot) if concurrency and the challenge rules
+        allow a game against a bot now, in one step under the lock (an incoming challenge accepted
+        meanwhile cannot take it too); else why not."""
         with self._lock:
-            return self.rules.bot_challenge_blocked(*self._live())
+            realtime, live = self._live()
+            if len(realtime) >= self.config.challenge.concurrency:
+                return f"{len(realtime)} games running (concurrency {self.config.challenge.concurrency})"
+            held = self.rules.bot_challenge_blocked(realtime, live)
+            if held is None:
+                self._pending[key] = time.monotonic()
+                self.rules.note(key, "", True)
+            return held
 
     def _busy_with(self) -> set[str]:
         """Lowercase names of the users we play max_simultaneous_games_per_user games with."""
