@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.status import GameSnapshot, PlyEval
+from lichessbot.status.render import eval_svg
 
 if TYPE_CHECKING:
     from lichessbot.play.game import Game
@@ -45,8 +46,6 @@ def game_snapshot(game: Game) -> GameSnapshot:
 
 def write_eval_svg(game: Game, path: Path) -> None:
     """Write the game's eval graph (:func:`lichessbot.status.render.eval_svg`, 600 x 160 px) to ``path``."""
-    from lichessbot.status.render import eval_svg
-
     path.write_text(eval_svg(game_snapshot(game), width=600, height=160) + "\n", encoding="utf-8")
 
 
@@ -58,7 +57,8 @@ def service_figures(service: BotService, running: int, correspondence: int) -> d
         "username": service.me, "engine": engine.name, "lichess": client.url,
         "games_running": running, "correspondence_games": correspondence, "games_started": service.games_played,
         "concurrency": service.config.challenge.concurrency, "stopping": service._stopping.is_set(),
-        "playing_checks": service.playing_checks}
+        "playing_checks": service.playing_checks, "challenges_queued": len(service.rules.queue),
+        "bot_games_today": service.records.bot_games_on(time.time())}
     for key in ("ponders", "ponder_hits"):
         if hasattr(engine, key):
             figures[key] = getattr(engine, key)
