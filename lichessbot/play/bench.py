@@ -11,7 +11,7 @@ runs; the *engine is a fast fake* (a random legal move after thinking ``clock/50
 With ``--matchmaking`` the bot also challenges ``--bots`` online bots of the server while it plays
 (default 10, of different ratings and habits: accept, decline with a reason, never answer, accept
 sometimes; see :mod:`lichessbot.play.bench_matchmaking`), takes challenges and rematch offers from humans
-and bots every 20 s under the challenge rules (a slot kept for humans, one game per opponent), with
+and bots every 30 s under the challenge rules (a slot kept for humans, one game per opponent), with
 lichess's daily limit set to ``--daily-limit`` challenges (a JSON 429 pausing matchmaking 30 s); half of
 ``--games`` human games start it. It runs the whole ``--max-seconds``, then stops the bot (Ctrl-C once) and
 waits for its games to end. Also reported: challenges sent (created, accepted, declined by reason,
@@ -121,7 +121,7 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                     next_event_drop += 20.0
                 if matchmaking and t >= next_incoming:
                     received.append(bench_matchmaking.incoming(server, len(received), base, inc, rng))
-                    next_incoming += 20.0
+                    next_incoming += 30.0
                 time.sleep(0.2)
             if matchmaking:
                 bot.service.stop()  # Ctrl-C once: no new challenges, the running games are played out

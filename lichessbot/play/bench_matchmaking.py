@@ -4,7 +4,7 @@ and their habits, the challenges that come in while the bot plays, the config, a
 The bot (our fake account is rated 2000 in every perf) plays ``--games`` games at once, one slot kept for
 humans, at most one game per opponent, at most two challenges a minute taken from one bot; it challenges
 bots within 600 points of its rating (1400..2600), with the base settings (casual) or an override (rated),
-and keeps a decline for 36 s. Every 20 s a challenge comes in (queued up to 60 s, humans first): a human,
+and keeps a decline for 36 s. Every 30 s a challenge comes in (queued up to 60 s, humans first): a human,
 an online bot, or a rematch offer of a finished game. No concurrency breach means the server never saw
 more games at once than ``concurrency``, more games against bots than ``concurrency -
 games_reserved_for_humans``, or more than one game with one opponent.
