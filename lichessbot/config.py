@@ -297,11 +297,12 @@ class ChallengeConfig(_Strict):
         description="Variants accepted (lichess keys): standard, chess960, fromPosition (what the engine plays).",
     )
     time_controls: list[TimeControl] = Field(
-        default_factory=lambda: ["bullet", "blitz", "rapid", "classical"],
+        default_factory=lambda: list[TimeControl](["bullet", "blitz", "rapid", "classical"]),
         description="Speeds accepted (lichess refuses bots in ultraBullet).",
     )
     modes: list[Literal["casual", "rated"]] = Field(
-        default_factory=lambda: ["casual", "rated"], description="Casual and/or rated games."
+        default_factory=lambda: list[Literal["casual", "rated"]](["casual", "rated"]),
+        description="Casual and/or rated games.",
     )
     min_base: int = Field(0, ge=0, description="Seconds: shortest initial clock accepted.")
     max_base: int = Field(10800, ge=0, description="Seconds: longest initial clock accepted.")

@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chess
 
@@ -36,7 +36,27 @@ _DECLINE_TEXT = {"generic": "I'm not accepting challenges at the moment.", "late
 _DAYS = (1, 2, 3, 5, 7, 10, 14)
 
 
+def _always(answer: str) -> Callable[[dict[str, Any]], str]:
+    """The policy that gives ``answer`` to every challenge."""
+    return lambda _ch: answer
+
+
 class MatchmakingRoutes:
+    # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
+    # lichessbot.fakelichess.routes.Routes define them).
+    lock: threading.RLock
+    username: str
+    url: str
+    _ids: int
+    challenges: dict[str, dict[str, Any]]
+    answers: dict[str, tuple[str, str | None]]
+    canceled: set[str]
+    if TYPE_CHECKING:
+        def _event(self, obj: Any) -> None: ...
+        def _new_id(self) -> str: ...
+        def _challenge_event(self, ch: dict[str, Any]) -> dict[str, Any]: ...
+        def _start_game(self, ch: dict[str, Any]) -> Any: ...
+
     def _init_matchmaking(self) -> None:
         self.online_bots: list[dict[str, Any]] = []
         self.bot_policies: dict[str, Callable[[dict[str, Any]], str]] = {}
@@ -61,7 +81,7 @@ class MatchmakingRoutes:
             user["tosViolation"] = True
         with self.lock:
             self.online_bots.append(user)
-            self.bot_policies[name.lower()] = policy if callable(policy) else (lambda _ch, p=policy: p)
+            self.bot_policies[name.lower()] = policy if callable(policy) else _always(policy)
             if player is not None:
                 self.bot_players[name.lower()] = player
 

@@ -66,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
     if config.book.enabled:
         Book.from_config(config.book)  # checks every book file (BookError names a bad one)
     if config.tablebases.syzygy:
-        Tablebases.from_config(config.tablebases).close()  # TablebaseError names the key and the directory
+        tables = Tablebases.from_config(config.tablebases)  # TablebaseError names the key and the directory
+        if tables is not None:
+            tables.close()
     c = config.challenge
     token = "set" if config.resolved_token() else "MISSING (set LICHESS_BOT_TOKEN or token:)"
     print(f"{args.file}: OK")

@@ -70,7 +70,7 @@ def service_figures(service: BotService, running: int, correspondence: int) -> d
         figures["provider"] = str(provider)
     session = getattr(client, "session", None)
     pacer = getattr(session, "pacer", None)
-    if pacer is not None:  # the request budget: requests that waited, chat lines given up, 429 pauses
+    if session is not None and pacer is not None:  # the request budget: waits, chat lines given up, 429 pauses
         figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
                                "tokens": round(pacer.tokens, 1), "paused": session.pauses()}
     return figures

@@ -235,7 +235,7 @@ class BotService:
                 t.join(timeout=15)
             self._answers.put(None)
             answers.join(timeout=15)
-            if matchmaker is not None:
+            if matchmaker is not None and self.matchmaker is not None:
                 self._stopping.set()
                 self.matchmaker.wake()
                 matchmaker.join(timeout=15)
