@@ -1,0 +1,180 @@
+"""The configuration of lichessbot: pydantic models of ``config.yml``, declared once.
+
+Every key is documented here and in ``config.yml.example``. Where lichess-bot has a key with the same
+meaning, the name is the same. Unknown keys, wrong types and impossible values are refused with the
+key's dotted path and the reason (:class:`ConfigError`).
+
+The models are frozen: a loaded config never changes while the bot runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, SecretStr, ValidationError, model_validator
+
+from lichessbot.config.base import TOKEN_ENV, Strict
+from lichessbot.config.challenge import (
+    GREETING_FIELDS,
+    LICHESS_BOT_GAMES_PER_DAY,
+    OTHER_VARIANTS,
+    PLAYABLE_VARIANTS,
+    ChallengeConfig,
+    TimeControl,
+    check_template,
+)
+from lichessbot.config.engine import BookConfig, EngineConfig, SearchParams, TablebaseConfig, TimemanConfig
+from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
+from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
+from lichessbot.errors import ConfigError
+
+__all__ = [
+    "BookConfig",
+    "BotConfig",
+    "ChallengeConfig",
+    "ChatConfig",
+    "ConfigError",
+    "CorrespondenceConfig",
+    "DrawOrResignConfig",
+    "EngineConfig",
+    "GREETING_FIELDS",
+    "GreetingConfig",
+    "LICHESS_BOT_GAMES_PER_DAY",
+    "MatchmakingConfig",
+    "MatchmakingOverride",
+    "OTHER_VARIANTS",
+    "PLAYABLE_VARIANTS",
+    "SearchParams",
+    "StatusConfig",
+    "TOKEN_ENV",
+    "TablebaseConfig",
+    "TimeControl",
+    "TimemanConfig",
+    "check_template",
+    "load_config",
+    "parse_config",
+]
+
+
+class BotConfig(Strict):
+    """The whole config.yml."""
+
+    token: SecretStr | None = Field(None, description=f"Bot API token; the environment's {TOKEN_ENV} wins.")
+    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API.")
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    timeman: TimemanConfig = Field(default_factory=TimemanConfig)
+    book: BookConfig = Field(default_factory=BookConfig)
+    tablebases: TablebaseConfig = Field(default_factory=TablebaseConfig)
+    challenge: ChallengeConfig = Field(default_factory=ChallengeConfig)
+    greeting: GreetingConfig = Field(default_factory=GreetingConfig)
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    draw_or_resign: DrawOrResignConfig = Field(default_factory=DrawOrResignConfig)
+    correspondence: CorrespondenceConfig = Field(default_factory=CorrespondenceConfig)
+    matchmaking: MatchmakingConfig = Field(default_factory=MatchmakingConfig)
+    abort_time: int = Field(
+        30, ge=1, description="Seconds to wait for the opponent's first move before aborting (real-time games only; "
+        "never in tournament games)."
+    )
+    playing_check_period: int = Field(
+        60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
+        "ended unseen (a missed gameFinish)."
+    )
+    pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    status: StatusConfig = Field(default_factory=StatusConfig)
+
+    @model_validator(mode="after")
+    def _matchmaking_within_challenge(self) -> BotConfig:
+        """Our own challenges must pass our own challenge filter (else we would decline our own game)."""
+        base, ch = self.matchmaking, self.challenge
+        if not base.allow_matchmaking:
+            return self
+        if not ch.accept_bot:
+            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
+                             "be true")
+        if ch.games_reserved_for_humans >= ch.concurrency:
+            raise ValueError("matchmaking.allow_matchmaking: every slot is reserved for humans "
+                             "(challenge.games_reserved_for_humans is challenge.concurrency)")
+        if ch.max_bot_games_per_day == 0:
+            raise ValueError("matchmaking.allow_matchmaking: challenge.max_bot_games_per_day is 0 (no games "
+                             "against bots)")
+        for where, mm in [("matchmaking", base)] + [(f"matchmaking.overrides.{name}", base.with_override(name))
+                                                    for name in base.overrides]:
+            for t in mm.challenge_initial_time:
+                if not ch.min_base <= t <= ch.max_base:
+                    raise ValueError(f"{where}.challenge_initial_time: {t} s is outside challenge.min_base.."
+                                     f"challenge.max_base ({ch.min_base}..{ch.max_base})")
+            for i in mm.challenge_increment:
+                if not ch.min_increment <= i <= ch.max_increment:
+                    raise ValueError(f"{where}.challenge_increment: {i} s is outside challenge.min_increment.."
+                                     f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
+            for d in mm.challenge_days:
+                if d < ch.min_days or (ch.max_days != "unlimited" and d > ch.max_days):
+                    raise ValueError(f"{where}.challenge_days: {d} is outside challenge.min_days..challenge.max_days "
+                                     f"({ch.min_days}..{ch.max_days})")
+            if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
+                raise ValueError(f"{where}.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
+            if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
+                raise ValueError(f"{where}.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
+        return self
+
+    def resolved_token(self) -> str | None:
+        """The token to use: the environment variable wins over the file. Never log the result."""
+        env = os.environ.get(TOKEN_ENV)
+        if env:
+            return env
+        return self.token.get_secret_value() if self.token is not None else None
+
+
+def _format_errors(err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        msg = msg.removeprefix("Value error, ")
+        if not e["loc"] and msg.split(":", 1)[0].count(".") >= 1:  # a check across sections names its key
+            lines.append(msg)
+            continue
+        lines.append(f"{path}: {msg}")
+    return "; ".join(lines)
+
+
+def parse_config(data: dict[str, Any] | None) -> BotConfig:
+    """Validate a mapping (as read from YAML) into a :class:`BotConfig`.
+
+    Raises:
+        ConfigError: with each bad key's dotted path and the reason.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the config must be a mapping of keys to values")
+    try:
+        return BotConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_errors(err)) from None
+
+
+def load_config(path: str | os.PathLike[str]) -> BotConfig:
+    """Read and validate a YAML config file.
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or has a bad key (path and reason in the message).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{p}: cannot read the config file ({err.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{p}: not valid YAML ({err})") from None
+    try:
+        return parse_config(data)
+    except ConfigError as err:
+        raise ConfigError(f"{p}: {err}") from None

@@ -1,0 +1,224 @@
+"""The engine's sections: search parameters, network and backend, time manager, book, tablebases."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from lichessbot.config.base import Strict
+
+__all__ = ["BookConfig", "EngineConfig", "SearchParams", "TablebaseConfig", "TimemanConfig"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Search (lichessbot/search reads these). Defaults: lc0 src/search/classic/params.cc (v0.33.0-dev),
+# see lc0 src/search/classic/params.cc.
+# --------------------------------------------------------------------------------------------------
+class SearchParams(Strict):
+    """PUCT search parameters. Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc)."""
+
+    cpuct: float = Field(1.745, gt=0, description="CPuct: exploration constant at N = 0.")
+    cpuct_base: float = Field(38739.0, gt=0, description="CPuctBase: visits scale of cpuct growth.")
+    cpuct_factor: float = Field(3.894, ge=0, description="CPuctFactor: cpuct growth multiplier.")
+    fpu_strategy: Literal["reduction", "absolute"] = Field(
+        "reduction", description="FpuStrategy: FPU = parent Q - fpu_value*sqrt(visited policy), or fpu_value."
+    )
+    fpu_value: float = Field(0.330, description="FpuValue: reduction (or absolute value) for unvisited moves.")
+    fpu_strategy_at_root: Literal["same", "reduction", "absolute"] = Field(
+        "same", description="FpuStrategyAtRoot: 'same' uses fpu_strategy/fpu_value at the root."
+    )
+    fpu_value_at_root: float = Field(1.0, description="FpuValueAtRoot: used only when fpu_strategy_at_root != same.")
+    policy_temperature: float = Field(1.359, gt=0, description="PolicyTemperature: softmax temperature of priors.")
+    minibatch_size: int = Field(
+        0, ge=0, le=1024,
+        description="MinibatchSize: positions per network batch; 0 = from the provider that runs: 256 on "
+        "CUDA/TensorRT, on the CPU the batch the network evaluates in about 30 ms (lc0: the backend's choice).",
+    )
+    max_out_of_order_evals_factor: float = Field(
+        2.4, ge=0, description="MaxOutOfOrderEvalsFactor: cache hits/terminals per batch, as a multiple of minibatch."
+    )
+    max_collision_visits: int = Field(80000, ge=1, description="MaxCollisionVisits (lc0 search.cc).")
+    max_collision_visits_scaling_start: int = Field(28, ge=1, description="MaxCollisionVisitsScalingStart.")
+    max_collision_visits_scaling_end: int = Field(145000, ge=1, description="MaxCollisionVisitsScalingEnd.")
+    max_collision_visits_scaling_power: float = Field(1.25, gt=0, description="MaxCollisionVisitsScalingPower.")
+    two_fold_draws: bool = Field(True, description="TwoFoldDraws: a repetition inside the tree is a draw.")
+    sticky_endgames: bool = Field(True, description="StickyEndgames: propagate proven wins/losses/draws up.")
+    draw_score: float = Field(0.0, ge=-1, le=1, description="DrawScore, from white's view.")
+    temperature: float = Field(
+        0.0, ge=0, description="Temperature: sample the move by visits^(1/T); 0 plays the best move (lc0 default)."
+    )
+    temp_decay_moves: int = Field(0, ge=0, description="TempDecayMoves: linear decay of temperature to 0 (moves).")
+    temp_cutoff_move: int = Field(0, ge=0, description="TempCutoffMove: from this full move on, temperature 0.")
+    temp_value_cutoff: float = Field(100.0, ge=0, description="TempValueCutoff: skip moves with Q < best - x/50.")
+    temp_visit_offset: float = Field(0.0, description="TempVisitOffset: added to visits before sampling.")
+    seed: int | None = Field(None, description="Seed of the move-sampling generator (None: from the OS).")
+
+
+class EngineConfig(Strict):
+    """The network and how it runs."""
+
+    network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
+    backend: Literal["auto", "tensorrt", "cuda", "cpu", "triton"] = Field(
+        "auto", description="onnxruntime execution provider; auto = best available; triton = a Triton Inference "
+        "Server at triton_url (docs/scaling.md).",
+    )
+    triton_url: str = Field("localhost:8001", description="gRPC host:port of the Triton server (backend triton).")
+    triton_model: str = Field("lichessbot", description="The model's name on the Triton server (backend triton).")
+    input_format: int | None = Field(
+        None, description="Lc0 input format for .onnx files that do not record it (1 = classical). None: 1."
+    )
+    threads: int = Field(
+        0, ge=0,
+        description="Network threads. On the CPU: that many batches evaluated side by side, one thread each "
+        "(faster than one batch over several threads); 0 = one per core (at most 8). "
+        "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
+    )
+    nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
+    precision: Literal["fp32", "fp16"] = Field(
+        "fp32", description="Network precision on a GPU: fp16 through TensorRT's fp16 flag, or a float16 copy of "
+        "the network on CUDA (faster, about 1e-3 off).",
+    )
+    ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
+    search: SearchParams = Field(default_factory=SearchParams)
+
+    @model_validator(mode="after")
+    def _check_format(self) -> EngineConfig:
+        if self.input_format is not None and self.input_format not in (1, 2, 3, 4, 5, 132, 133):
+            raise ValueError(f"input_format {self.input_format} is not an Lc0 input format (1, 2, 3, 4, 5, 132, 133)")
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
+# Time manager (lichessbot/timeman reads these).
+# --------------------------------------------------------------------------------------------------
+class TimemanConfig(Strict):
+    """Time management (lichessbot/timeman, docs/timeman.md). Times in milliseconds unless stated.
+
+    Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc;
+    the early/late stop rules follow NeuralchessGM (issue 4); "ours" marks a value chosen here.
+    """
+
+    move_overhead: int = Field(
+        300, ge=0, description="Milliseconds kept back per move for network and server latency (lc0: MoveOverheadMs)."
+    )
+    # -- allocation ------------------------------------------------------------------------------
+    overhead_per_move: bool = Field(
+        True,
+        description="Charge move_overhead to every expected move left, not once (Stockfish src/timeman.cpp "
+        "charges moveOverhead*(2+mtg)); false: once, as lc0 legacy.cc. Keeps long sudden-death games off the flag.",
+    )
+    safety_margin: int = Field(
+        50, ge=0, description="Milliseconds kept back on top of move_overhead from the hard maximum (ours)."
+    )
+    low_clock: int = Field(
+        10_000, ge=0, description="Milliseconds: below this clock the safety margin grows linearly and late stop no "
+        "longer extends moves (ours)."
+    )
+    low_clock_margin: int = Field(
+        250, ge=0, description="Milliseconds added to safety_margin at an empty clock; half at low_clock/2 (ours)."
+    )
+    max_move_share: float = Field(
+        0.3, gt=0, le=1, description="Share of the remaining clock one move may use at most (ours; lc0 smooth: 0.42)."
+    )
+    midpoint_move: float = Field(
+        51.5, gt=0, description="Expected-moves-left model: midpoint of the game length, moves (lc0 legacy.cc)."
+    )
+    steepness: float = Field(
+        7.0, gt=0, description="Expected-moves-left model: steepness of the log-logistic curve (lc0 legacy.cc)."
+    )
+    min_moves_left: float = Field(
+        15.0, ge=1, description="Floor of the expected moves left, so long games keep time (ours; lc0 has none)."
+    )
+    first_move_bonus: float = Field(
+        1.8, ge=0, description="First search of a game thinks (1 + this + book bonus) times longer (lc0 legacy.cc)."
+    )
+    book_ply_bonus: float = Field(
+        0.25, ge=0, description="Extra first-search factor per ply already played, up to 12 plies (lc0 legacy.cc)."
+    )
+    bank_use: float = Field(
+        1.0, ge=0, le=1, description="Share of the banked (spared) time spent on the next move (lc0 immediate-use)."
+    )
+    first_moves_think: int = Field(
+        1000, ge=0,
+        description="Milliseconds per move while lichess's clock does not run yet (each side's first move; ours).",
+    )
+    # -- stop rules ------------------------------------------------------------------------------
+    immediate: bool = Field(True, description="Move at once when there is one legal move (lc0 stoppers.cc).")
+    smart_pruning: bool = Field(
+        True, description="Stop when the best move cannot be overtaken in the time left (lc0 SmartPruningStopper)."
+    )
+    smart_pruning_factor: float = Field(
+        1.33, gt=0, description="Smart pruning: remaining playouts are divided by this (lc0 SmartPruningFactor)."
+    )
+    smart_pruning_min_time: int = Field(
+        200, ge=0, description="Milliseconds of search before smart pruning may stop (lc0 kSmartPruningToleranceMs)."
+    )
+    early_stop: bool = Field(True, description="NeuralchessGM early stop: a clear, stable best move stops early.")
+    early_stop_after: float = Field(
+        0.5, ge=0, le=1, description="Early stop: share of the target time searched first (NeuralchessGM)."
+    )
+    early_stop_q_drop: float = Field(
+        0.05, ge=0, description="Early stop: best Q at most this far below the previous move's Q (NeuralchessGM)."
+    )
+    early_stop_prior: float = Field(
+        0.9, ge=0, le=1, description="Early stop: a prior above this makes the best move clear (NeuralchessGM)."
+    )
+    early_stop_visit_ratio: float = Field(
+        2.0, ge=1, description="Early stop: or its visits at least this many times the second's (ours)."
+    )
+    late_stop: bool = Field(
+        True, description="Search past the target while the best move is unstable (NeuralchessGM; lc0 smooth)."
+    )
+    late_stop_factor: float = Field(
+        2.0, ge=1, description="Late stop: at most this many times the target, never past the hard maximum."
+    )
+    late_stop_q_drop: float = Field(
+        0.05, ge=0, description="Late stop: extend while the best Q is more than this below the previous move's."
+    )
+    best_q_tolerance: float = Field(
+        0.0, ge=0,
+        description="Early/late stop: a rival's Q must beat the most visited move's by more than this to count "
+        "as a better Q (0: the rule as written, NeuralchessGM; ours).",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Opening book (lichessbot/book reads these). lichess-bot: engine.polyglot.
+# --------------------------------------------------------------------------------------------------
+class BookConfig(Strict):
+    """Polyglot opening book."""
+
+    enabled: bool = Field(False, description="Play book moves (files are checked at startup).")
+    paths: dict[Literal["standard", "chess960"], list[str]] = Field(
+        default_factory=dict, description="Per variant, .bin files tried in order (fromPosition uses standard)."
+    )
+    selection: Literal["weighted_random", "uniform_random", "best_move"] = Field(
+        "weighted_random", description="weighted_random: by weight; uniform_random; best_move: highest weight."
+    )
+    min_weight: int = Field(1, ge=0, description="Entries with a lower weight are ignored.")
+    max_depth: int = Field(20, ge=1, description="Use the book only up to this full move number.")
+
+
+# --------------------------------------------------------------------------------------------------
+# Endgame tablebases (lichessbot/tablebase.py reads these). lichess-bot: engine.lichess_bot_tbs.syzygy.
+# --------------------------------------------------------------------------------------------------
+class TablebaseConfig(Strict):
+    """Syzygy endgame tablebases (docs/tablebases.md). Directories are checked at startup."""
+
+    syzygy: list[str] = Field(
+        default_factory=list,
+        description="Directories of Syzygy tables (*.rtbw, *.rtbz); empty: no tablebases "
+        "(lichess-bot: engine.lichess_bot_tbs.syzygy.paths).",
+    )
+    max_pieces: int = Field(
+        0, ge=0, le=7, description="Probe positions with at most this many pieces; 0: the tables' maximum "
+        "(lichess-bot: lichess_bot_tbs.syzygy.max_pieces).",
+    )
+    root_probe: bool = Field(
+        True, description="In a position of the tables, play the tables' move at once, without searching.",
+    )
+    search_probe: bool = Field(
+        True, description="Inside the search, a node in the tables after a capture or pawn move is a terminal "
+        "with the tables' WDL (lc0's rule).",
+    )

@@ -1,0 +1,86 @@
+"""The sections of a running game: greetings, chat, draws and resignation, correspondence, the status page."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from lichessbot.config.base import Strict
+from lichessbot.config.challenge import check_template
+
+__all__ = ["ChatConfig", "CorrespondenceConfig", "DrawOrResignConfig", "GreetingConfig", "StatusConfig"]
+
+
+class GreetingConfig(Strict):
+    """Chat greetings; {me} and {opponent} are replaced (other placeholders are refused at load)."""
+
+    hello: str = Field("Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands.",
+                       description="Player chat at the start of a game ('' sends nothing).")
+    goodbye: str = Field("Good game, {opponent}!", description="Player chat at the end of a game.")
+    hello_spectators: str = Field("Hi! I'm {me}. Type !help for commands.",
+                                  description="Spectator chat at the start of a game.")
+    goodbye_spectators: str = Field("Thanks for watching!", description="Spectator chat at the end of a game.")
+
+    @field_validator("hello", "goodbye", "hello_spectators", "goodbye_spectators")
+    @classmethod
+    def _template(cls, text: str) -> str:
+        return check_template(text)
+
+
+class ChatConfig(Strict):
+    """Engine evals in chat."""
+
+    eval_room: str = Field(
+        "spectator", description="Where the eval line goes after our moves: spectator or none (never the player "
+        "room: evals there help the opponent)."
+    )
+    eval_every: int = Field(5, ge=1, description="Post an eval after every N of our moves.")
+
+    @field_validator("eval_room")
+    @classmethod
+    def _room(cls, room: str) -> str:
+        if room in ("player", "both"):
+            raise ValueError(f"{room}: engine evals in the player room help the opponent during the game; "
+                             "use spectator or none")
+        if room not in ("spectator", "none"):
+            raise ValueError(f"{room} is not a room (spectator or none)")
+        return room
+
+
+class DrawOrResignConfig(Strict):
+    """Draw offers and resignation (lichess-bot's `draw_or_resign`). Scores in centipawns, our view."""
+
+    resign_enabled: bool = Field(False, description="Resign lost games.")
+    resign_score: int = Field(
+        -1000, description="Centipawns: resign when each of the last resign_moves scores is <= this."
+    )
+    resign_moves: int = Field(3, ge=1, description="Our consecutive searched moves at or below resign_score.")
+    offer_draw_enabled: bool = Field(True, description="Offer (or accept) draws in level positions.")
+    offer_draw_score: int = Field(0, ge=0, description="Centipawns: offer when |score| <= this for offer_draw_moves.")
+    offer_draw_moves: int = Field(10, ge=1, description="Our consecutive searched moves within offer_draw_score.")
+    claim_draw_when_gone: bool = Field(
+        False, description="When the opponent leaves and lichess allows a claim, claim a draw instead of the win."
+    )
+
+
+class CorrespondenceConfig(Strict):
+    """Correspondence and unlimited games (lichess-bot's `correspondence` section). Seconds."""
+
+    move_time: int = Field(60, ge=1, description="Seconds of thinking per move in games without a clock.")
+    checkin_period: int = Field(
+        600, ge=1, description="Seconds between looks at the ongoing games for correspondence games on our move."
+    )
+    disconnect_time: int = Field(
+        150, ge=1, description="Seconds a correspondence game stream stays open without our move; then it is closed "
+        "(the game no longer holds a thread) until the next check-in finds our move."
+    )
+
+
+class StatusConfig(Strict):
+    """The live status page (docs/status.md): off by default, on this machine only by default."""
+
+    enabled: bool = Field(False, description="Serve the status page and its JSON while the bot plays.")
+    host: str = Field(
+        "127.0.0.1", description="Address the page listens on; anything but 127.0.0.1/::1 shows it to the network."
+    )
+    port: int = Field(8080, ge=0, le=65535, description="TCP port of the page (0: any free port, logged).")
+    finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
