@@ -6,12 +6,17 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import chess
 
 from lichessbot.fakelichess.http import DROP, END, Handler
 from lichessbot.fakelichess.players import OFFER_DRAW, RESIGN
+
+if TYPE_CHECKING:
+    from lichessbot.fakelichess.server import FakeGame
 
 __all__ = ["DECLINE_KEYS", "Routes"]
 
@@ -31,6 +36,53 @@ def _kind(method: str, parts: list[str]) -> str:
 
 
 class Routes:
+    # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
+    # lichessbot.fakelichess.matchmaking.MatchmakingRoutes define them).
+    token: str
+    username: str
+    title: str | None
+    keepalive: float
+    opponent_delay: float | Callable[[], float]
+    quota: tuple[float, float] | None
+    no_start_after: float | None
+    lock: threading.RLock
+    changed: threading.Condition
+    games: dict[str, FakeGame]
+    challenges: dict[str, dict[str, Any]]
+    answers: dict[str, tuple[str, str | None]]
+    answer_attempts: Counter[str]
+    canceled: set[str]
+    event_subscribers: list[queue.Queue]
+    event_connections: int
+    rate_limited: Counter[str]
+    bad_auth: int
+    move_failures: list[int]
+    failures: dict[str, list[int]]
+    retry_after: int | None
+    chat_status: int
+    chat_delay: float
+    duplicate_states: bool
+    skip_game_finish: int
+    stall_moves: list[float]
+    stalled: int
+    ignore_claims: int
+    answer_delay: float
+    answering: int
+    _tokens: float
+    _tokens_at: float
+    _stopping: threading.Event
+    if TYPE_CHECKING:
+        @staticmethod
+        def _compat(ch: dict[str, Any]) -> dict[str, bool]: ...
+        def _challenge_event(self, ch: dict[str, Any]) -> dict[str, Any]: ...
+        def _start_game(self, ch: dict[str, Any]) -> FakeGame: ...
+        def _game_info(self, g: FakeGame) -> dict[str, Any]: ...
+        def _state(self, g: FakeGame) -> dict[str, Any]: ...
+        def _full(self, g: FakeGame) -> dict[str, Any]: ...
+        def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None: ...
+        def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None: ...
+        def _cancel_outgoing(self, h: Any, cid: str) -> None: ...
+
     # broadcasting ------------------------------------------------------------------------------
     def _event(self, obj: Any) -> None:
         with self.lock:
