@@ -22,7 +22,7 @@ from lichessbot.play.logs import configure_logging
 
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "play": ("lichessbot.play.service", "run the lichess bot"),
+    "play": ("lichessbot.play.cli", "run the lichess bot"),
     "check-config": ("lichessbot.play.check_config", "validate a config file and exit"),
     "migrate-config": ("lichessbot.play.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),

@@ -1,4 +1,5 @@
-"""``lichessbot play``: the bot service. Events in, challenges answered, one thread per game.
+"""The bot service (``lichessbot play``: :mod:`lichessbot.play.cli`). Events in, challenges answered, one
+thread per game.
 
 Running games are counted from the event stream's ``gameStart`` and ``gameFinish`` (one source of
 truth; after an event-stream reconnect, and every ``playing_check_period`` seconds, the set is rebuilt
@@ -21,32 +22,28 @@ Twice: resign (or abort, before both sides moved) every game and exit.
 
 from __future__ import annotations
 
-import argparse
-import queue
-import signal
 import threading
 import time
 from typing import Any, Protocol
 
 import structlog
 
-from lichessbot.config import BotConfig, load_config
-from lichessbot.errors import LichessbotError
+from lichessbot.config import BotConfig
 from lichessbot.lichess.challenge import Verdict, challenger_is_bot, decide
-from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError
+from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.matchmaking import DeclineRecords
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.play.account import check_account
+from lichessbot.play.answers import ChallengeAnswers
 from lichessbot.play.challenge_rules import ChallengeRules
 from lichessbot.play.chat import ChatSender
-from lichessbot.play.engine_thinker import Engine
 from lichessbot.play.game import Game
-from lichessbot.play.logs import configure_logging
 from lichessbot.play.matchmaker import Matchmaker
 from lichessbot.play.publish import service_figures
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
-__all__ = ["BotService", "NotBotError", "add_arguments", "check_account", "run"]
+__all__ = ["BotService", "EngineLike"]
 
 log = structlog.get_logger("lichessbot.bot")
 
@@ -56,30 +53,12 @@ PENDING_TTL = 30.0
 ANSWERED_TTL = 600.0
 
 
-class NotBotError(LichessbotError, ValueError):
-    """The token's account is not a BOT account (and --upgrade was not given)."""
-
-
 class EngineLike(Protocol):
     name: str
 
     def new_game(self, game_id: str | None = None) -> Thinker:
         """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""
         ...
-
-
-def check_account(client: LichessClient, upgrade: bool) -> dict[str, Any]:
-    """Read the account; upgrade it to BOT when ``upgrade``. Raises NotBotError, LichessError."""
-    account = client.account()
-    if account.get("title") != "BOT":
-        name = account.get("username", "?")
-        if not upgrade:
-            raise NotBotError(f"the account {name} is not a BOT account; run `lichessbot play --upgrade` to "
-                              "upgrade it (irreversible, and only for an account that has never played a game)")
-        client.upgrade_to_bot()
-        log.warning("account upgraded to BOT", username=name)
-        account = {**account, "title": "BOT"}
-    return account
 
 
 class BotService:
@@ -107,8 +86,7 @@ class BotService:
         self.games_played = 0
         self.correspondence: set[str] = set()     # correspondence games (no slot)
         self._answered: dict[str, float] = {}      # challenge id -> monotonic time its answer was queued
-        self._canceled: set[str] = set()
-        self._answers: queue.Queue[tuple[str, bool, str | None] | None] = queue.Queue()
+        self._answers: ChallengeAnswers | None = None  # set by run()
         self._started_at: dict[str, float] = {}    # game id -> monotonic time of its gameStart
         self._next_check = self._next_checkin = 0.0
         self.playing_checks = 0
@@ -199,10 +177,11 @@ class BotService:
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
         self._start_status_page()
+        self._answers = ChallengeAnswers(self.client, self.status, self._answer_failed)
+        answers = threading.Thread(target=self._answers.run, name="events-answers", daemon=True)
+        answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
-        answers = threading.Thread(target=self._answer_challenges, name="events-answers", daemon=True)
-        answers.start()
         matchmaker = None
         if self.matchmaker is not None:
             matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
@@ -233,7 +212,7 @@ class BotService:
                     g.quit.set()
             for t in threads:
                 t.join(timeout=15)
-            self._answers.put(None)
+            self._answers.close()
             answers.join(timeout=15)
             if matchmaker is not None and self.matchmaker is not None:
                 self._stopping.set()
@@ -352,7 +331,8 @@ class BotService:
             cid = str((event.get("challenge") or {}).get("id"))
             with self._lock:
                 self._pending.pop(cid, None)
-                self._canceled.add(cid)
+                if self._answers is not None:
+                    self._answers.canceled(cid)
                 if self.rules.dequeue(cid):
                     log.info("queued challenge canceled by the challenger", challenge_id=cid)
         else:
@@ -400,6 +380,10 @@ class BotService:
             return
         self._answer(ch, v)
 
+    def _answer(self, ch: dict[str, Any], v: Verdict) -> None:
+        assert self._answers is not None  # run() sets it before it reads the event stream
+        self._answers.answer(ch, v)
+
     def _serve_queue(self) -> None:
         """Answer the queued challenges a free slot, a rule or their wait decides (each loop turn); when
         stopping, decline them all with later."""
@@ -417,35 +401,13 @@ class BotService:
         for ch, v in decided:
             self._answer(ch, v)
 
-    def _answer(self, ch: dict[str, Any], v: Verdict) -> None:
-        """Log the verdict on challenge ``ch``, show it on the status page and queue its answer."""
-        cid = str(ch.get("id"))
-        challenger = (ch.get("challenger") or {}).get("name", "?")
-        log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
-                 variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
-                 rematch_of=ch.get("rematchOf"), accept=v.accept, reason=v.reason, why=v.why or None)
-        if self.status is not None:
-            self.status.note_challenge(cid, challenger, ch.get("speed"), v.accept, v.reason, v.why or None)
-        self._answers.put((cid, v.accept, v.reason))
-
-    def _answer_challenges(self) -> None:
-        """The worker that posts challenge answers (a paced or paused answer never blocks the events)."""
-        while (item := self._answers.get()) is not None:
-            cid, accept, reason = item
-            if cid in self._canceled:
-                log.info("challenge canceled before our answer", challenge_id=cid)
-                continue
-            try:
-                if accept:
-                    self.client.accept_challenge(cid)
-                else:
-                    self.client.decline_challenge(cid, reason or "generic")
-            except LichessError as err:
-                log.warning("challenge answer failed", challenge_id=cid, error=str(err))
-                with self._lock:
-                    self._pending.pop(cid, None)
-                    if err.status not in (400, 404):  # may still be pending: answer it if sent again
-                        self._answered.pop(cid, None)
+    def _answer_failed(self, cid: str, err: LichessError) -> None:
+        """An answer that could not be posted: its slot is freed; unless lichess refused it for good (400,
+        404) it may still be pending, so it is answered again if lichess sends it again."""
+        with self._lock:
+            self._pending.pop(cid, None)
+            if err.status not in (400, 404):
+                self._answered.pop(cid, None)
 
     def _resync_games(self, checkin: bool = True) -> None:
         """The server's list of ongoing games is the truth (after an event-stream reconnect, and
@@ -499,45 +461,3 @@ class BotService:
 def _is_correspondence(game: dict[str, Any]) -> bool:
     """A gameStart / ongoing-game entry of a game without a real-time clock."""
     return game.get("speed") == "correspondence"
-
-
-# the CLI -----------------------------------------------------------------------------------------
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
-    parser.add_argument("--upgrade", action="store_true",
-                        help="upgrade the account to a BOT account first (irreversible)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                        help="the least severe log lines shown (default info)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``lichessbot play``."""
-    config = load_config(args.config)  # ConfigError is a LichessbotError: one line, exit status 2
-    token = config.resolved_token()
-    configure_logging(level=args.log_level, secrets=[token or ""])
-    if not token:
-        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config")
-    client = LichessClient(token, config.url, ClientSettings())
-    account = check_account(client, args.upgrade)
-    engine = Engine(config)
-    service = BotService(config, client, engine, account=account)
-    presses = 0
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        nonlocal presses
-        presses += 1
-        if presses == 1 and signum == signal.SIGINT:
-            log.warning("stopping: no new challenges; running games are finished (Ctrl-C again: resign/abort)",
-                        games=len(service.games))
-            service.stop()
-        else:
-            log.warning("quitting: resigning or aborting running games", games=len(service.games))
-            service.quit()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    try:
-        return service.run()
-    finally:
-        engine.close()
-        client.close()

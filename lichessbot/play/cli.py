@@ -1,0 +1,63 @@
+"""``lichessbot play``: load the config, check the account, build the engine and run the bot service until
+Ctrl-C (once: finish the games; twice: resign or abort them)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from typing import Any
+
+import structlog
+
+from lichessbot.config import load_config
+from lichessbot.errors import LichessbotError
+from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.play.account import check_account
+from lichessbot.play.engine_thinker import Engine
+from lichessbot.play.logs import configure_logging
+from lichessbot.play.service import BotService
+
+__all__ = ["add_arguments", "run"]
+
+log = structlog.get_logger("lichessbot.bot")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade the account to a BOT account first (irreversible)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="the least severe log lines shown (default info)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``lichessbot play``."""
+    config = load_config(args.config)  # ConfigError is a LichessbotError: one line, exit status 2
+    token = config.resolved_token()
+    configure_logging(level=args.log_level, secrets=[token or ""])
+    if not token:
+        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config")
+    client = LichessClient(token, config.url, ClientSettings())
+    account = check_account(client, args.upgrade)
+    engine = Engine(config)
+    service = BotService(config, client, engine, account=account)
+    presses = 0
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1 and signum == signal.SIGINT:
+            log.warning("stopping: no new challenges; running games are finished (Ctrl-C again: resign/abort)",
+                        games=len(service.games))
+            service.stop()
+        else:
+            log.warning("quitting: resigning or aborting running games", games=len(service.games))
+            service.quit()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        return service.run()
+    finally:
+        engine.close()
+        client.close()
