@@ -14,7 +14,15 @@ from lichessbot.lichess.client import ClientSettings
 from lichessbot.play.chat import EVAL_REFUSAL, render_greeting
 from lichessbot.play.logs import configure_logging
 from tests.fake_lichess import (
-    OFFER_DRAW, BotRun, FakeLichess, StandInEngine, StandInThinker, drops_first, random_mover, resign_after, scripted,
+    OFFER_DRAW,
+    BotRun,
+    FakeLichess,
+    StandInEngine,
+    StandInThinker,
+    drops_first,
+    random_mover,
+    resign_after,
+    scripted,
     staller,
 )
 

@@ -16,10 +16,10 @@ import chess
 import pytest
 
 from lichessbot.config import parse_config
+from lichessbot.play.account import NotBotError
 from lichessbot.play.chat import EVAL_REFUSAL
 from lichessbot.play.engine_thinker import Engine
 from lichessbot.play.logs import configure_logging
-from lichessbot.play.account import NotBotError
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["DROP", "END", "Handler", "make_handler"]
+__all__ = ["DROP", "END", "Handler", "make_handler", "request_kind"]
 
 #: Stream queue items: cut the connection mid-stream / end the stream cleanly.
 DROP = object()
@@ -106,3 +106,15 @@ class Handler(BaseHTTPRequestHandler):
 
 def make_handler(server: Any) -> type[Handler]:
     return type("FakeLichessHandler", (Handler,), {"server_obj": server})
+
+
+def request_kind(method: str, parts: list[str]) -> str:
+    """The kind of an API request for quotas and injected failures: move, chat, action, challenge, playing or
+    account (``parts``: the path split on ``/``)."""
+    if parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
+        return {"move": "move", "chat": "chat"}.get(parts[4], "action")
+    if parts[:2] == ["api", "challenge"]:
+        return "challenge"
+    if parts[:2] == ["api", "account"] and parts[2:3] == ["playing"]:
+        return "playing"
+    return "account"

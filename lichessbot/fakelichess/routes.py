@@ -12,27 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
-from lichessbot.fakelichess.http import DROP, END, Handler
+from lichessbot.fakelichess.game import FakeGame
+from lichessbot.fakelichess.http import DROP, END, Handler, request_kind
 from lichessbot.fakelichess.players import OFFER_DRAW, RESIGN
-
-if TYPE_CHECKING:
-    from lichessbot.fakelichess.server import FakeGame
 
 __all__ = ["DECLINE_KEYS", "Routes"]
 
 #: lichess's decline reason keys (lila modules/challenge/src/main/DeclineReason.scala).
 DECLINE_KEYS = {"generic", "later", "tooFast", "tooSlow", "timeControl", "rated", "casual", "standard", "variant",
                 "noBot", "onlyBot"}
-
-
-def _kind(method: str, parts: list[str]) -> str:
-    if parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
-        return {"move": "move", "chat": "chat"}.get(parts[4], "action")
-    if parts[:2] == ["api", "challenge"]:
-        return "challenge"
-    if parts[:2] == ["api", "account"] and parts[2:3] == ["playing"]:
-        return "playing"
-    return "account"
 
 
 class Routes:
@@ -236,7 +224,7 @@ class Routes:
             return self._serve_events(h)
         if method == "GET" and parts[:4] == ["api", "bot", "game", "stream"]:
             return self._serve_game(h, parts[4])
-        kind = _kind(method, parts)
+        kind = request_kind(method, parts)
         status = self._over_quota(kind)
         if status is not None:
             with self.lock:

@@ -3,9 +3,10 @@
 Silence is a read timeout: the session reads streams with ``ClientSettings.stream_read_timeout``
 (20 s, above lichess's 7 s keepalive), so a stream with no line and no keepalive for that long raises
 and is reopened. Malformed lines are logged and skipped. After every (re)connection the iterator yields
-``{"type": CONNECTED, "reconnect": bool, "opened_at": float}`` (``opened_at``: monotonic seconds when
-the request was sent; nothing on the stream was computed by the server before it) so the consumer can resync (lichess re-sends ``gameFull`` on
-a game stream; after an event-stream reconnect the bot lists its ongoing games).
+``{"type": CONNECTED, "reconnect": bool, "opened_at": float}`` (``opened_at``: monotonic seconds when the
+request was sent; nothing on the stream was computed by the server before it) so the consumer can resync
+(lichess re-sends ``gameFull`` on a game stream; after an event-stream reconnect the bot lists its ongoing
+games).
 """
 
 from __future__ import annotations

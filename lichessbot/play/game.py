@@ -18,15 +18,15 @@ from typing import Any
 import chess
 import structlog
 
-from lichessbot.config import BotConfig
+from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
-from lichessbot.config import PLAYABLE_VARIANTS
 from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
-from lichessbot.play.rules import ScoreRules, Unplayable, parse_moves, post_patience
+from lichessbot.play.publish import game_snapshot, write_eval_svg
+from lichessbot.play.rules import ScoreRules, Unplayable, our_clock, parse_moves, post_patience
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
-from lichessbot.status import StatusHub
+from lichessbot.status import GameSnapshot, StatusHub
 
 __all__ = ["Game", "parse_moves"]
 
@@ -83,7 +83,7 @@ class Game:
         self.abandoned = False               # left because the game cannot be played
         self.status = status                 # the status page's hub (snapshots published to it), or None
         if status is not None and hasattr(thinker, "on_live"):
-            thinker.on_live = lambda live: status.publish_live(game_id, live)  # type: ignore[attr-defined]
+            thinker.on_live = lambda live: status.publish_live(game_id, live)
 
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -125,14 +125,18 @@ class Game:
             self._finish()
             self._publish()
 
+    def snapshot(self) -> GameSnapshot:
+        """The game now, for the status page and the eval graph (:func:`lichessbot.play.publish.game_snapshot`)."""
+        return game_snapshot(game_id=self.id, record=self.record, initial=self.initial, times=self._times,
+                             state_at=self._state_at, over=self.over, color=self.color,
+                             correspondence=self.correspondence)
+
     def _publish(self) -> None:
         """Hand the status page a snapshot of the game (nothing without a page, or before gameFull)."""
         if self.status is None or self.initial is None:
             return
-        from lichessbot.play.publish import game_snapshot
-
         try:
-            self.status.publish_game(game_snapshot(self))
+            self.status.publish_game(self.snapshot())
         except Exception as err:  # noqa: BLE001 - the page never costs a game anything
             self.log.warning("status snapshot failed", error=str(err))
 
@@ -207,16 +211,8 @@ class Game:
         except ValueError as err:
             raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
-        self.opponent = str(opp.get("name") or opp.get("id") or ("AI level %s" % opp.get("aiLevel")))
-        clock = full.get("clock") or None
-        r = self.record
-        r.white, r.black = (str(p.get("name") or p.get("id") or "?") for p in (white, black))
-        r.white_elo, r.black_elo = white.get("rating"), black.get("rating")
-        r.white_title, r.black_title = white.get("title"), black.get("title")
-        r.rated, r.speed, r.variant = bool(full.get("rated")), str(full.get("speed", "")), variant
-        r.initial_fen = self.initial.fen()
-        if clock:
-            r.clock_initial_ms, r.clock_increment_ms = int(clock["initial"]), int(clock["increment"])
+        self.opponent = str(opp.get("name") or opp.get("id") or f"AI level {opp.get('aiLevel')}")
+        self.record.take_game_full(full, self.initial, variant)
         if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
@@ -338,14 +334,9 @@ class Game:
     def _clock(self, ply: int) -> ClockMs | None:
         """Our clock now (ms): lichess's value as of the state, less the time since (from each side's second
         move on, when lichess runs the clock). None in games without a clock."""
-        if self.record.clock_initial_ms is None or self.correspondence:
+        if self.record.clock_initial_ms is None or self.correspondence or self.color is None:
             return None
-        wtime, btime, winc, binc = self._times
-        ours, opp = (wtime, btime) if self.color == chess.WHITE else (btime, wtime)
-        if ply >= 2:  # lichess runs the clock from each side's second move on
-            ours -= int((time.monotonic() - self._state_at) * 1000)
-        inc, opp_inc = (winc, binc) if self.color == chess.WHITE else (binc, winc)
-        return ClockMs(time=ours, inc=inc, opp_time=opp, opp_inc=opp_inc)
+        return our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)
@@ -423,9 +414,7 @@ class Game:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)
                 self.log.info("pgn saved", path=str(path))
-                from lichessbot.play.publish import write_eval_svg
-
-                write_eval_svg(self, path.with_suffix(".svg"))
+                write_eval_svg(self.snapshot(), path.with_suffix(".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
         self.log.info("game thread done", over=self.over, failures=self.failures)

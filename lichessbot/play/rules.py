@@ -6,9 +6,10 @@ from __future__ import annotations
 import chess
 
 from lichessbot.config import DrawOrResignConfig
+from lichessbot.play.thinker import ClockMs
 
-__all__ = ["POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "ScoreRules", "Unplayable", "parse_moves",
-           "post_patience"]
+__all__ = ["POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "ScoreRules", "Unplayable", "our_clock",
+           "parse_moves", "post_patience"]
 
 #: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
 #: pauses, and its bounds in seconds (ours: a tenth keeps a paused game's clock; 2 s caps slow games).
@@ -63,3 +64,12 @@ class ScoreRules:
         c = self.config
         tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
         return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
+
+
+def our_clock(times: tuple[int, ...], color: chess.Color, since_state_s: float) -> ClockMs:
+    """Our clock (ms) from lichess's last ``(wtime, btime, winc, binc)`` (ms), less ``since_state_s`` seconds
+    spent since that state (0 before each side's second move: lichess runs the clock from then on)."""
+    wtime, btime, winc, binc = times
+    ours, opp = (wtime, btime) if color == chess.WHITE else (btime, wtime)
+    inc, opp_inc = (winc, binc) if color == chess.WHITE else (binc, winc)
+    return ClockMs(time=ours - int(since_state_s * 1000), inc=inc, opp_time=opp, opp_inc=opp_inc)

@@ -40,6 +40,7 @@ from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.matchmaker import Matchmaker
 from lichessbot.play.publish import service_figures
+from lichessbot.play.slots import GameSlots
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
@@ -47,8 +48,6 @@ __all__ = ["BotService", "EngineLike"]
 
 log = structlog.get_logger("lichessbot.bot")
 
-#: Seconds an accepted challenge counts as a running game while its gameStart is awaited.
-PENDING_TTL = 30.0
 #: Seconds a challenge id is remembered as answered (lichess re-sends pending ones on reconnect).
 ANSWERED_TTL = 600.0
 
@@ -61,8 +60,9 @@ class EngineLike(Protocol):
         ...
 
 
-class BotService:
-    """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread."""
+class BotService(GameSlots):
+    """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread.
+    Its slots and what holds them (running games, accepted challenges) are those of :class:`GameSlots`."""
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
                  account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
@@ -70,9 +70,7 @@ class BotService:
         self.config, self.client, self.engine = config, client, engine
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
-        self._lock = threading.Lock()
-        self.running: set[str] = set()           # from gameStart / gameFinish (or the server's list)
-        self._pending: dict[str, float] = {}     # accepted challenge id -> monotonic time
+        super().__init__()
         self.games: dict[str, Game] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._stopping = threading.Event()
@@ -84,14 +82,11 @@ class BotService:
         self.chat: ChatSender | None = None
         self.me = ""
         self.games_played = 0
-        self.correspondence: set[str] = set()     # correspondence games (no slot)
         self._answered: dict[str, float] = {}      # challenge id -> monotonic time its answer was queued
         self._answers: ChallengeAnswers | None = None  # set by run()
-        self._started_at: dict[str, float] = {}    # game id -> monotonic time of its gameStart
         self._next_check = self._next_checkin = 0.0
         self.playing_checks = 0
         self._checker: threading.Thread | None = None
-        self._finished: set[str] = set()          # games seen over: never restarted
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
         self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
         self.status_server: Any = None
@@ -117,50 +112,6 @@ class BotService:
         self._stopping.set()
         self._quit.set()
         self._wake.set()
-
-    def busy(self) -> int:
-        """Games running plus accepted challenges not started yet."""
-        now = time.monotonic()
-        with self._lock:
-            self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
-            return len(self.running | set(self._pending))
-
-    def reserve(self, key: str, bot: str = "") -> None:
-        """Hold a slot for ``key`` (a challenge of ours to the bot named ``bot``) for at most PENDING_TTL
-        seconds."""
-        with self._lock:
-            self._pending[key] = time.monotonic()
-            self.rules.note(key, bot, True)
-
-    def release(self, key: str) -> None:
-        with self._lock:
-            self._pending.pop(key, None)
-
-    def _live(self) -> tuple[set[str], set[str]]:
-        """(real-time games running or accepted, every game running or accepted); call under the lock."""
-        now = time.monotonic()
-        self._pending = {k: t for k, t in self._pending.items() if now - t < PENDING_TTL}
-        realtime = self.running | set(self._pending)
-        return realtime, realtime | self.correspondence
-
-    def _reserve_bot_slot(self, key: str) -> str | None:
-        """Hold a slot for ``key`` (a challenge of ours, to a bot) if concurrency and the challenge rules
-        allow a game against a bot now, in one step under the lock (an incoming challenge accepted
-        meanwhile cannot take it too); else why not."""
-        with self._lock:
-            realtime, live = self._live()
-            if len(realtime) >= self.config.challenge.concurrency:
-                return f"{len(realtime)} games running (concurrency {self.config.challenge.concurrency})"
-            held = self.rules.bot_challenge_blocked(realtime, live)
-            if held is None:
-                self._pending[key] = time.monotonic()
-                self.rules.note(key, "", True)
-            return held
-
-    def _busy_with(self) -> set[str]:
-        """Lowercase names of the users we play max_simultaneous_games_per_user games with."""
-        with self._lock:
-            return self.rules.names_at_limit(self._live()[1])
 
     def _save_records(self) -> None:
         try:
@@ -247,8 +198,12 @@ class BotService:
         if self.status is None:
             return
         with self._lock:
-            running, corr = len(self.running), len(self.correspondence)
-        self.status.publish_service(service_figures(self, running, corr))
+            running, corr, queued = len(self.running), len(self.correspondence), len(self.rules.queue)
+        self.status.publish_service(service_figures(self.engine, self.client, {
+            "username": self.me, "games_running": running, "correspondence_games": corr,
+            "games_started": self.games_played, "concurrency": self.config.challenge.concurrency,
+            "stopping": self._stopping.is_set(), "playing_checks": self.playing_checks,
+            "challenges_queued": queued, "bot_games_today": self.records.bot_games_on(time.time())}))
 
     def _reap(self) -> None:
         """Forget the games whose threads ended (the shared dicts change under the lock)."""
