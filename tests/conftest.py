@@ -41,7 +41,7 @@ def stockfish_path() -> str:
 
 #: Names of our threads: the bot's (lichessbot/play), the search's (its thread and its network workers) and
 #: the evaluation service's. None may outlive the test that started it.
-_OUR_THREADS = ("chat", "events", "game-", "stream-", "lichessbot-")
+_OUR_THREADS = ("chat", "events", "game-", "stream-", "matchmaker", "status-server", "lichessbot-")
 
 
 def leaked_threads(before: set[threading.Thread], wait_s: float = 10.0) -> list[str]:
