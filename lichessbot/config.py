@@ -28,6 +28,7 @@ __all__ = [
     "GreetingConfig",
     "MatchmakingConfig",
     "SearchParams",
+    "StrengthConfig",
     "TablebaseConfig",
     "TimemanConfig",
     "load_config",
@@ -89,6 +90,35 @@ class SearchParams(_Strict):
     seed: int | None = Field(None, description="Seed of the move-sampling generator (None: from the OS).")
 
 
+class AdaptiveStrengthConfig(_Strict):
+    """engine.strength.adaptive: each game's level follows the opponent's rating (docs/strength.md)."""
+
+    enabled: bool = Field(False, description="Play each game at the level of the opponent's lichess rating for "
+                          "the game's speed, plus offset.")
+    offset: int = Field(0, ge=-2000, le=2000, description="Elo added to the opponent's rating (negative: weaker).")
+    casual_only: bool = Field(True, description="Adapt in casual games only; rated games use elo (or full strength).")
+
+
+class StrengthConfig(_Strict):
+    """engine.strength: a weakened engine for playing people (docs/strength.md)."""
+
+    elo: int | None = Field(None, ge=100, le=4000, description="Play at this UCI_Elo in every game (levels from "
+                            "table); null: full strength (unless adaptive applies).")
+    preset: Literal["maia"] | None = Field(None, description="maia: a Maia network played from its policy at 1 "
+                                           "node with temperature (the network is engine.network).")
+    table: str = Field("default", description="The calibration table (lichessbot calibrate); 'default': the one "
+                       "shipped for the default network.")
+    think_share: float = Field(0.5, ge=0, le=1, description="At a strength level, spend at least this share of "
+                               "the time manager's target on each move (0: move when the search stops).")
+    adaptive: AdaptiveStrengthConfig = Field(default_factory=AdaptiveStrengthConfig)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> StrengthConfig:
+        if self.preset is not None and (self.elo is not None or self.adaptive.enabled):
+            raise ValueError("preset plays every game at the preset: leave elo unset and adaptive off")
+        return self
+
+
 class EngineConfig(_Strict):
     """The network and how it runs."""
 
@@ -115,6 +145,7 @@ class EngineConfig(_Strict):
     )
     ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
     search: SearchParams = Field(default_factory=SearchParams)
+    strength: StrengthConfig = Field(default_factory=StrengthConfig)
 
     @model_validator(mode="after")
     def _check_format(self) -> EngineConfig:
@@ -267,7 +298,7 @@ PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
 OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill", "racingKings", "threeCheck")
 TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
 #: Placeholders a greeting may use.
-GREETING_FIELDS = ("me", "opponent")
+GREETING_FIELDS = ("me", "opponent", "level")  # level: docs/strength.md
 
 
 def check_template(text: str) -> str:
@@ -346,7 +377,8 @@ class ChallengeConfig(_Strict):
 
 
 class GreetingConfig(_Strict):
-    """Chat greetings; {me} and {opponent} are replaced (other placeholders are refused at load)."""
+    """Chat greetings; {me}, {opponent} and {level} (the game's strength level, e.g. "1450 Elo" or "full
+    strength") are replaced (other placeholders are refused at load)."""
 
     hello: str = Field("Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands.",
                        description="Player chat at the start of a game ('' sends nothing).")

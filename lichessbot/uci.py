@@ -44,7 +44,8 @@ class UciEngine:
         self.flags = {"ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
                       "own_book": False, "book_file": "", "multipv": 1,
                       "movetime_overhead": MOVETIME_OVERHEAD_MS,
-                      "syzygy_path": ""}
+                      "syzygy_path": "", "limit_strength": False, "uci_elo": 1500,
+                      "strength_table": "default", "strength_preset": "none"}
         self._book = None  # lichessbot.book.Book of BookFile
         self._tablebases = None  # lichessbot.tablebase.Tablebases of SyzygyPath
         self.board = chess.Board()
@@ -55,6 +56,8 @@ class UciEngine:
         self._waiter: threading.Thread | None = None
         self._pending_go: Go | None = None
         self._net = None  # the loaded network of engine.network (lichessbot.engine.network.Network)
+        self._strength = None  # lichessbot.strength.LevelPlayer of the strength options, built at go
+        self._strength_table = None  # lichessbot.strength.StrengthTable of StrengthTable, read at first use
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -137,6 +140,12 @@ class UciEngine:
                 from lichessbot.book import open_book_file
 
                 self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
+            if key in ("limit_strength", "uci_elo", "strength_table", "strength_preset", "seed"):
+                self._strength = None
+            if key == "strength_table":  # a bad table is reported now (StrengthError is a ValueError)
+                from lichessbot.strength import table_from_config
+
+                self._strength_table = table_from_config(value, "StrengthTable")
             if key == "syzygy_path":  # a bad path is reported now (TablebaseError is a ValueError)
                 from lichessbot.tablebase import Tablebases, split_path
 
@@ -266,11 +275,32 @@ class UciEngine:
                     self.send(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; "
                               "the move comes from the first batch (a longer movetime or clock, or a smaller "
                               "MoveOverhead, helps)")
+        player = self._strength_player()
+        if not go.ponder:
+            limits = player.limits(limits)
         searcher = self._searcher
         handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
         self._handle = handle
-        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher), daemon=True)
+        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher, player), daemon=True)
         self._waiter.start()
+
+    def _strength_player(self) -> Any:
+        """The :class:`~lichessbot.strength.LevelPlayer` of UCI_LimitStrength, UCI_Elo, StrengthTable and
+        StrengthPreset (docs/strength.md), built when one of them changed; says its level once."""
+        if self._strength is None:
+            from lichessbot.strength import LevelPlayer, table_from_config, uci_level
+
+            f = self.flags
+            if f["limit_strength"] and self._strength_table is None:
+                self._strength_table = table_from_config(f["strength_table"], "StrengthTable")
+            level = uci_level(f["limit_strength"], f["uci_elo"], f["strength_preset"], self._strength_table)
+            self._strength = LevelPlayer(level, seed=f["seed"] or None)
+            if level is not None:
+                self.send(f"info string strength {level.describe()}")
+            elif f["limit_strength"]:
+                self.send(f"info string strength: UCI_Elo {f['uci_elo']} is above the table's top level "
+                          f"{self._strength_table.max_elo}; full strength")
+        return self._strength
 
     def _new_timeman(self) -> Any:
         from lichessbot.timeman import TimeManager
@@ -283,7 +313,7 @@ class UciEngine:
         go, self._pending_go = self._pending_go, None
         go.ponder = False
         stopper, limits = make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
-        self._handle.ponderhit(stopper, limits)
+        self._handle.ponderhit(stopper, self._strength_player().limits(limits))
 
     def _cmd_stop(self, args: list[str]) -> None:
         self._pending_go = None
@@ -310,9 +340,11 @@ class UciEngine:
         for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs, has_wdl=has_wdl):
             self.send(line)
 
-    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher) -> None:
+    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher, player: Any = None) -> None:
         try:
             result: SearchResult = handle.wait()
+            if player is not None:
+                result = player.choose(result, searcher)
         except Exception as err:  # noqa: BLE001 - a bestmove must still come
             self.error(f"search failed: {err}")
             self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")

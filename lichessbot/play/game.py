@@ -57,6 +57,7 @@ class Game:
         self.board: chess.Board | None = None
         self.record = GameRecord(game_id=game_id, site=f"{client.url}/{game_id}")
         self.opponent = "opponent"
+        self.level_text = "full strength"  # the game's strength level for {level} (docs/strength.md)
         self._q: queue.Queue[Any] = queue.Queue()
         self._backoff = reconnect_backoff
         self._stream: ReconnectingStream | None = None
@@ -217,6 +218,15 @@ class Game:
         r.initial_fen = self.initial.fen()
         if clock:
             r.clock_initial_ms, r.clock_increment_ms = int(clock["initial"]), int(clock["increment"])
+        set_opponent = getattr(self.thinker, "set_opponent", None)  # strength by the opponent's rating
+        if set_opponent is not None and self.color is not None:
+            from lichessbot.strength import level_text
+
+            rating = opp.get("rating") if isinstance(opp.get("rating"), int) else None
+            level = set_opponent(rating, r.rated)
+            self.level_text = level_text(level)
+            self.log.info("strength", strength=self.level_text, opponent_rating=rating, rated=r.rated,
+                          nodes=None if level is None else level.nodes)
         if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
@@ -411,7 +421,8 @@ class Game:
     # the end -----------------------------------------------------------------------------------
     def _say(self, template: str, room: str) -> None:
         if template:
-            self.chat.send(self.id, room, render_greeting(template, me=self.username, opponent=self.opponent))
+            self.chat.send(self.id, room, render_greeting(template, me=self.username, opponent=self.opponent,
+                                                          level=self.level_text))
 
     def _finish(self) -> None:
         if self.over and self._saw_running and not self._said_goodbye and not self.abandoned:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -124,6 +125,13 @@ class Engine:
 
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = Tablebases.from_config(config.tablebases)
+        sc = ec.strength
+        #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
+        self.strength_table = None
+        if sc.elo is not None or sc.adaptive.enabled:
+            from lichessbot.strength import table_from_config
+
+            self.strength_table = table_from_config(sc.table)
         self.name = self.network.name
         self.ponders = 0      # ponder searches started (all games)
         self.ponder_hits = 0  # of which the opponent played the expected move
@@ -181,6 +189,20 @@ class EngineThinker:
         self._stopped = False
         self.on_live: Callable[[Any], None] | None = None
         self._sink: _LiveSink | None = None
+        self.strength = self._level_player(None, False)
+
+    def _level_player(self, rating: int | None, rated: bool) -> Any:
+        from lichessbot.strength import LevelPlayer, level_for_game
+
+        sc = self._engine.config.engine.strength
+        level = level_for_game(sc, self._engine.strength_table, rating, rated)
+        return LevelPlayer(level, seed=self._engine.config.engine.search.seed, think_share=sc.think_share)
+
+    def set_opponent(self, rating: int | None, rated: bool) -> Any:
+        """Choose this game's strength level from the opponent's rating for the game's speed and whether the
+        game is rated (engine.strength, docs/strength.md); returns the level (None: full strength)."""
+        self.strength = self._level_player(rating, rated)
+        return self.strength.level
 
     def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
         return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
@@ -191,6 +213,7 @@ class EngineThinker:
         from lichessbot.search import Limits
         from lichessbot.timeman import Clock
 
+        started = time.monotonic()
         pondered = self._take_ponder()
         book = self._engine.book
         if book is not None:
@@ -216,12 +239,12 @@ class EngineThinker:
                 self._handle = pondered[1]
                 if self._sink is not None:
                     self._sink.pondering = False
-                self._handle.ponderhit(stopper, Limits(nodes=self._engine.nodes))
+                self._handle.ponderhit(stopper, self.strength.limits(Limits(nodes=self._engine.nodes)))
             else:
                 self._drop(pondered)
                 self._sink = self._live(board, False)
-                self._handle = self._searcher.start(board, Limits(nodes=self._engine.nodes), stopper=stopper,
-                                                    on_info=self._sink)
+                self._handle = self._searcher.start(board, self.strength.limits(Limits(nodes=self._engine.nodes)),
+                                                    stopper=stopper, on_info=self._sink)
         try:
             result = self._handle.wait()
         finally:
@@ -230,6 +253,9 @@ class EngineThinker:
                 sink, self._sink = self._sink, None
         if sink is not None:
             sink.finish()
+        result = self.strength.choose(result, self._searcher)
+        if clock is not None and self._timeman.budget is not None:  # a weakened bot still takes its time
+            self.strength.wait(self.strength.min_think_s(self._timeman.budget.target) - (time.monotonic() - started))
         self._timeman.move_done(result)
         return Decision(move=result.best_move, source="search", ponder=result.ponder_move, cp=result.cp,
                         mate=result.mate, wdl=tuple(result.wdl), nodes=result.nodes, nps=result.nps,
@@ -243,6 +269,8 @@ class EngineThinker:
         opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
         """
         if not self._engine.config.engine.ponder or reply is None or reply not in board.legal_moves:
+            return
+        if self.strength.active:  # pondering would search past the level's node limit
             return
         from lichessbot.search import Limits
 
@@ -273,6 +301,7 @@ class EngineThinker:
 
     def stop(self) -> None:
         """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
+        self.strength.interrupt()
         with self._lock:
             if self._handle is not None:
                 self._handle.stop()
@@ -280,6 +309,7 @@ class EngineThinker:
                 self._ponder[1].stop()
 
     def close(self) -> None:
+        self.strength.interrupt()
         with self._lock:
             self._stopped = True
             if self._handle is not None:
