@@ -121,7 +121,7 @@ class MatchmakingRoutes:
             "variant": {"key": variant, "name": variant, "short": variant[:3]}, "rated": rated, "speed": speed,
             "timeControl": tc, "color": bot_color, "finalColor": bot_color, "perf": {"name": speed},
             "direction": "out", "_opponent": random_mover(self._ids), "_bot_color": bot_color, "_tournament": None,
-            "_opponent_name": user["username"]}
+            "_opponent_name": user["username"], "_opponent_rating": dest["rating"]}
         if variant == "chess960":
             import chess
             ch["initialFen"] = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen()
