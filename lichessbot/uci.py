@@ -293,6 +293,12 @@ class UciEngine:
             f = self.flags
             if f["limit_strength"] and self._strength_table is None:
                 self._strength_table = table_from_config(f["strength_table"], "StrengthTable")
+            if f["limit_strength"]:
+                from lichessbot.strength import table_mismatch
+
+                mismatch = table_mismatch(self._strength_table, self.engine.network)
+                if mismatch:
+                    self.send(f"info string warning: {mismatch}")
             level = uci_level(f["limit_strength"], f["uci_elo"], f["strength_preset"], self._strength_table)
             self._strength = LevelPlayer(level, seed=f["seed"] or None)
             if level is not None:

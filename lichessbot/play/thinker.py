@@ -129,9 +129,14 @@ class Engine:
         #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
         self.strength_table = None
         if sc.elo is not None or sc.adaptive.enabled:
-            from lichessbot.strength import table_from_config
+            from lichessbot.strength import table_from_config, table_mismatch
 
             self.strength_table = table_from_config(sc.table)
+            mismatch = table_mismatch(self.strength_table, ec.network)
+            if mismatch:
+                import structlog
+
+                structlog.get_logger(__name__).warning("strength table", problem=mismatch)
         self.name = self.network.name
         self.ponders = 0      # ponder searches started (all games)
         self.ponder_hits = 0  # of which the opponent played the expected move

@@ -21,7 +21,31 @@ if TYPE_CHECKING:
     from lichessbot.config import StrengthConfig
     from lichessbot.search import Limits, SearchResult
 
-__all__ = ["LevelPlayer", "level_for_game", "level_text", "table_from_config", "uci_level"]
+__all__ = ["LevelPlayer", "level_for_game", "level_text", "table_from_config", "table_mismatch", "uci_level"]
+
+
+def table_mismatch(table: StrengthTable, network: str) -> str | None:
+    """A warning when ``table`` was calibrated for another network than ``network`` (a path or "default"),
+    by the SHA-256 of the file recorded in the table; None when they match or the table records none."""
+    import hashlib
+    from pathlib import Path
+
+    if not table.network_sha256:
+        return None
+    if network == "default":
+        from lichessbot.engine.network import _default_path
+
+        path = _default_path()
+    else:
+        path = Path(network)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    if digest == table.network_sha256:
+        return None
+    return (f"the strength table {table.source or table.network} was calibrated for another network "
+            f"({table.network}); its Elo levels are not measured for {network} (lichessbot calibrate)")
 
 
 def level_text(level: Level | None) -> str:
