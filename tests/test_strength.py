@@ -70,12 +70,15 @@ def test_the_shipped_table_has_five_verified_levels_for_the_default_network():
 
     t = load_table("default")
     assert t.network_sha256 == hashlib.sha256(_default_path().read_bytes()).hexdigest()
-    assert len(t.levels) >= 5
-    for lv in t.levels:
+    measured = [lv for lv in t.levels if lv.measured is not None]
+    assert len(measured) >= 5
+    for lv in measured:
         m = lv.measured
-        assert m is not None and m.games >= 30 and m.wins + m.draws + m.losses == m.games
+        assert m.games >= 30 and m.wins + m.draws + m.losses == m.games
         assert abs(m.score - 0.5) <= 0.15, lv
         assert 1350 <= lv.elo <= 2850  # within Stockfish's UCI_Elo
+    assert all(lv.elo < measured[0].elo for lv in t.levels if lv.measured is None)  # extrapolated below it
+    assert [lv.nodes for lv in t.levels] == sorted(lv.nodes for lv in t.levels)
 
 
 # -- the move choice ------------------------------------------------------------------------------------
@@ -236,14 +239,16 @@ def test_calibration_fits_the_sweep_and_moves_a_level_outside_the_band(tmp_path,
     monkeypatch.setattr(cal._Runner, "play", fake_play)
     monkeypatch.setattr("chess.engine.SimpleEngine.popen_uci",
                         lambda cmd: type("E", (), {"id": {"name": "Stockfish test"}, "quit": lambda self: None})())
-    args = argparse.Namespace(network="default", levels="1350,1500", games=30, sweep="0,2,4,6,8", sweep_games=10,
+    args = argparse.Namespace(network="default", levels="1350,1500", extrapolate="1000", games=30,
+                              sweep="0,2,4,6,8", sweep_games=10,
                               sweep_opponents="", band=0.05, refine=1, stockfish="sf", sf_nodes=1000,
                               openings="default", concurrency=1, work=str(tmp_path / "w"),
                               out=str(tmp_path / "table.json"))
     assert cal.run(args) == 0
     t = load_table(tmp_path / "table.json")
-    assert [lv.elo for lv in t.levels] == [1350, 1500]
-    assert all(lv.measured.games == 30 for lv in t.levels)
+    assert [lv.elo for lv in t.levels] == [1000, 1350, 1500]
+    assert t.levels[0].measured is None and t.levels[0].nodes < t.levels[1].nodes  # read off the curve
+    assert all(lv.measured.games == 30 for lv in t.levels[1:])
     assert "Stockfish test" in t.conditions["opponent"]
     assert any(tag.startswith("verify") for tag, _ in played)
     again = len(played)

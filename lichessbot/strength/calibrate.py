@@ -11,8 +11,10 @@ real UCI path (``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTabl
    model, Elo's formula), smoothed by a least-squares quadratic in x and made non-decreasing; a
    target's x is read off by linear interpolation.
 3. **Verify**: each level plays ``--games`` games against Stockfish at its own ``UCI_Elo``; a level whose
-   score falls outside 50 % +- ``--band`` moves x by the measured Elo gap and is played again
-   (``--refine`` rounds at most). The table keeps each level's last measurement.
+   score falls outside 50 % +- ``--band`` moves x by half the measured Elo gap (never below the level
+   under it) and is played again (``--refine`` rounds at most). The table keeps each level's last
+   measurement; ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
+   (below Stockfish's range) read off the curve, stored without a measurement.
 
 Both sides are limited by nodes, never by time, so the result does not depend on the machine's load.
 Every game result is kept in ``--work`` (``sweep.json``, ``verify.json``): a run that is stopped and
@@ -170,7 +172,11 @@ class _Runner:
                 self._save("sweep.json", rows)
         return rows
 
-    def verify(self, elo: int, x: float, slope: float) -> tuple[float, Measurement]:
+    def verify(self, elo: int, x: float, slope: float, x_min: float = 0.0) -> tuple[float, Measurement]:
+        """Play ``games`` at ``x`` against Stockfish at ``elo``; outside the band move x by half the
+        measured Elo gap over ``slope`` (Elo per unit of x; half: 30 games measure the gap only to about
+        +-130 Elo, so a full step would mostly chase noise), never below ``x_min`` (the level below), and
+        play again, ``refine`` rounds at most."""
         rows = self._load("verify.json")
         band, games = self.args.band, self.args.games
         for _round in range(self.args.refine + 1):
@@ -185,7 +191,7 @@ class _Runner:
                 break
             gap = m.elo_diff if m.elo_diff is not None and math.isfinite(m.elo_diff) else \
                 math.copysign(400.0, m.score - 0.5)
-            x = min(max(0.0, x - gap / slope), 12.0)
+            x = min(max(x_min, x - 0.5 * gap / slope), 12.0)
         return round(x, 3), m
 
 
@@ -233,7 +239,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"sweep: ladder points {xs} x opponents {opponents}, {args.sweep_games} games each", file=sys.stderr)
     curve = fit_performance(runner.sweep(xs, opponents))
     print("fit: " + ", ".join(f"x={x:g}: {r:.0f}" for x, r in curve), file=sys.stderr)
-    levels = []
+    levels: list[Level] = []
+    x_prev = x_first = 0.0
+    ladder_x: dict[int, float] = {}
     for elo in elos:
         x = x_for(elo, curve)
         if x is None:
@@ -241,26 +249,41 @@ def run(args: argparse.Namespace) -> int:
             continue
         i = max(1, min(len(curve) - 1, next((k for k, (cx, _) in enumerate(curve) if cx >= x), len(curve) - 1)))
         slope = max(20.0, (curve[i][1] - curve[i - 1][1]) / (curve[i][0] - curve[i - 1][0]))
-        x, m = runner.verify(elo, x, slope)
+        x, m = runner.verify(elo, max(x, x_prev), slope, x_prev)
+        x_first = x if not levels else x_first
+        x_prev = x
         print(f"level {elo}: x {x:g} -> score {m.score:.1%} +- {m.score_margin:.1%} over {m.games} games",
               file=sys.stderr)
         levels.append(Level(**{**ladder(x).__dict__, "elo": elo, "measured": m}))
+        ladder_x[elo] = x
     if not levels:
         raise StrengthError("no level could be calibrated: the sweep never reached the lowest --levels")
+    lowest, x_lowest = levels[0].elo, x_first
+    for elo in sorted(int(e) for e in args.extrapolate.split(",") if e.strip()):
+        x = x_for(elo, curve)
+        if elo >= lowest or x is None:
+            raise StrengthError(f"--extrapolate: {elo} is not below the lowest measured level {lowest}")
+        x = round(min(x, x_lowest), 3)
+        levels.append(Level(**{**ladder(x).__dict__, "elo": elo}))
+        ladder_x[elo] = x
+        print(f"level {elo}: x {x:g} read off the sweep's curve, not measured", file=sys.stderr)
+    levels.sort(key=lambda lv: lv.elo)
     conditions = {"opponent": f"{sf_name} ({args.stockfish}), UCI_LimitStrength true, UCI_Elo = the level, "
                               f"Threads 1, Hash 16, go nodes {args.sf_nodes}",
                   "ours": "lichessbot uci, UCI_LimitStrength true, go nodes = the level's nodes",
                   "openings": Path(runner.openings_path).name, "adjudication": "resign 1500 cp x 4 moves, "
                   "draw at 400 plies", "sweep": [{"x": x, "rating": round(r)} for x, r in curve],
-                  "sweep_games": args.sweep_games, "games": args.games}
+                  "sweep_games": args.sweep_games, "games": args.games,
+                  "ladder_x": {str(e): ladder_x[e] for e in sorted(ladder_x)}}
     table = StrengthTable(network=args.network, levels=tuple(levels), network_sha256=_sha256(args.network),
                           conditions=conditions)
     table.save(args.out)
     print(f"wrote {args.out}: {len(levels)} levels", file=sys.stderr)
     for lv in levels:
         m = lv.measured
-        print(f"{lv.elo}\t{lv.nodes} nodes\tT {lv.temperature:g}\t+{m.wins} ={m.draws} -{m.losses}\t"
-              f"{m.score:.1%} +- {m.score_margin:.1%}")
+        result = "not measured" if m is None else \
+            f"+{m.wins} ={m.draws} -{m.losses}\t{m.score:.1%} +- {m.score_margin:.1%}"
+        print(f"{lv.elo}\t{lv.nodes} nodes\tT {lv.temperature:g}\t{result}")
     return 0
 
 
@@ -268,6 +291,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network", default="default", help="the network to calibrate (WeightsFile)")
     p.add_argument("--levels", default="1350,1500,1650,1800",
                    help="UCI_Elo of the levels, comma-separated, within Stockfish's 1350..2850")
+    p.add_argument("--extrapolate", default="",
+                   help="UCI_Elo of unmeasured levels below the lowest level (below Stockfish's range), read off "
+                        "the sweep's curve; comma-separated")
     p.add_argument("--games", type=int, default=30, help="games per level in the verification (default 30)")
     p.add_argument("--sweep", default="0,2,4,6,8,10", help="ladder points x of the sweep (nodes 2^x)")
     p.add_argument("--sweep-opponents", default="",
