@@ -11,8 +11,9 @@ real UCI path (``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTabl
    model, Elo's formula), smoothed by a least-squares quadratic in x and made non-decreasing; a
    target's x is read off by linear interpolation.
 3. **Verify**: each level plays ``--games`` games against Stockfish at its own ``UCI_Elo``; a level whose
-   score falls outside 50 % +- ``--band`` moves x by half the measured Elo gap (never below the level
-   under it) and is played again (``--refine`` rounds at most). The table keeps each level's last
+   score falls outside 50 % +- ``--band`` moves x (by half the measured Elo gap over the curve's slope;
+   from a second measurement on, to the root of the line through the level's measured gaps), never
+   below the level under it, and is played again (``--refine`` rounds at most). The table keeps each level's last
    measurement; ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
    (below Stockfish's range) read off the curve, stored without a measurement.
 
@@ -173,26 +174,45 @@ class _Runner:
         return rows
 
     def verify(self, elo: int, x: float, slope: float, x_min: float = 0.0) -> tuple[float, Measurement]:
-        """Play ``games`` at ``x`` against Stockfish at ``elo``; outside the band move x by half the
-        measured Elo gap over ``slope`` (Elo per unit of x; half: 30 games measure the gap only to about
-        +-130 Elo, so a full step would mostly chase noise), never below ``x_min`` (the level below), and
-        play again, ``refine`` rounds at most."""
+        """Play ``games`` at ``x`` against Stockfish at ``elo``; outside the band move x (:meth:`_next_x`)
+        and play again, ``refine`` rounds at most. Returns the last x played and its measurement."""
         rows = self._load("verify.json")
-        band, games = self.args.band, self.args.games
-        for _round in range(self.args.refine + 1):
-            prev = next((r for r in rows if r["elo"] == elo and r["x"] == round(x, 3)), None)
+        for round_ in range(self.args.refine + 1):
+            x = round(x, 3)
+            prev = next((r for r in rows if r["elo"] == elo and r["x"] == x), None)
             if prev is None:
-                w, d, l = self.play(ladder(x), elo, games, f"verify-e{elo}-x{x:.3f}")
-                prev = {"elo": elo, "x": round(x, 3), "w": w, "d": d, "l": l}
+                w, d, l = self.play(ladder(x), elo, self.args.games, f"verify-e{elo}-x{x:.3f}")
+                prev = {"elo": elo, "x": x, "w": w, "d": d, "l": l}
                 rows.append(prev)
                 self._save("verify.json", rows)
             m = measurement(prev["w"], prev["d"], prev["l"], f"Stockfish UCI_Elo {elo}")
-            if abs(m.score - 0.5) <= band:
-                break
-            gap = m.elo_diff if m.elo_diff is not None and math.isfinite(m.elo_diff) else \
-                math.copysign(400.0, m.score - 0.5)
-            x = min(max(x_min, x - 0.5 * gap / slope), 12.0)
-        return round(x, 3), m
+            if abs(m.score - 0.5) <= self.args.band or round_ == self.args.refine:
+                return x, m
+            x = _next_x([(r["x"], _gap(r)) for r in rows if r["elo"] == elo], x, slope, x_min)
+        raise AssertionError("unreachable")
+
+
+def _gap(row: dict[str, Any]) -> float:
+    """The measured Elo difference of a result row, within +-400 (a perfect or null score)."""
+    n = row["w"] + row["d"] + row["l"]
+    s = (row["w"] + row["d"] / 2) / n
+    return max(-400.0, min(400.0, -400.0 * math.log10(1 / s - 1))) if 0 < s < 1 else math.copysign(400.0, s - 0.5)
+
+
+def _next_x(points: list[tuple[float, float]], x: float, slope: float, x_min: float) -> float:
+    """The next x to try for a level from its measured (x, Elo gap) points: with two or more x values the
+    root of the least-squares line gap(x) (the secant method), kept within one unit of the points; with
+    one, a step of half the gap over the curve's ``slope`` (Elo per unit of x; half, since 30 games
+    measure a gap only to about +-130 Elo). Never below ``x_min`` (the level under it), nor above 12."""
+    import numpy as np
+
+    xs = sorted({p[0] for p in points})
+    nxt = x - 0.5 * dict(points)[x] / slope
+    if len(xs) >= 2:
+        b, a = np.polyfit([p[0] for p in points], [p[1] for p in points], 1)
+        if b > 0:
+            nxt = min(max(-a / b, xs[0] - 1.0), xs[-1] + 1.0)
+    return min(max(x_min, nxt), 12.0)
 
 
 def measurement(w: int, d: int, l: int, opponent: str) -> Measurement:
