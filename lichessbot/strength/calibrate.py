@@ -91,6 +91,16 @@ def fit_performance(sweep: list[dict[str, Any]]) -> list[tuple[float, float]]:
     return out
 
 
+def _curve_at(x: float, curve: list[tuple[float, float]]) -> float:
+    """The fitted rating at ``x`` (linear between the curve's points, flat beyond its ends)."""
+    if x <= curve[0][0]:
+        return curve[0][1]
+    for (x0, r0), (x1, r1) in zip(curve, curve[1:]):
+        if x0 <= x <= x1:
+            return r0 + (r1 - r0) * (x - x0) / (x1 - x0)
+    return curve[-1][1]
+
+
 def x_for(elo: float, curve: list[tuple[float, float]]) -> float | None:
     """The ladder point where the fitted ``curve`` reaches ``elo`` (linear between points); None above it."""
     if not curve or elo > curve[-1][1]:
@@ -173,11 +183,28 @@ class _Runner:
                 self._save("sweep.json", rows)
         return rows
 
+    def bias(self, curve: list[tuple[float, float]], below: int) -> float:
+        """How much stronger than the sweep's curve the verification games measured, in Elo: the mean over
+        the verification results of the levels below ``below`` of (opponent Elo + measured gap) - curve(x);
+        0 without any. The
+        next level starts at the x where the curve reaches its Elo minus this (the sweep's 8 games per
+        point can put the whole curve off by 100 Elo or more)."""
+        rows = [r for r in self._load("verify.json") if r["elo"] < below]
+        if not rows:
+            return 0.0
+        return sum(r["elo"] + _gap(r) - _curve_at(r["x"], curve) for r in rows) / len(rows)
+
     def verify(self, elo: int, x: float, slope: float, x_min: float = 0.0) -> tuple[float, Measurement]:
         """Play ``games`` at ``x`` against Stockfish at ``elo``; outside the band move x (:meth:`_next_x`)
-        and play again, ``refine`` rounds at most. Returns the last x played and its measurement."""
+        and play again, ``refine`` rounds at most. Returns the last x played and its measurement. A level
+        with results in ``verify.json`` goes on from its last one (a resumed run replays no game)."""
         rows = self._load("verify.json")
-        for round_ in range(self.args.refine + 1):
+        mine = [r for r in rows if r["elo"] == elo]
+        if mine:
+            x = mine[-1]["x"]
+        used = max(0, len(mine) - 1)
+        last = max(used, self.args.refine)
+        for round_ in range(used, last + 1):
             x = round(x, 3)
             prev = next((r for r in rows if r["elo"] == elo and r["x"] == x), None)
             if prev is None:
@@ -186,7 +213,7 @@ class _Runner:
                 rows.append(prev)
                 self._save("verify.json", rows)
             m = measurement(prev["w"], prev["d"], prev["l"], f"Stockfish UCI_Elo {elo}")
-            if abs(m.score - 0.5) <= self.args.band or round_ == self.args.refine:
+            if abs(m.score - 0.5) <= self.args.band or round_ == last:
                 return x, m
             x = _next_x([(r["x"], _gap(r)) for r in rows if r["elo"] == elo], x, slope, x_min)
         raise AssertionError("unreachable")
@@ -263,7 +290,8 @@ def run(args: argparse.Namespace) -> int:
     x_prev = x_first = 0.0
     ladder_x: dict[int, float] = {}
     for elo in elos:
-        x = x_for(elo, curve)
+        bias = runner.bias(curve, elo)
+        x = x_for(elo - bias, curve)
         if x is None:
             print(f"level {elo}: above what the sweep reached ({curve[-1][1]:.0f}); left out", file=sys.stderr)
             continue
