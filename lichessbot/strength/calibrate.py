@@ -15,7 +15,8 @@ real UCI path (``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTabl
    from a second measurement on, to the root of the line through the level's measured gaps), never
    below the level under it, and is played again (``--refine`` rounds at most). The table keeps each level's last
    measurement; ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
-   (below Stockfish's range) read off the curve, stored without a measurement.
+   (below Stockfish's range) read off the curve shifted by what all verifications measured against it,
+   stored without a measurement.
 
 Both sides are limited by nodes, never by time, so the result does not depend on the machine's load.
 Every game result is kept in ``--work`` (``sweep.json``, ``verify.json``): a run that is stopped and
@@ -307,8 +308,9 @@ def run(args: argparse.Namespace) -> int:
     if not levels:
         raise StrengthError("no level could be calibrated: the sweep never reached the lowest --levels")
     lowest, x_lowest = levels[0].elo, x_first
+    bias = runner.bias(curve, 10**6)
     for elo in sorted(int(e) for e in args.extrapolate.split(",") if e.strip()):
-        x = x_for(elo, curve)
+        x = x_for(elo - bias, curve)
         if elo >= lowest or x is None:
             raise StrengthError(f"--extrapolate: {elo} is not below the lowest measured level {lowest}")
         x = round(min(x, x_lowest), 3)
