@@ -18,7 +18,6 @@ from lichessbot.config import ConfigError, StrengthConfig, parse_config
 from lichessbot.search import RootMove
 from lichessbot.strength import (
     Level,
-    LevelPlayer,
     StrengthError,
     StrengthTable,
     choose,

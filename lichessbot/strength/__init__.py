@@ -11,7 +11,30 @@ from lichessbot.strength.levels import (
     load_table,
     maia_level,
 )
-from lichessbot.strength.play import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch, uci_level
+from lichessbot.strength.play import (
+    LevelPlayer,
+    level_for_game,
+    level_text,
+    table_from_config,
+    table_mismatch,
+    uci_level,
+)
 
-__all__ = ["Choice", "DEFAULT_TABLE", "Level", "LevelPlayer", "Measurement", "StrengthError", "StrengthTable",
-           "apply_level", "choose", "level_for_game", "level_text", "load_table", "maia_level", "table_from_config", "table_mismatch", "uci_level"]
+__all__ = [
+    "DEFAULT_TABLE",
+    "Choice",
+    "Level",
+    "LevelPlayer",
+    "Measurement",
+    "StrengthError",
+    "StrengthTable",
+    "apply_level",
+    "choose",
+    "level_for_game",
+    "level_text",
+    "load_table",
+    "maia_level",
+    "table_from_config",
+    "table_mismatch",
+    "uci_level",
+]

@@ -30,6 +30,7 @@ import hashlib
 import json
 import math
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def _curve_at(x: float, curve: list[tuple[float, float]]) -> float:
     """The fitted rating at ``x`` (linear between the curve's points, flat beyond its ends)."""
     if x <= curve[0][0]:
         return curve[0][1]
-    for (x0, r0), (x1, r1) in zip(curve, curve[1:]):
+    for (x0, r0), (x1, r1) in pairwise(curve):
         if x0 <= x <= x1:
             return r0 + (r1 - r0) * (x - x0) / (x1 - x0)
     return curve[-1][1]
@@ -108,7 +109,7 @@ def x_for(elo: float, curve: list[tuple[float, float]]) -> float | None:
         return None
     if elo <= curve[0][1]:
         return curve[0][0]
-    for (x0, r0), (x1, r1) in zip(curve, curve[1:]):
+    for (x0, r0), (x1, r1) in pairwise(curve):
         if r0 <= elo <= r1:
             return x0 if r1 == r0 else x0 + (x1 - x0) * (elo - r0) / (r1 - r0)
     return curve[-1][0]

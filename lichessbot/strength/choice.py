@@ -25,7 +25,7 @@ from lichessbot.strength.levels import Level
 if TYPE_CHECKING:
     from lichessbot.search import RootMove, SearchResult
 
-__all__ = ["Choice", "choose", "apply_level"]
+__all__ = ["Choice", "apply_level", "choose"]
 
 
 @dataclass(frozen=True)

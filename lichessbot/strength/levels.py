@@ -17,13 +17,22 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from lichessbot.errors import LichessbotError
 
-__all__ = ["DEFAULT_TABLE", "Level", "Measurement", "StrengthError", "StrengthTable", "load_table",
-           "maia_level", "TABLE_FORMAT"]
+__all__ = [
+    "DEFAULT_TABLE",
+    "TABLE_FORMAT",
+    "Level",
+    "Measurement",
+    "StrengthError",
+    "StrengthTable",
+    "load_table",
+    "maia_level",
+]
 
 #: Version of the table's JSON layout.
 TABLE_FORMAT = 1
@@ -153,7 +162,7 @@ class StrengthTable:
             return None
         if elo <= self.min_elo:
             return replace(lv[0], elo=self.min_elo) if elo < self.min_elo else lv[0]
-        for lo, hi in zip(lv, lv[1:]):
+        for lo, hi in pairwise(lv):
             if elo == hi.elo:
                 return hi
             if lo.elo <= elo < hi.elo:  # type: ignore[operator]
@@ -190,7 +199,7 @@ def _level_from(d: Any, where: str) -> Level:
     known = set(Level.__dataclass_fields__)
     extra = set(d) - known
     if extra:
-        raise StrengthError(f"{where}: unknown key {sorted(extra)[0]!r}")
+        raise StrengthError(f"{where}: unknown key {min(extra)!r}")
     if not isinstance(d.get("elo"), int) or not isinstance(d.get("nodes"), int):
         raise StrengthError(f"{where}: 'elo' and 'nodes' must be integers")
     m = d.get("measured")

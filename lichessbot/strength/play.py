@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lichessbot.strength.choice import apply_level
-from lichessbot.strength.levels import Level, StrengthError, StrengthTable, load_table, maia_level
+from lichessbot.strength.levels import (
+    Level,
+    StrengthError,
+    StrengthTable,
+    load_table,
+    maia_level,
+)
 
 if TYPE_CHECKING:
     from lichessbot.config import StrengthConfig
