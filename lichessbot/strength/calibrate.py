@@ -10,11 +10,13 @@ real UCI path (``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTabl
    1 / (1 + 10^((E_j - R) / 400)) summed over its games equal its points (maximum likelihood of the Elo
    model, Elo's formula), smoothed by a least-squares quadratic in x and made non-decreasing; a
    target's x is read off by linear interpolation.
-3. **Verify**: each level plays ``--games`` games against Stockfish at its own ``UCI_Elo``; a level whose
-   score falls outside 50 % +- ``--band`` moves x (by half the measured Elo gap over the curve's slope;
-   from a second measurement on, to the root of the line through the level's measured gaps), never
-   below the level under it, and is played again (``--refine`` rounds at most). The table keeps each level's last
-   measurement; ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
+3. **Verify**: each level, lowest first, starts at the x where the curve, shifted by the mean offset
+   the levels below measured against it, reaches its Elo, and plays ``--games`` games against
+   Stockfish at its own ``UCI_Elo``; a level whose score falls outside 50 % +- ``--band`` moves x (by
+   half the measured Elo gap over the curve's slope; from a second measurement on, to the root of the
+   line through the level's measured gaps), never below the level under it, and is played again
+   (``--refine`` rounds at most). The table keeps each level's last measurement, whatever it is;
+   ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
    (below Stockfish's range) read off the curve shifted by what all verifications measured against it,
    stored without a measurement.
 
