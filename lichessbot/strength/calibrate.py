@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network", default="default", help="the network to calibrate (WeightsFile)")
-    p.add_argument("--levels", default="1350,1500,1650,1800",
+    p.add_argument("--levels", default="1350,1500,1600,1700,1800",
                    help="UCI_Elo of the levels, comma-separated, within Stockfish's 1350..2850")
     p.add_argument("--extrapolate", default="",
                    help="UCI_Elo of unmeasured levels below the lowest level (below Stockfish's range), read off "
