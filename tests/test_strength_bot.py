@@ -87,3 +87,16 @@ def test_a_rated_game_is_played_at_full_strength_when_casual_only(server, engine
     assert len(moves) == 7 and all("strength" not in m["stop"] for m in moves)
     assert max(m["nodes"] for m in moves) > 12  # above every level's cap: the engine's own 40
     assert game.chat[0] == ("player", "Hi rated1200, I play at full strength today.")
+
+
+def test_with_the_shipped_table_and_network_1200_plus_offset_150_plays_the_measured_1350_level(server, logs):
+    level = load_table("default").level_for(1350)
+    assert level.measured is not None  # a level measured against Stockfish, not read off the sweep
+    cfg = parse_config({"engine": {"backend": "cpu", "threads": 1,
+                                   "strength": {"think_share": 0, "adaptive": {"enabled": True, "offset": 150}}}})
+    with BotRun(server, Engine(cfg)) as bot:
+        game = bot.play(challenger="human1200", rating=1200, rated=False, opponent=resign_after(8))
+    assert game.status == "resign"
+    [strength] = _events(logs, "strength")
+    assert (strength["strength"], strength["nodes"]) == ("1350 Elo", level.nodes)
+    assert all(m["nodes"] <= level.nodes for m in _events(logs, "move"))
