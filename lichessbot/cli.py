@@ -30,6 +30,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
     "export-triton": ("lichessbot.engine.triton_cli", "write a Triton Inference Server model repository"),
     "match": ("lichessbot.match", "play a match between two UCI engines"),
+    "calibrate": ("lichessbot.strength.calibrate",
+                  "measure strength levels against Stockfish's UCI_Elo, write the table"),
 }
 _BENCH: dict[str, tuple[str, str]] = {
     "nn": ("lichessbot.engine.bench", "network evaluations per second by batch size"),

@@ -31,6 +31,8 @@ from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
 from lichessbot.play.logs import configure_logging
 from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
+from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch, uci_level
+from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases, split_path
 from lichessbot.timeman import TimeManager
 from lichessbot.uci_options import HASH_ENTRIES_PER_MB, OPTIONS, UciOption
@@ -53,7 +55,8 @@ class UciEngine:
                       "ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
                       "own_book": False, "book_file": "", "multipv": 1,
                       "movetime_overhead": MOVETIME_OVERHEAD_MS,
-                      "syzygy_path": ""}
+                      "syzygy_path": "", "limit_strength": False, "uci_elo": 1500,
+                      "strength_table": "default", "strength_preset": "none"}
         self._book: Book | None = None  # of BookFile
         self._tablebases: Tablebases | None = None  # of SyzygyPath
         self.board = chess.Board()
@@ -64,6 +67,8 @@ class UciEngine:
         self._waiter: threading.Thread | None = None
         self._pending_go: Go | None = None
         self._net: Network | None = None  # the loaded network of engine.network
+        self._strength: LevelPlayer | None = None  # of the strength options, built at go
+        self._strength_table: StrengthTable | None = None  # of StrengthTable, read at first use
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -142,6 +147,10 @@ class UciEngine:
                 self.board.chess960 = value
             if key == "book_file":  # a bad file is reported now, not at go (BookError is a ValueError)
                 self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
+            if key in ("limit_strength", "uci_elo", "strength_table", "strength_preset", "seed"):
+                self._strength = None
+            if key == "strength_table":  # a bad table is reported now (StrengthError is a ValueError)
+                self._strength_table = table_from_config(value, "StrengthTable")
             if key == "syzygy_path":  # a bad path is reported now (TablebaseError is a ValueError)
                 paths = split_path(value)
                 self._tablebases = Tablebases(paths, key="SyzygyPath") if paths else None
@@ -274,12 +283,35 @@ class UciEngine:
                     self.send(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; "
                               "the move comes from the first batch (a longer movetime or clock, or a smaller "
                               "MoveOverhead, helps)")
+        player = self._strength_player()
+        if not go.ponder:
+            limits = player.limits(limits)
         searcher = self._searcher
         assert searcher is not None  # _ensure_engine built it
         handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
         self._handle = handle
-        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher), daemon=True)
+        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher, player), daemon=True)
         self._waiter.start()
+
+    def _strength_player(self) -> LevelPlayer:
+        """The :class:`~lichessbot.strength.LevelPlayer` of UCI_LimitStrength, UCI_Elo, StrengthTable and
+        StrengthPreset (docs/strength.md), built when one of them changed; says its level once."""
+        if self._strength is None:
+            f = self.flags
+            if f["limit_strength"] and self._strength_table is None:
+                self._strength_table = table_from_config(f["strength_table"], "StrengthTable")
+            if f["limit_strength"] and self._strength_table is not None:
+                mismatch = table_mismatch(self._strength_table, self.engine.network)
+                if mismatch:
+                    self.send(f"info string warning: {mismatch}")
+            level = uci_level(f["limit_strength"], f["uci_elo"], f["strength_preset"], self._strength_table)
+            self._strength = LevelPlayer(level, seed=f["seed"] or None)
+            if level is not None:
+                self.send(f"info string strength {level.describe()}")
+            elif f["limit_strength"] and self._strength_table is not None:
+                self.send(f"info string strength: UCI_Elo {f['uci_elo']} is above the table's top level "
+                          f"{self._strength_table.max_elo}; full strength")
+        return self._strength
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
         if self._handle is None or self._pending_go is None:
@@ -287,7 +319,7 @@ class UciEngine:
         go, self._pending_go = self._pending_go, None
         go.ponder = False
         stopper, limits = make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
-        self._handle.ponderhit(stopper, limits)
+        self._handle.ponderhit(stopper, self._strength_player().limits(limits))
 
     def _cmd_stop(self, args: list[str]) -> None:
         self._pending_go = None
@@ -312,9 +344,11 @@ class UciEngine:
         for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs):
             self.send(line)
 
-    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher) -> None:
+    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher, player: Any = None) -> None:
         try:
             result: SearchResult = handle.wait()
+            if player is not None:
+                result = player.choose(result, searcher)
         except Exception as err:  # noqa: BLE001 - a bestmove must still come
             self.error(f"search failed: {err}")
             self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")

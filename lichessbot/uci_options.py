@@ -99,5 +99,10 @@ OPTIONS: list[UciOption] = [
     UciOption("Hash", "spin", _E.nn_cache_size // HASH_ENTRIES_PER_MB, "uci.hash_mb", 0, 24_000),
     UciOption("MovetimeOverhead", "spin", MOVETIME_OVERHEAD_MS, "uci.movetime_overhead", 0, 100_000),
     UciOption("SyzygyPath", "string", "", "uci.syzygy_path"),  # docs/tablebases.md; lc0's name
+    # docs/strength.md: the standard UCI names, the calibration table and the Maia preset
+    UciOption("UCI_LimitStrength", "check", False, "uci.limit_strength"),
+    UciOption("UCI_Elo", "spin", 1500, "uci.uci_elo", 100, 4000),
+    UciOption("StrengthTable", "string", "default", "uci.strength_table"),
+    UciOption("StrengthPreset", "combo", "none", "uci.strength_preset", choices=("none", "maia")),
 ]
 

@@ -26,7 +26,15 @@ from lichessbot.config.challenge import (
     TimeControl,
     check_template,
 )
-from lichessbot.config.engine import BookConfig, EngineConfig, SearchParams, TablebaseConfig, TimemanConfig
+from lichessbot.config.engine import (
+    AdaptiveStrengthConfig,
+    BookConfig,
+    EngineConfig,
+    SearchParams,
+    StrengthConfig,
+    TablebaseConfig,
+    TimemanConfig,
+)
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
 from lichessbot.errors import ConfigError
@@ -48,6 +56,8 @@ __all__ = [
     "OTHER_VARIANTS",
     "PLAYABLE_VARIANTS",
     "SearchParams",
+    "StrengthConfig",
+    "AdaptiveStrengthConfig",
     "StatusConfig",
     "TOKEN_ENV",
     "TablebaseConfig",

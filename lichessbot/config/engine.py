@@ -8,7 +8,8 @@ from pydantic import Field, model_validator
 
 from lichessbot.config.base import Strict
 
-__all__ = ["BookConfig", "EngineConfig", "SearchParams", "TablebaseConfig", "TimemanConfig"]
+__all__ = ["AdaptiveStrengthConfig", "BookConfig", "EngineConfig", "SearchParams", "StrengthConfig", "TablebaseConfig",
+           "TimemanConfig"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -55,6 +56,35 @@ class SearchParams(Strict):
     seed: int | None = Field(None, description="Seed of the move-sampling generator (None: from the OS).")
 
 
+class AdaptiveStrengthConfig(Strict):
+    """engine.strength.adaptive: each game's level follows the opponent's rating (docs/strength.md)."""
+
+    enabled: bool = Field(False, description="Play each game at the level of the opponent's lichess rating for "
+                          "the game's speed, plus offset.")
+    offset: int = Field(0, ge=-2000, le=2000, description="Elo added to the opponent's rating (negative: weaker).")
+    casual_only: bool = Field(True, description="Adapt in casual games only; rated games use elo (or full strength).")
+
+
+class StrengthConfig(Strict):
+    """engine.strength: a weakened engine for playing people (docs/strength.md)."""
+
+    elo: int | None = Field(None, ge=100, le=4000, description="Play at this UCI_Elo in every game (levels from "
+                            "table); null: full strength (unless adaptive applies).")
+    preset: Literal["maia"] | None = Field(None, description="maia: a Maia network played from its policy at 1 "
+                                           "node with temperature (the network is engine.network).")
+    table: str = Field("default", description="The calibration table (lichessbot calibrate); 'default': the one "
+                       "shipped for the default network.")
+    think_share: float = Field(0.5, ge=0, le=1, description="At a strength level, spend at least this share of "
+                               "the time manager's target on each move (0: move when the search stops).")
+    adaptive: AdaptiveStrengthConfig = Field(default_factory=AdaptiveStrengthConfig)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> StrengthConfig:
+        if self.preset is not None and (self.elo is not None or self.adaptive.enabled):
+            raise ValueError("preset plays every game at the preset: leave elo unset and adaptive off")
+        return self
+
+
 class EngineConfig(Strict):
     """The network and how it runs."""
 
@@ -81,6 +111,7 @@ class EngineConfig(Strict):
     )
     ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
     search: SearchParams = Field(default_factory=SearchParams)
+    strength: StrengthConfig = Field(default_factory=StrengthConfig)
 
     @model_validator(mode="after")
     def _check_format(self) -> EngineConfig:

@@ -34,6 +34,7 @@ class FakeGame:
     opponent: Opponent
     opponent_name: str
     rated: bool = False
+    opponent_rating: int = 1500  # the challenger's rating, in gameFull and gameStart
     speed: str = "blitz"
     variant: str = "standard"
     days: int | None = None

@@ -148,7 +148,7 @@ class MatchmakingRoutes:
             "timeControl": tc, "color": bot_color, "finalColor": bot_color, "perf": {"name": speed},
             "direction": "out", "_bot_color": bot_color, "_tournament": None,
             "_opponent": self.bot_players[user["id"]]() if user["id"] in self.bot_players else random_mover(self._ids),
-            "_opponent_name": user["username"]}
+            "_opponent_name": user["username"], "_opponent_rating": dest["rating"]}
         if variant == "chess960":
             ch["initialFen"] = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen()
         self.challenges[cid] = ch

@@ -237,6 +237,7 @@ class FakeLichess(Routes, MatchmakingRoutes):
                      initial_ms=initial, increment_ms=int(tc.get("increment", 0) * 1000), opponent=ch["_opponent"],
                      opponent_name=ch.get("_opponent_name") or ch["challenger"]["name"], rated=ch["rated"],
                      speed=ch["speed"], variant=variant,
+                     opponent_rating=int(ch.get("_opponent_rating") or ch["challenger"].get("rating") or 1500),
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
                      opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
                      wtime=initial or FOREVER, btime=initial or FOREVER)
@@ -255,7 +256,7 @@ class FakeLichess(Routes, MatchmakingRoutes):
         info: dict[str, Any] = {
             "gameId": g.id, "fullId": g.id + "abcd", "id": g.id, "color": g.bot_color, "fen": g.board.fen(),
             "isMyTurn": g.bot_turn() and not g.over, "hasMoved": g.ply() > 1, "lastMove": "",
-            "opponent": {"id": g.opponent_name.lower(), "username": g.opponent_name, "rating": 1500},
+            "opponent": {"id": g.opponent_name.lower(), "username": g.opponent_name, "rating": g.opponent_rating},
             "rated": g.rated, "speed": g.speed, "perf": g.speed, "source": "arena" if g.tournament else "friend",
             "status": {"id": 20, "name": g.status}, "variant": {"key": g.variant, "name": g.variant},
             "compat": {"bot": True, "board": g.speed != "bullet"}}
@@ -302,7 +303,7 @@ class FakeLichess(Routes, MatchmakingRoutes):
         bot = {"id": self.username.lower(), "name": self.username, "rating": 2000}
         if self.title:
             bot["title"] = self.title
-        opp = {"id": g.opponent_name.lower(), "name": g.opponent_name, "rating": 1500}
+        opp = {"id": g.opponent_name.lower(), "name": g.opponent_name, "rating": g.opponent_rating}
         full: dict[str, Any] = {
             "type": "gameFull", "id": g.id, "rated": g.rated, "variant": {"key": g.variant, "name": g.variant},
             "speed": g.speed, "perf": {"name": g.speed}, "createdAt": int(time.time() * 1000),

@@ -58,6 +58,9 @@ class _FakeEngineThinker:
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=0, nodes=1, nps=1.0, depth=1.0, seconds=spend, reason="fake engine")
 
+    def set_opponent(self, rating: int | None, rated: bool) -> str:
+        return "full strength"
+
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
         pass
 

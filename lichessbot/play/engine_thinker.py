@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import chess
+import structlog
 
 from lichessbot import wiring
 from lichessbot.book import Book
@@ -23,10 +25,14 @@ from lichessbot.engine.service import EvalService
 from lichessbot.play.thinker import ClockMs, Decision
 from lichessbot.search import Limits, SearchHandle, SearchStats
 from lichessbot.status import LiveSearch, SearchLine
+from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch
+from lichessbot.strength.levels import Level, StrengthTable
 from lichessbot.tablebase import Tablebases
 from lichessbot.timeman import Clock
 
 __all__ = ["Engine", "EngineThinker"]
+
+log = structlog.get_logger("lichessbot.engine")
 
 
 class Engine:
@@ -48,11 +54,20 @@ class Engine:
         self.nodes = nodes
         self.network = wiring.network_of(ec)
         self.evaluator = wiring.evaluator_of(ec, self.network)
-        #: One evaluation service for every game of the process: their batches merge into one call.
-        self.service = EvalService(self.evaluator)
         self.book = Book.from_config(config.book, random.Random())
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = Tablebases.from_config(config.tablebases)
+        sc = ec.strength
+        #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
+        self.strength_table: StrengthTable | None = None
+        if sc.elo is not None or sc.adaptive.enabled:
+            self.strength_table = table_from_config(sc.table)
+            mismatch = table_mismatch(self.strength_table, ec.network)
+            if mismatch:
+                log.warning("strength table", problem=mismatch)
+        #: One evaluation service for every game of the process: their batches merge into one call. Made
+        #: last, so that a bad book, table or tablebase path leaves no worker thread behind.
+        self.service = EvalService(self.evaluator)
         self.name = self.network.name
         self._counts_lock = threading.Lock()
         self.ponders = 0      # ponder searches started (all games); guarded by _counts_lock
@@ -115,6 +130,7 @@ class EngineThinker:
 
     def __init__(self, engine: Engine, game_id: str | None = None):
         self._engine = engine
+        self._game_id = game_id
         self._searcher = wiring.searcher_of(engine.service, engine.config.engine.search, game=game_id or "",
                                             tablebases=engine.tablebases)
         self._timeman = wiring.timeman_of(engine.config.timeman, game_id)
@@ -124,6 +140,23 @@ class EngineThinker:
         self._stopped = False
         self.on_live: Callable[[Any], None] | None = None
         self._sink: _LiveSink | None = None
+        #: This game's strength level and its move choice (docs/strength.md); full strength until
+        #: :meth:`set_opponent` says otherwise (or engine.strength.elo / preset sets a level for every game).
+        self.strength = self._level_player(None, False)
+
+    def _level_player(self, rating: int | None, rated: bool) -> LevelPlayer:
+        sc = self._engine.config.engine.strength
+        level = level_for_game(sc, self._engine.strength_table, rating, rated)
+        return LevelPlayer(level, seed=self._engine.config.engine.search.seed, think_share=sc.think_share)
+
+    def set_opponent(self, rating: int | None, rated: bool) -> str:
+        """Choose this game's strength level from the opponent's rating for the game's speed and whether the
+        game is rated (engine.strength, docs/strength.md); returns the level's text for greetings."""
+        self.strength = self._level_player(rating, rated)
+        level: Level | None = self.strength.level
+        log.info("strength", game_id=self._game_id, strength=level_text(level), opponent_rating=rating,
+                 rated=rated, nodes=None if level is None else level.nodes)
+        return level_text(level)
 
     def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
         return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
@@ -136,6 +169,7 @@ class EngineThinker:
             RuntimeError: the thinker was closed.
             lichessbot.search.SearchError: the search failed (the game plays a fallback move).
         """
+        started = time.monotonic()
         pondered = self._take_ponder()
         book = self._engine.book
         if book is not None:
@@ -152,7 +186,7 @@ class EngineThinker:
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
         stopper = self._timeman.stopper(tm_clock, board, movetime, first_moves_unclocked=first_moves_unclocked)
-        limits = Limits(nodes=self._engine.nodes)
+        limits = self.strength.limits(Limits(nodes=self._engine.nodes))
         with self._lock:
             if self._stopped:
                 raise RuntimeError("thinker stopped")
@@ -174,6 +208,9 @@ class EngineThinker:
                 sink, self._sink = self._sink, None
         if sink is not None:
             sink.finish()
+        result = self.strength.choose(result, self._searcher)
+        if clock is not None and self._timeman.budget is not None:  # a weakened bot still takes its time
+            self.strength.wait(self.strength.min_think_s(self._timeman.budget.target) - (time.monotonic() - started))
         self._timeman.move_done(result)
         return Decision(move=result.best_move, source="search", score=result.score, result=result)
 
@@ -184,6 +221,8 @@ class EngineThinker:
         opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
         """
         if not self._engine.config.engine.ponder or reply is None or reply not in board.legal_moves:
+            return
+        if self.strength.active:  # pondering would search past the level's node limit
             return
         target = board.copy()
         target.push(reply)
@@ -212,6 +251,7 @@ class EngineThinker:
 
     def stop(self) -> None:
         """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
+        self.strength.interrupt()
         with self._lock:
             if self._handle is not None:
                 self._handle.stop()
@@ -220,6 +260,7 @@ class EngineThinker:
 
     def close(self) -> None:
         """Stop any search and ponder, then close the searcher (its network worker thread ends here)."""
+        self.strength.interrupt()
         with self._lock:
             self._stopped = True
             if self._handle is not None:

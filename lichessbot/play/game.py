@@ -45,18 +45,15 @@ class Game:
                  status: StatusHub | None = None):
         self.id = game_id
         self.client, self.thinker, self.config, self.chat = client, thinker, config, chat
-        self.username = me
-        self.me = me.lower()
-        self.engine_name = engine_name
+        self.username, self.me, self.engine_name = me, me.lower(), engine_name
         self.log = structlog.get_logger("lichessbot.game").bind(game_id=game_id)
-        self.quit = threading.Event()
-        self.over = False
-        self.failures = 0
+        self.quit, self.over, self.failures = threading.Event(), False, 0
         self.color: bool | None = None
         self.initial: chess.Board | None = None
         self.board: chess.Board | None = None
         self.record = GameRecord(game_id=game_id, site=f"{client.url}/{game_id}")
         self.opponent = "opponent"
+        self.level_text = "full strength"  # {level} of greetings: the game's strength (docs/strength.md)
         self._q: queue.Queue[Any] = queue.Queue()
         self._backoff = reconnect_backoff
         self._stream: ReconnectingStream | None = None
@@ -213,6 +210,9 @@ class Game:
         opp = black if self.color == chess.WHITE else white
         self.opponent = str(opp.get("name") or opp.get("id") or f"AI level {opp.get('aiLevel')}")
         self.record.take_game_full(full, self.initial, variant)
+        if self.color is not None:  # the game's strength level follows the opponent's rating (docs/strength.md)
+            rating = opp.get("rating") if isinstance(opp.get("rating"), int) else None
+            self.level_text = self.thinker.set_opponent(rating, self.record.rated)  # the thinker logs it
         if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
@@ -268,12 +268,10 @@ class Game:
             self._opp_wait_since = None
 
     def _on_chat(self, line: dict[str, Any]) -> None:
-        if str(line.get("username", "")).lower() == self.me:
-            return
         room = "spectator" if line.get("room") == "spectator" else "player"
-        answer = answer_command(str(line.get("text", "")), last_eval=self._last_eval,
-                                name=f"lichessbot with the {self.engine_name} network",
-                                player_room_in_game=room == "player" and not self.over)
+        answer = None if str(line.get("username", "")).lower() == self.me else answer_command(
+            str(line.get("text", "")), last_eval=self._last_eval, name=f"lichessbot with the {self.engine_name} "
+            "network", player_room_in_game=room == "player" and not self.over)
         if answer:
             self.chat.send(self.id, room, answer)
 
@@ -393,8 +391,7 @@ class Game:
             self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)
 
     def _deadline(self, ply: int) -> float | None:
-        """Monotonic seconds until which the move post may wait out retries and 429 pauses
-        (:func:`lichessbot.play.rules.post_patience`). None without a clock."""
+        """Monotonic time (s) the move post may wait until (retries, 429s: rules.post_patience); None: no clock."""
         clock = self._clock(ply)
         if clock is None:
             return None
@@ -403,7 +400,8 @@ class Game:
     # the end -----------------------------------------------------------------------------------
     def _say(self, template: str, room: str) -> None:
         if template:
-            self.chat.send(self.id, room, render_greeting(template, me=self.username, opponent=self.opponent))
+            text = render_greeting(template, me=self.username, opponent=self.opponent, level=self.level_text)
+            self.chat.send(self.id, room, text)
 
     def _finish(self) -> None:
         if self.over and self._saw_running and not self._said_goodbye and not self.abandoned:

@@ -98,6 +98,12 @@ class Thinker(Protocol):
         """A move for ``board`` (a copy the thinker may keep); ``clock`` None: no clock (correspondence)."""
         ...
 
+    def set_opponent(self, rating: int | None, rated: bool) -> str:
+        """The game's opponent, once known: their lichess rating for the game's speed (None: unknown) and
+        whether the game is rated. A thinker that plays strength levels picks this game's level from them
+        (docs/strength.md). Returns the level as the ``{level}`` of greetings ("1450 Elo", "full strength")."""
+        ...
+
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
         """Think on the opponent's time: ``board`` is the position after our move, ``reply`` the expected
         answer (a thinker that does not ponder does nothing)."""

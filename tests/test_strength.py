@@ -1,0 +1,268 @@
+"""Strength levels (docs/strength.md): the table, the move choice, the level of a game, UCI_LimitStrength/UCI_Elo,
+the Maia preset, and the calibration's fit (the games themselves are measured by ``lichessbot calibrate``)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import math
+import time
+
+import chess
+import numpy as np
+import pytest
+
+from lichessbot.config import ConfigError, StrengthConfig, parse_config
+from lichessbot.search import RootMove
+from lichessbot.strength import (
+    Level,
+    StrengthError,
+    StrengthTable,
+    choose,
+    level_for_game,
+    load_table,
+    maia_level,
+)
+from lichessbot.strength import calibrate as cal
+from lichessbot.uci import UciEngine
+from tests.conftest import STOCKFISH, shared_file
+from tests.test_uci import _wait_for
+
+
+def _table(tmp_path, levels=((1000, 4), (1300, 16), (1600, 256))) -> StrengthTable:
+    t = StrengthTable("test", tuple(Level(elo=e, nodes=n, temperature=0.5) for e, n in levels))
+    t.save(tmp_path / "t.json")
+    return load_table(tmp_path / "t.json")
+
+
+def _rm(uci: str, n: int, q: float, p: float = 0.1, proven: int | None = None) -> RootMove:
+    return RootMove(move=chess.Move.from_uci(uci), n=n, p=p, q=q, u=0.0, d=0.3, m=0.0, proven=proven)
+
+
+# -- the table ------------------------------------------------------------------------------------------
+def test_levels_between_table_rows_are_interpolated_and_above_the_table_is_full_strength(tmp_path):
+    t = _table(tmp_path)
+    assert t.level_for(1300).nodes == 16
+    assert t.level_for(1450).nodes == 64  # geometric: sqrt(16 * 256)
+    assert t.level_for(1450).elo == 1450
+    low = t.level_for(800)
+    assert (low.elo, low.nodes) == (1000, 4)  # below the table: its lowest level
+    assert t.level_for(1601) is None
+
+
+def test_a_bad_table_is_refused_naming_the_file_and_the_level(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"format": 1, "levels": [{"elo": 1500, "nodes": 0}]}))
+    with pytest.raises(StrengthError, match=r"bad.json, level 1: .*nodes must be at least 1"):
+        load_table(p)
+    p.write_text("{")
+    with pytest.raises(StrengthError, match="not JSON"):
+        load_table(p)
+    with pytest.raises(StrengthError, match="cannot read"):
+        load_table(tmp_path / "missing.json")
+
+
+def test_the_shipped_table_has_five_verified_levels_for_the_default_network():
+    from lichessbot.engine.network import _default_path
+
+    t = load_table("default")
+    assert t.network_sha256 == hashlib.sha256(_default_path().read_bytes()).hexdigest()
+    measured = [lv for lv in t.levels if lv.measured is not None]
+    assert len(measured) >= 5
+    for lv in measured:
+        m = lv.measured
+        assert m.games >= 30 and m.wins + m.draws + m.losses == m.games
+        assert abs(m.score - 0.5) <= 0.15, lv
+        assert 1350 <= lv.elo <= 2850  # within Stockfish's UCI_Elo
+    assert all(lv.elo < measured[0].elo for lv in t.levels if lv.measured is None)  # extrapolated below it
+    assert [lv.nodes for lv in t.levels] == sorted(lv.nodes for lv in t.levels)
+
+
+# -- the move choice ------------------------------------------------------------------------------------
+def test_a_move_losing_more_than_max_q_loss_is_never_chosen():
+    rms = [_rm("e2e4", 40, 0.10), _rm("d2d4", 30, 0.05), _rm("g2g4", 30, -0.30)]
+    level = Level(elo=1350, nodes=100, temperature=5.0, max_q_loss=0.2, near_equal_prob=0.5)
+    rng = np.random.default_rng(1)
+    picked = {rms[choose(rms, level, rng).index].move.uci() for _ in range(400)}
+    assert picked == {"e2e4", "d2d4"}
+
+
+def test_near_equal_moves_are_chosen_deliberately_and_temperature_zero_plays_the_best():
+    rms = [_rm("e2e4", 90, 0.10), _rm("d2d4", 5, 0.09), _rm("c2c4", 5, 0.00)]
+    rng = np.random.default_rng(2)
+    near = Level(elo=1350, nodes=100, temperature=0.0, near_equal_q=0.02, near_equal_prob=0.5)
+    reasons = [choose(rms, near, rng) for _ in range(200)]
+    assert {c.index for c in reasons} == {0, 1} and {c.reason for c in reasons} == {"best", "near-equal"}
+    best = Level(elo=1350, nodes=100, temperature=0.0)
+    assert all(choose(rms, best, rng).index == 0 for _ in range(50))
+
+
+def test_a_proven_win_is_always_played_and_a_proven_loss_never():
+    rng = np.random.default_rng(3)
+    hot = Level(elo=1350, nodes=100, temperature=10.0, max_q_loss=2.0, near_equal_q=2.0, near_equal_prob=0.5)
+    win = [_rm("h5f7", 2, 1.0, proven=1), _rm("e2e4", 50, 0.1)]
+    assert all(choose(win, hot, rng).index == 0 for _ in range(50))
+    loss = [_rm("e2e4", 50, 0.1), _rm("f2f3", 50, -1.0, proven=-1)]
+    assert all(choose(loss, hot, rng).index == 0 for _ in range(50))
+
+
+def test_at_one_node_moves_are_sampled_from_the_priors_above_min_prior():
+    rms = [_rm("e2e4", 0, 0.0, p=0.5), _rm("d2d4", 0, 0.0, p=0.4), _rm("a2a3", 0, 0.0, p=0.01)]
+    rng = np.random.default_rng(4)
+    picked = {rms[choose(rms, maia_level(), rng).index].move.uci() for _ in range(300)}
+    assert picked == {"e2e4", "d2d4"}
+
+
+# -- the level of a bot game -------------------------------------------------------------------------------
+def test_adaptive_strength_follows_the_rating_in_casual_games_only(tmp_path):
+    t = _table(tmp_path)
+    cfg = StrengthConfig(adaptive={"enabled": True, "offset": 100})
+    assert level_for_game(cfg, t, 1200, rated=False).nodes == 16  # 1200 + 100 = the 1300 level
+    assert level_for_game(cfg, t, 1200, rated=True) is None       # casual_only: full strength
+    assert level_for_game(cfg, t, None, rated=False) is None      # no rating (AI, anonymous)
+    both = StrengthConfig(elo=1000, adaptive={"enabled": True, "casual_only": False})
+    assert level_for_game(both, t, 1300, rated=True).nodes == 16
+    fixed = StrengthConfig(elo=1000, adaptive={"enabled": True})
+    assert level_for_game(fixed, t, 1300, rated=True).nodes == 4  # rated: back to elo
+    assert level_for_game(StrengthConfig(preset="maia"), None, 2000, rated=True).nodes == 1
+
+
+def test_strength_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ConfigError, match="engine.strength: preset"):
+        parse_config({"engine": {"strength": {"preset": "maia", "elo": 1500}}})
+    with pytest.raises(ConfigError, match="engine.strength.adaptive.offset"):
+        parse_config({"engine": {"strength": {"adaptive": {"offset": 5000}}}})
+    from lichessbot.play.engine_thinker import Engine
+
+    cfg = parse_config({"engine": {"backend": "cpu", "strength": {"elo": 1500, "table": str(tmp_path / "no.json")}}})
+    with pytest.raises(StrengthError, match="engine.strength.table: .*no.json: cannot read"):
+        Engine(cfg)
+
+
+def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_path):
+    from lichessbot.play.engine_thinker import Engine
+    from lichessbot.play.thinker import ClockMs
+
+    _table(tmp_path)
+    cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
+                                   "strength": {"elo": 1000, "table": str(tmp_path / "t.json"), "think_share": 0.5}}})
+    engine = Engine(cfg)
+    thinker = engine.new_game("g1")
+    board = chess.Board()
+    board.push_uci("e2e4")
+    d = thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
+    budget = thinker._timeman.budget
+    assert d.nodes <= 4 and budget is not None
+    assert d.time < 0.5 * budget.target  # the search itself was quick ...
+    t0 = time.monotonic()
+    board.push(d.move)
+    board.push(next(iter(board.legal_moves)))
+    thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
+    assert time.monotonic() - t0 >= 0.5 * thinker._timeman.budget.target  # ... the move was not
+    thinker.close()
+    engine.close()
+
+
+# -- UCI ------------------------------------------------------------------------------------------------
+def _uci(*lines: str) -> tuple[UciEngine, io.StringIO]:
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    for line in ("setoption name Backend value cpu", "setoption name Threads value 1", *lines):
+        eng.handle(line)
+    return eng, out
+
+
+def test_uci_limit_strength_plays_the_tables_level_for_uci_elo():
+    t = load_table("default")
+    lv = t.levels[1]
+    eng, out = _uci("setoption name UCI_LimitStrength value true", f"setoption name UCI_Elo value {lv.elo}",
+                    "setoption name Seed value 7", "position startpos moves e2e4", "go nodes 5000")
+    lines = _wait_for(out, "bestmove")
+    assert f"info string strength {lv.elo} Elo ({lv.nodes} nodes" in "\n".join(lines)
+    final = [ln for ln in lines if ln.startswith("info depth")][-1]
+    assert int(final.split(" nodes ")[1].split()[0]) <= lv.nodes
+    out.truncate(0)
+    out.seek(0)
+    eng.handle(f"setoption name UCI_Elo value {t.max_elo + 1}")  # above the table: full strength
+    eng.handle("go nodes 300")
+    lines = _wait_for(out, "bestmove")
+    assert any("full strength" in ln for ln in lines)
+    assert int([ln for ln in lines if ln.startswith("info depth")][-1].split(" nodes ")[1].split()[0]) == 300
+    eng.handle("quit")
+
+
+def test_uci_strength_table_that_does_not_load_is_an_error_line(tmp_path):
+    eng, out = _uci(f"setoption name StrengthTable value {tmp_path / 'none.json'}")
+    assert "info string error setoption: StrengthTable: strength table" in out.getvalue()
+    eng.handle("quit")
+
+
+def test_maia_preset_plays_human_moves_from_the_policy_at_one_node():
+    net = shared_file("nets/maia-1100.onnx")
+    eng, out = _uci(f"setoption name WeightsFile value {net}", "setoption name StrengthPreset value maia",
+                    "setoption name Seed value 5")
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    moves = set()
+    for _ in range(12):
+        out.truncate(0)
+        out.seek(0)
+        eng.handle(f"position fen {board.fen()}")
+        eng.handle("go nodes 800")
+        lines = _wait_for(out, "bestmove")
+        assert " nodes 1 " in [ln for ln in lines if ln.startswith("info depth")][-1]
+        moves.add(lines[-1].split()[1])
+    eng.handle("quit")
+    assert len(moves) >= 2  # sampled, not always the top prior
+    assert moves <= {"f1b5", "f1c4", "d2d4", "b1c3", "d2d3", "f1e2", "c2c3", "h2h3", "g2g3", "a2a3"}  # sane
+
+
+# -- calibration ------------------------------------------------------------------------------------------
+def test_performance_is_the_rating_whose_expected_score_matches_the_points():
+    r = cal.performance([(1500, 5.0, 10)])
+    assert abs(r - 1500) < 0.5
+    r = cal.performance([(1400, 7.5, 10), (1600, 2.5, 10)])
+    assert abs(r - 1500) < 0.5
+    assert abs(cal.performance([(1500, 7.6, 10)]) - (1500 - 400 * math.log10(1 / 0.76 - 1))) < 0.5
+
+
+def test_calibration_fits_the_sweep_and_moves_a_level_outside_the_band(tmp_path, monkeypatch):
+    """A model engine whose rating is 1200 + 60 x: the sweep, the fit, one refine round, the table."""
+    played = []
+
+    def fake_play(self, level, elo, games, tag):
+        x = math.log2(level.nodes)
+        s = 1 / (1 + 10 ** ((elo - (1200 + 60 * x) - (40 if tag.startswith("verify") else 0)) / 400))
+        w = round(s * games)
+        played.append((tag, w))
+        return w, 0, games - w
+
+    monkeypatch.setattr(cal._Runner, "play", fake_play)
+    monkeypatch.setattr("chess.engine.SimpleEngine.popen_uci",
+                        lambda cmd: type("E", (), {"id": {"name": "Stockfish test"}, "quit": lambda self: None})())
+    args = argparse.Namespace(network="default", levels="1350,1500", extrapolate="1000", games=30,
+                              sweep="0,2,4,6,8", sweep_games=10,
+                              sweep_opponents="", band=0.05, refine=1, stockfish="sf", sf_nodes=1000,
+                              openings="default", concurrency=1, work=str(tmp_path / "w"),
+                              out=str(tmp_path / "table.json"))
+    assert cal.run(args) == 0
+    t = load_table(tmp_path / "table.json")
+    assert [lv.elo for lv in t.levels] == [1000, 1350, 1500]
+    assert t.levels[0].measured is None and t.levels[0].nodes < t.levels[1].nodes  # read off the curve
+    assert all(lv.measured.games == 30 for lv in t.levels[1:])
+    assert "Stockfish test" in t.conditions["opponent"]
+    assert any(tag.startswith("verify") for tag, _ in played)
+    again = len(played)
+    assert cal.run(args) == 0 and len(played) == again  # resumed from the work directory: no game replayed
+
+
+def test_a_calibration_match_against_stockfish_is_played_through_the_uci_levels(tmp_path, tiny_net):
+    if STOCKFISH is None:
+        pytest.skip("stockfish is not installed")
+    args = argparse.Namespace(network=str(tiny_net), stockfish=STOCKFISH, sf_nodes=200, concurrency=1,
+                              work=str(tmp_path), openings="default")
+    w, d, l = cal._Runner(args).play(cal.ladder(1), 1350, 2, "smoke")
+    assert w + d + l == 2
+    pgn = (tmp_path / "smoke.pgn").read_text()
+    assert pgn.count("[Event") == 2 and '[Black "sf1350"]' in pgn
