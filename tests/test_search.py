@@ -58,11 +58,17 @@ def test_won_position_not_thrown_into_stalemate(tiny_eval):
     after.push(result.best_move)
     assert not after.is_stalemate()
     assert result.q > 0.9
-    for rm in result.root_moves:
-        b = board.copy()
-        b.push(rm.move)
-        if b.is_stalemate() and rm.n:
+    stalemating = [rm for rm in result.root_moves if _stalemates(board, rm.move)]
+    assert stalemating and any(rm.n for rm in stalemating)  # the trap was searched, not just avoided
+    for rm in stalemating:
+        if rm.n:
             assert rm.proven == 0 and rm.q == 0.0
+
+
+def _stalemates(board: chess.Board, move: chess.Move) -> bool:
+    after = board.copy()
+    after.push(move)
+    return after.is_stalemate()
 
 
 def test_forced_repetition_is_a_draw(maia_eval):
