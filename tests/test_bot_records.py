@@ -28,7 +28,7 @@ def _decision(move: chess.Move = E4, *, cp: int = 35, mate: int | None = None, n
     score = Score(cp=cp, wdl=(0.41, 0.33, 0.26), mate=mate)
     result = SearchResult(best_move=move, ponder_move=None, pv=list(pv), q=0.0, score=score, nodes=nodes,
                           playouts=nodes, reused_nodes=0, nps=nps, depth=6.0, seldepth=9, time=1.0, stop_reason="")
-    return Decision(move=move, source="search", score=score, result=result)
+    return Decision(move=move, source="search", result=result)
 
 
 def test_eval_line_has_score_wdl_stats_and_pv_in_san():

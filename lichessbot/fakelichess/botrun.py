@@ -25,7 +25,7 @@ def stand_in_decision(move: chess.Move, *, cp: int, nodes: int, nps: float, dept
     result = SearchResult(best_move=move, ponder_move=None, pv=[move], q=0.0,
                           score=Score(cp=cp, wdl=(0.3, 0.4, 0.3)), nodes=nodes, playouts=nodes, reused_nodes=0,
                           nps=nps, depth=depth, seldepth=int(depth), time=seconds, stop_reason=reason)
-    return Decision(move=move, source="search", score=result.score, result=result)
+    return Decision(move=move, source="search", result=result)
 
 
 class StandInThinker:

@@ -181,7 +181,7 @@ class EngineThinker:
         found = tb.root_move(board) if tb is not None else None
         if found is not None:  # played at once, without searching
             self._drop(pondered)
-            return Decision(move=found.move, source="tablebase", score=found.score, note=found.describe())
+            return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe())
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
@@ -212,7 +212,7 @@ class EngineThinker:
         if clock is not None and self._timeman.budget is not None:  # a weakened bot still takes its time
             self.strength.wait(self.strength.min_think_s(self._timeman.budget.target) - (time.monotonic() - started))
         self._timeman.move_done(result)
-        return Decision(move=result.best_move, source="search", score=result.score, result=result)
+        return Decision(move=result.best_move, source="search", result=result)
 
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
         """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.

@@ -34,17 +34,22 @@ class Decision:
     Attributes:
         move: the move to play (legal in the board given to ``think``).
         source: "book", "tablebase" (the Syzygy root probe, no search) or "search".
-        score: the evaluation of ``move`` (None for book moves and fallbacks).
         result: the search behind a "search" decision (None for the others).
         note: why a move was not searched: the tables' verdict for tablebase moves ("tablebase win,
             DTZ 13"), "fallback" when the engine failed; "" otherwise.
+        tablebase_score: the tables' score of a tablebase move (a search's score is its result's).
     """
 
     move: chess.Move
     source: Literal["book", "tablebase", "search"]
-    score: Score | None = None
     result: SearchResult | None = None
     note: str = ""
+    tablebase_score: Score | None = None
+
+    @property
+    def score(self) -> Score | None:
+        """The evaluation of ``move``: the search's or the tables'; None for book moves and fallbacks."""
+        return self.result.score if self.result is not None else self.tablebase_score
 
     @property
     def ponder(self) -> chess.Move | None:
