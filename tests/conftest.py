@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from lichessbot.fakelichess import FakeLichess
+from lichessbot.play.logs import configure_logging
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +34,22 @@ def shared_file(rel: str) -> Path:
 def tiny_net(tmp_path_factory) -> Path:
     """A tiny random-weight WDL network in Lc0's ONNX layout."""
     return build_tiny_onnx(tmp_path_factory.mktemp("nets") / "tiny.onnx", seed=1)
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[FakeLichess]:
+    """The fake lichess server on 127.0.0.1 with the test module's ``TOKEN``."""
+    with FakeLichess(token=request.module.TOKEN) as s:
+        yield s
+
+
+@pytest.fixture
+def logs(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
+    """The bot's log lines (JSON) of the test; fails the test if the module's ``TOKEN`` appears in them."""
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="debug")
+    yield buf
+    assert request.module.TOKEN not in buf.getvalue()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ and the client, not about chess strength."""
 
 from __future__ import annotations
 
-import io
 import time
 
 import chess
@@ -12,7 +11,6 @@ import pytest
 
 from lichessbot.lichess.client import ClientSettings
 from lichessbot.play.chat import EVAL_REFUSAL, render_greeting
-from lichessbot.play.logs import configure_logging
 from tests.fake_lichess import (
     OFFER_DRAW,
     BotRun,
@@ -30,18 +28,8 @@ TOKEN = "lip_Fidelity0Token1"
 CZH_HAND = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[Pp] w KQkq - 0 1"  # crazyhouse, a pawn in each hand
 
 
-@pytest.fixture(autouse=True)
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    assert TOKEN not in buf.getvalue()
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
+# Every test's logs are checked for TOKEN (tests/conftest.py: ``logs``; ``server`` uses it too).
+pytestmark = pytest.mark.usefixtures("logs")
 
 
 def _ended(server: FakeLichess, gid: str, timeout: float = 20) -> bool:

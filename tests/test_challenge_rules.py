@@ -4,7 +4,6 @@ rematch offers."""
 
 from __future__ import annotations
 
-import io
 import json
 import time
 
@@ -13,25 +12,14 @@ import pytest
 from lichessbot.fakelichess.matchmaking import ACCEPT
 from lichessbot.lichess.challenge import queue_order
 from lichessbot.lichess.matchmaking import DeclineRecords
-from lichessbot.play.logs import configure_logging
-from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after, scripted, staller
+from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
 
 TOKEN = "lip_ChallengeRules0Token1"
 NOON = 1_700_000_000.0 - 1_700_000_000.0 % 86400 + 43200  # 12:00 UTC on some day
 
 
-@pytest.fixture(autouse=True)
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    assert TOKEN not in buf.getvalue()
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
+# Every test's logs are checked for TOKEN (tests/conftest.py: ``logs``; ``server`` uses it too).
+pytestmark = pytest.mark.usefixtures("logs")
 
 
 def run_bot(server, tmp_path, challenge=None, matchmaking=None):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import time
@@ -12,25 +11,14 @@ import pytest
 from lichessbot.config import ChallengeConfig, ConfigError, MatchmakingConfig, parse_config
 from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
 from lichessbot.lichess.matchmaking import Choice, DeclineRecords, choose, decline_aspect, game_speed
-from lichessbot.play.logs import configure_logging
-from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
+from tests.fake_lichess import BotRun, StandInEngine, resign_after
 
 TOKEN = "lip_Matchmaking0Token1"
 NOW = 1_000_000.0
 
 
-@pytest.fixture(autouse=True)
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    assert TOKEN not in buf.getvalue()
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
+# Every test's logs are checked for TOKEN (tests/conftest.py: ``logs``; ``server`` uses it too).
+pytestmark = pytest.mark.usefixtures("logs")
 
 
 def bot(name, rating=1500, games=10, **extra):

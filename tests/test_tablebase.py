@@ -15,6 +15,7 @@ from lichessbot.search import Limits, Searcher
 from lichessbot.tablebase import TB_CP, TablebaseError, Tablebases
 from lichessbot.uci import UciEngine
 from tests.conftest import shared_file
+from tests.test_uci import _wait_for
 
 KQK = "4k3/8/8/8/8/8/8/3QK3 w - - 0 1"
 #: Five pieces: Qxd8+ reaches KQP v K, and many captures reach four pieces.
@@ -115,16 +116,6 @@ def test_search_probes_make_captures_into_the_tables_terminal(tables, tiny_net):
     searcher.close()
 
 
-def _wait_for(out: io.StringIO, prefix: str, timeout: float = 30.0) -> list[str]:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        lines = out.getvalue().splitlines()
-        if any(line.startswith(prefix) for line in lines):
-            return lines
-        time.sleep(0.01)
-    raise AssertionError(f"no {prefix!r} line in {out.getvalue()!r}")
-
-
 def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
     out = io.StringIO()
     eng = UciEngine(out=out)
@@ -151,7 +142,7 @@ def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
                 "setoption name Threads value 1", "setoption name MinibatchSize value 8", f"position fen {FIVE}",
                 "go nodes 300"):
         eng.handle(cmd)
-    lines = _wait_for(out, "bestmove")
+    lines = _wait_for(out, "bestmove", timeout=30.0)
     hits = [int(line.split(" tbhits ")[1].split()[0]) for line in lines if " tbhits " in line]
     assert hits and hits[-1] > 0
     eng.handle("quit")

@@ -37,7 +37,7 @@ import chess
 
 from lichessbot.errors import LichessbotError
 from lichessbot.fakelichess import BotRun, FakeLichess, random_mover
-from lichessbot.fakelichess.botrun import stand_in_decision
+from lichessbot.fakelichess.botrun import StandInThinker, stand_in_decision
 from lichessbot.lichess.client import ClientSettings
 from lichessbot.play import bench_matchmaking
 from lichessbot.play.thinker import Decision
@@ -45,30 +45,15 @@ from lichessbot.play.thinker import Decision
 __all__ = ["add_arguments", "run", "soak"]
 
 
-class _FakeEngineThinker:
+class _FakeEngineThinker(StandInThinker):
     """Random legal move after ``clock.time / 50`` ms (at most 0.5 s; 0.1 s without a clock), roughly what a
-    bullet engine spends."""
-
-    def __init__(self, seed: int):
-        self.rng = random.Random(seed)
+    bullet engine spends (:class:`~lichessbot.fakelichess.StandInThinker` otherwise)."""
 
     def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Decision:
         spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
         time.sleep(spend)
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=0, nodes=1, nps=1.0, depth=1.0, seconds=spend, reason="fake engine")
-
-    def set_opponent(self, rating: int | None, rated: bool) -> str:
-        return "full strength"
-
-    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _FakeEngine:
