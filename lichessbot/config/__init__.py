@@ -37,6 +37,7 @@ from lichessbot.config.engine import (
 )
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
+from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.errors import ConfigError
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "MatchmakingConfig",
     "MatchmakingOverride",
     "OTHER_VARIANTS",
+    "OnlineMovesConfig",
     "PLAYABLE_VARIANTS",
     "SearchParams",
     "StrengthConfig",
@@ -78,6 +80,7 @@ class BotConfig(Strict):
     timeman: TimemanConfig = Field(default_factory=TimemanConfig)
     book: BookConfig = Field(default_factory=BookConfig)
     tablebases: TablebaseConfig = Field(default_factory=TablebaseConfig)
+    online_moves: OnlineMovesConfig = Field(default_factory=OnlineMovesConfig)
     challenge: ChallengeConfig = Field(default_factory=ChallengeConfig)
     greeting: GreetingConfig = Field(default_factory=GreetingConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)
