@@ -1,7 +1,7 @@
 """``lichessbot migrate-config LICHESS_BOT_CONFIG``: turn a lichess-bot ``config.yml`` into ours.
 
-What carries over: token, url, ponder, the polyglot book, ``draw_or_resign``, ``challenge``, ``greeting``,
-``abort_time``, ``move_overhead``, ``pgn_directory``, and ``correspondence`` and ``matchmaking`` where our
+What carries over: token, url, ponder, the polyglot book, ``online_moves``, ``draw_or_resign``, ``challenge``,
+``greeting``, ``abort_time``, ``move_overhead``, ``pgn_directory``, and ``correspondence`` and ``matchmaking`` where our
 config has those sections. A key of a carried section is kept when our config has a key of the same
 name (lichessbot.config uses lichess-bot's names where the meaning is the same) and its value passes
 our checks. Everything else is dropped and listed with the reason. The token is never printed.
@@ -46,7 +46,6 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "engine.polyglot": "here: book (enabled, paths.standard/chess960, selection, min_weight, max_depth in "
     "full moves)",
     "engine.draw_or_resign": "here: draw_or_resign, at the top level",
-    "engine.online_moves": "no online move sources here (chessdb, lichess cloud, online tablebases)",
     "engine.lichess_bot_tbs": "no local tablebase section here",
     "move_overhead": "here: timeman.move_overhead (ms)",
     "max_concurrent_games": "here: challenge.concurrency",
@@ -55,8 +54,8 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "max_takebacks_accepted": "takebacks are never accepted",
     "quit_after_all_games_finish": "not supported: stop the bot with Ctrl-C (games in progress are finished)",
     "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
-    "engine.draw_or_resign.resign_for_egtb_minus_two": "no online tablebase here: resign by resign_score",
-    "engine.draw_or_resign.offer_draw_for_egtb_zero": "no online tablebase here: draws by offer_draw_score",
+    "engine.draw_or_resign.resign_for_egtb_minus_two": "no tablebase rule for resigning here: resign by resign_score",
+    "engine.draw_or_resign.offer_draw_for_egtb_zero": "no tablebase rule for draws here: draws by offer_draw_score",
     "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
     "challenge.rating_difference": "here: challenge.min_rating and challenge.max_rating",
     "challenge.online_block_list": "no online block lists here: use challenge.block_list",
@@ -142,6 +141,9 @@ def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
             out.setdefault("engine", {})["ponder"] = bool(value)
         elif key == "polyglot" and isinstance(value, dict):
             _book(value, out, drop)
+        elif key == "online_moves" and isinstance(value, dict):
+            _online(value, out.setdefault("online_moves", {}), _fields("online_moves") or {}, "engine.online_moves",
+                    drop)
         elif key == "draw_or_resign" and isinstance(value, dict):
             ours = _fields("draw_or_resign") or {}
             for k, v in value.items():
@@ -157,6 +159,20 @@ def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
                     drop(f"engine.uci_options.{k}", _UCI)
         else:
             drop(f"engine.{key}")
+
+
+def _online(src: dict[str, Any], out: dict[str, Any], ours: dict[str, Any], path: str, drop) -> None:
+    """lichess-bot's ``engine.online_moves`` into our top-level ``online_moves`` (same keys), section by
+    section; a key we do not have is dropped with its path."""
+    for key, value in src.items():
+        info = ours.get(key)
+        sub = info.annotation if info is not None else None
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+            _online(value, out.setdefault(key, {}), sub.model_fields, f"{path}.{key}", drop)
+        elif info is not None and value is not None:  # lichess-bot: an empty value is the default
+            out[key] = value
+        elif info is None:
+            drop(f"{path}.{key}", "no such online_moves key here")
 
 
 def _book(pg: dict[str, Any], out: dict[str, Any], drop) -> None:
