@@ -43,6 +43,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
         self.is_form = is_form
+        self.raw = raw  # the body as sent (a broadcast push is PGN text)
         self._status = 0
         try:
             self.server_obj.handle(self, method, url.path, parse_qs(url.query), body)
@@ -109,12 +110,14 @@ def make_handler(server: Any) -> type[Handler]:
 
 
 def request_kind(method: str, parts: list[str]) -> str:
-    """The kind of an API request for quotas and injected failures: move, chat, action, challenge, playing or
-    account (``parts``: the path split on ``/``)."""
+    """The kind of an API request for quotas and injected failures: move, chat, action, challenge, broadcast,
+    playing or account (``parts``: the path split on ``/``)."""
     if parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
         return {"move": "move", "chat": "chat"}.get(parts[4], "action")
     if parts[:2] == ["api", "challenge"]:
         return "challenge"
+    if parts[:2] == ["api", "broadcast"]:
+        return "broadcast"
     if parts[:2] == ["api", "account"] and parts[2:3] == ["playing"]:
         return "playing"
     return "account"

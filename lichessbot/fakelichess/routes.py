@@ -70,6 +70,7 @@ class Routes:
         def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None: ...
         def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None: ...
         def _cancel_outgoing(self, h: Any, cid: str) -> None: ...
+        def _push_broadcast(self, h: Any, round_id: str, body: bytes) -> None: ...
 
     # broadcasting ------------------------------------------------------------------------------
     def _event(self, obj: Any) -> None:
@@ -258,6 +259,8 @@ class Routes:
             return self._cancel_outgoing(h, parts[2])
         if method == "POST" and parts[:2] == ["api", "challenge"] and len(parts) == 4:
             return self._answer_challenge(h, parts[2], parts[3], body)
+        if method == "POST" and parts[:3] == ["api", "broadcast", "round"] and parts[4:] == ["push"]:
+            return self._push_broadcast(h, parts[3], h.raw)
         if method == "POST" and parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
             with self.lock:
                 g = self.games.get(parts[3])

@@ -8,7 +8,7 @@ Strict like lichess (shapes from the lichess-org/api OpenAPI files and lila's bo
 
 * ``quota=(rate, burst)``: one token bucket per account across all non-stream endpoints; a request
   over it gets a **429 with an HTML body and no Retry-After**; ``fail_next(kind, status)`` injects
-  answers (kinds: move, chat, challenge, action, account, playing);
+  answers (kinds: move, chat, challenge, action, broadcast, account, playing);
 * one event stream per token (a second connection ends the first); pending challenges are re-sent on
   every connection, after the ``gameStart`` of each ongoing game;
 * challenges carry ``compat`` (event level); UltraBullet is not bot-compatible and accepting it is
@@ -21,6 +21,8 @@ Strict like lichess (shapes from the lichess-org/api OpenAPI files and lila's bo
   tournament game; a game whose first moves are not made within ``no_start_after`` s ends ``noStart``;
 * keys lichess omits are omitted (no ``clock: null``, no ``wdraw: false``, no ``winner: null``);
 * the decline body is accepted only as a form with a known reason key.
+
+Broadcast rounds (``POST /api/broadcast/round/{id}/push``): :mod:`lichessbot.fakelichess.broadcast`.
 
 Fault injection: ``drop_event_streams()``, ``drop_game_streams(id)``, ``skip_game_finish`` (the next
 gameFinish events are not sent), ``chat_status``/``chat_delay``, ``push_event_raw``/``push_game_raw``,
@@ -41,6 +43,7 @@ from typing import Any
 import chess
 import chess.variant
 
+from lichessbot.fakelichess.broadcast import BroadcastRoutes
 from lichessbot.fakelichess.game import FOREVER, FakeGame, make_board
 from lichessbot.fakelichess.http import END, make_handler
 from lichessbot.fakelichess.matchmaking import MatchmakingRoutes
@@ -49,7 +52,7 @@ from lichessbot.fakelichess.routes import Routes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
-class FakeLichess(Routes, MatchmakingRoutes):
+class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -92,6 +95,7 @@ class FakeLichess(Routes, MatchmakingRoutes):
         self._tokens_at = time.monotonic()
         self._ids = 0
         self._init_matchmaking()
+        self._init_broadcast()
         self._stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
         self.httpd.daemon_threads = True
