@@ -6,17 +6,24 @@ Each engine is given as ``--engine KEY=VALUE ...`` (twice; the first is the one 
 * ``name=NAME`` shown in the PGN and the result (default: from the command)
 * ``option.NAME=VALUE`` a UCI option, e.g. ``"option.Skill Level=0"`` or ``option.WeightsFile=net.onnx``
 * ``tc=10+0.1``, ``nodes=400``, ``movetime=0.05`` this side's own limits (else ``--tc/--nodes/--movetime``)
+
+``--broadcast ROUND_ID`` pushes every game live, move by move, to a lichess broadcast round (create the
+broadcast and its round on lichess first; the token, with the ``study:write`` scope, is read from the
+environment variable LICHESS_BROADCAST_TOKEN). A failed push never stops the match.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lichessbot.match.broadcast import BroadcastPusher
 from lichessbot.match.openings import load_openings
 from lichessbot.match.runner import run_match
 from lichessbot.match.types import (
@@ -29,8 +36,13 @@ from lichessbot.match.types import (
     TimeControl,
     our_engine_command,
 )
+from lichessbot.play.logs import configure_logging
 
-__all__ = ["add_arguments", "parse_engine", "run"]
+__all__ = ["BROADCAST_TOKEN_ENV", "add_arguments", "parse_engine", "run"]
+
+#: The environment variable with the token (``study:write``) of ``--broadcast`` (never a command-line
+#: argument: other users of the machine can read those).
+BROADCAST_TOKEN_ENV = "LICHESS_BROADCAST_TOKEN"
 
 
 def _tc(tc: str | None, nodes: int | None, movetime: float | None) -> TimeControl | None:
@@ -101,6 +113,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pgn", default="match.pgn", help="PGN file of all games (default: match.pgn)")
     parser.add_argument("--event", default="lichessbot match", help="PGN Event tag")
     parser.add_argument("--engine-stderr", action="store_true", help="show what the engines write on stderr")
+    parser.add_argument("--broadcast", metavar="ROUND_ID",
+                        help=f"push each game live to this lichess broadcast round (token: ${BROADCAST_TOKEN_ENV})")
+    parser.add_argument("--broadcast-server", default="https://lichess.org", metavar="URL",
+                        help="the lichess server of --broadcast (default: https://lichess.org)")
     adj = parser.add_argument_group("adjudication (off by default)")
     adj.add_argument("--resign-score", type=int, help="centipawns: both engines agree on a win this large...")
     adj.add_argument("--resign-moves", type=int, default=3, help="...for this many moves each (default 3)")
@@ -149,12 +165,23 @@ def run(args: argparse.Namespace) -> int:
         pgn_path=args.pgn or None,
         event=args.event,
     )
+    pusher: BroadcastPusher | None = None
+    if args.broadcast:
+        token = os.environ.get(BROADCAST_TOKEN_ENV)
+        if not token:
+            raise MatchError(f"--broadcast needs a token with the study:write scope in ${BROADCAST_TOKEN_ENV}")
+        configure_logging(secrets=[token])  # never written, even by a library's log line
+        pusher = BroadcastPusher(args.broadcast_server, token, args.broadcast)
     print(f"{first.name} ({config.tc_of(first)}) vs {second.name} ({config.tc_of(second)}), "
           f"{config.games} games, concurrency {config.concurrency}", file=sys.stderr)
-    result = run_match(config, on_game=_progress(config.games))
+    with pusher if pusher is not None else contextlib.nullcontext():
+        result = run_match(config, on_game=_progress(config.games), on_move=pusher.update if pusher else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(result.summary())
     if config.pgn_path:
         print(f"  PGN: {config.pgn_path}")
+    if pusher is not None:
+        print(f"  broadcast: {pusher.pushes} pushes, {pusher.failures} failed"
+              + (f", stopped ({pusher.stopped})" if pusher.stopped else ""))
     return 0

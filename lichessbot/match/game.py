@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
@@ -159,8 +160,12 @@ def play_game(
     adjudication: Adjudication | None = None,
     move_timeout_margin: float = 10.0,
     event: str = "lichessbot match",
+    on_move: Callable[[chess.pgn.Game], None] | None = None,
 ) -> GameRecord:
     """Play one game; ``tcs`` = (white's, black's) time control. Times in seconds.
+
+    ``on_move(game)`` (optional) sees the PGN after each move (headers set, ``Result`` ``*``) and once
+    more at the end with the result (a broadcast pushes it; it must not keep ``game``: it changes).
 
     The clock of a clocked side is charged the measured time of each move plus ``latency``, then
     credited the increment. A side that overruns its clock loses on time (a draw if the opponent cannot
@@ -182,6 +187,7 @@ def play_game(
         chess.WHITE: _Side(white, tcs[0], tcs[0].base),
         chess.BLACK: _Side(black, tcs[1], tcs[1].base),
     }
+    _headers(game, event, number, white, black, tcs, "*")
     token = object()  # a new object per game: python-chess sends ucinewgame to each engine once
     scores: list[int | None] = []
     plies = 0
@@ -248,6 +254,21 @@ def play_game(
             node.set_clock(mover.clock)
         else:
             node.set_emt(spent)
+        if on_move is not None:
+            on_move(game)
+    _headers(game, event, number, white, black, tcs, result, termination, len(opening.moves) + plies, opening.name)
+    node.comment = (node.comment + " " if node.comment else "") + reason
+    if on_move is not None:
+        on_move(game)
+    return GameRecord(number, first_white, result, termination, reason, faulty, fault, plies, game)
+
+
+def _headers(game: chess.pgn.Game, event: str, number: int, white: EnginePlayer, black: EnginePlayer,
+             tcs: tuple[TimeControl, TimeControl], result: str, termination: str | None = None,
+             plies: int | None = None, opening: str = "") -> None:
+    """The PGN tags of a game in play (``result`` ``*``, no Termination or PlyCount) or finished."""
+    for tag in ("Termination", "TimeControl", "WhiteTimeControl", "BlackTimeControl", "PlyCount", "Opening"):
+        game.headers.pop(tag, None)  # set again below, in this order (after FEN and SetUp)
     game.headers["Event"] = event
     game.headers["Site"] = "local"
     game.headers["Date"] = time.strftime("%Y.%m.%d")
@@ -255,13 +276,13 @@ def play_game(
     game.headers["White"] = white.spec.name
     game.headers["Black"] = black.spec.name
     game.headers["Result"] = result
-    game.headers["Termination"] = termination
+    if termination is not None:
+        game.headers["Termination"] = termination
     if tcs[0].pgn() == tcs[1].pgn():
         game.headers["TimeControl"] = tcs[0].pgn()
     else:
         game.headers["WhiteTimeControl"], game.headers["BlackTimeControl"] = tcs[0].pgn(), tcs[1].pgn()
-    game.headers["PlyCount"] = str(len(opening.moves) + plies)
-    if opening.name:
-        game.headers["Opening"] = opening.name
-    node.comment = (node.comment + " " if node.comment else "") + reason
-    return GameRecord(number, first_white, result, termination, reason, faulty, fault, plies, game)
+    if plies is not None:
+        game.headers["PlyCount"] = str(plies)
+    if opening:
+        game.headers["Opening"] = opening

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import chess.pgn
 
 from lichessbot.match.game import EnginePlayer, play_game
 from lichessbot.match.openings import Opening
@@ -25,6 +28,7 @@ def run_match(
     config: MatchConfig,
     on_game: Callable[[GameRecord, MatchResult], None] | None = None,
     stop: threading.Event | None = None,
+    on_move: Callable[[int, chess.pgn.Game], None] | None = None,
 ) -> MatchResult:
     """Play the match and return its result (games in schedule order).
 
@@ -32,7 +36,9 @@ def run_match(
     after another; a crashed or hung engine loses its game and is restarted for the next one. Finished
     games are appended to ``config.pgn_path`` (truncated first) and reported to ``on_game(record,
     result_so_far)``, called from worker threads one at a time. Setting ``stop`` ends the match after the
-    games in progress.
+    games in progress. ``on_move(number, game)`` sees each game's PGN after every move and at its end
+    (from the worker threads, concurrently for concurrent games; e.g.
+    :meth:`lichessbot.match.broadcast.BroadcastPusher.update`).
 
     Raises:
         MatchError: an engine cannot be started (or restarted), an option is refused, an opening is bad.
@@ -69,6 +75,7 @@ def run_match(
                     number, opening, white, black, tcs, first_white=first_white, latency=config.latency,
                     adjudication=config.adjudication, move_timeout_margin=config.move_timeout_margin,
                     event=config.event,
+                    on_move=None if on_move is None else functools.partial(on_move, number),
                 )
                 with lock:
                     result.games.append(record)
