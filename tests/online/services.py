@@ -6,7 +6,8 @@ OpeningExplorer*.yaml, CloudEval.yaml, TablebaseJson.yaml, TablebaseMove.yaml) a
 Answers are scripted per position (the test builds them with :func:`explorer_json`, :func:`cloud_json`,
 :func:`tablebase_json`, :func:`chessdb_all`); faults per service: ``delay[service]`` seconds before
 every answer, ``fail_next(service, what)`` with a status (503, 500, 429), ``"garbage"`` (not JSON),
-``"hang"`` (no answer for 30 s) or ``"drop"`` (the connection closed without an answer).
+``"hang"`` (no answer for 30 s), ``"drip"`` (the headers at once, then the body one byte every 0.1 s: no
+socket timeout ever fires) or ``"drop"`` (the connection closed without an answer).
 """
 
 from __future__ import annotations
@@ -151,6 +152,19 @@ class FakeServices:
                 if fault == "hang":
                     services._stop.wait(30)
                     self.close_connection = True
+                    return
+                if fault == "drip":
+                    status, ctype, body = services._answer(service, path, q)
+                    data = body.encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for i in range(len(data)):
+                        if services._stop.wait(0.1):
+                            break
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
                     return
                 if fault == "drop":
                     self.close_connection = True

@@ -87,7 +87,7 @@ def test_a_failed_request_is_retried_within_max_retries(services, make_online, f
     assert services.count("cloud") == 5
 
 
-@pytest.mark.parametrize("what", ["garbage", "illegal", "hang"])
+@pytest.mark.parametrize("what", ["garbage", "illegal", "hang", "drip"])
 def test_wrong_or_silent_answers_are_failures_never_cached_and_switch_the_source_off(services, make_online, logs,
                                                                                      what):
     if what == "illegal":
