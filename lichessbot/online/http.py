@@ -133,11 +133,10 @@ class Fetcher:
             try:
                 if lichess and self.pacer is not None:
                     self.pacer.acquire(PACER_CLASS, endpoint, lambda s: self._sleep(s, deadline))
-                left = deadline - self._clock()
-                if left < MIN_REQUEST_S:
+                if deadline - self._clock() < MIN_REQUEST_S:
                     raise _OutOfTime
                 try:
-                    future = self._pool.submit(self._once, url, params, headers, deadline, left, ndjson)
+                    future = self._pool.submit(self._once, url, params, headers, deadline, ndjson)
                 except RuntimeError:  # closed
                     raise SourceFailure("closed") from None
                 try:
@@ -160,7 +159,10 @@ class Fetcher:
         time.sleep(seconds)
 
     def _once(self, url: str, params: dict[str, str | int], headers: dict[str, str], deadline: float,
-              left: float, ndjson: bool) -> Answer:
+              ndjson: bool) -> Answer:
+        left = deadline - self._clock()  # a request that waited for a free worker has less
+        if left < MIN_REQUEST_S:
+            raise SourceFailure("timeout")
         try:
             with self._session().get(url, params=params, headers=headers, timeout=(left, left), stream=True) as r:
                 if r.status_code == 429:
