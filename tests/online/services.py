@@ -163,8 +163,12 @@ class FakeServices:
                     for i in range(len(data)):
                         if services._stop.wait(0.1):
                             break
-                        self.wfile.write(data[i:i + 1])
-                        self.wfile.flush()
+                        try:
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                        except OSError:
+                            break
+                    self.close_connection = True
                     return
                 if fault == "drop":
                     self.close_connection = True
@@ -183,10 +187,13 @@ class FakeServices:
 
             def _send(self, status: int, ctype: str, body: str) -> None:
                 data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up waiting (its budget ran out)
+                    self.close_connection = True
 
         return Handler
