@@ -29,7 +29,7 @@ import requests
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 
-__all__ = ["MIN_REQUEST_S", "Answer", "Fetcher", "Pacer", "RateLimited", "SourceFailure"]
+__all__ = ["MIN_REQUEST_S", "Answer", "Fetcher", "NotAsked", "Pacer", "RateLimited", "SourceFailure"]
 
 #: A request is not started with less time than this left (seconds; ours: below it even a nearby
 #: server's answer would arrive too late).
@@ -64,8 +64,13 @@ class RateLimited(SourceFailure):
     """The server answered 429 Too Many Requests."""
 
 
+class NotAsked(SourceFailure):
+    """The deadline came before the first try could start (waiting for a pacer token, or too little
+    time left): not the server's fault, so not counted against the source."""
+
+
 class _OutOfTime(Exception):
-    """The deadline came before a token or a try (not the server's fault)."""
+    """The deadline came before a token or a try."""
 
 
 @dataclass(frozen=True)
@@ -122,9 +127,10 @@ class Fetcher:
         Raises:
             SourceFailure: no usable answer (the reason says why: timeout, connection, status, time).
             RateLimited: a 429.
+            NotAsked: the deadline came before the first try (a pacer wait, too little time).
         """
         headers = {"Authorization": f"Bearer {self._token}"} if lichess and self._token else {}
-        last = "no time left for a request"
+        last = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 pause = min(RETRY_PAUSE_S, deadline - self._clock() - MIN_REQUEST_S)
@@ -144,7 +150,9 @@ class Fetcher:
                 except FutureTimeout:
                     raise SourceFailure("timeout") from None
             except _OutOfTime:
-                raise SourceFailure(f"{last} within the move's budget") from None
+                if attempt == 0:
+                    raise NotAsked("no time left for a request") from None
+                raise SourceFailure(f"{last}; no time left for another try") from None
             except RateLimited:
                 raise
             except SourceFailure as err:

@@ -36,7 +36,7 @@ from lichessbot.online.cloud import CloudAnalysis
 from lichessbot.online.egtb import LichessTablebase
 from lichessbot.online.explorer import OpeningExplorer
 from lichessbot.online.health import AnswerCache, SourceHealth
-from lichessbot.online.http import MIN_REQUEST_S, Fetcher, Pacer, RateLimited, SourceFailure
+from lichessbot.online.http import MIN_REQUEST_S, Fetcher, NotAsked, Pacer, RateLimited, SourceFailure
 from lichessbot.online.types import Clock, OnlineMove
 
 __all__ = ["OnlineGame", "OnlineMoves", "lookup_budget"]
@@ -140,6 +140,8 @@ class OnlineMoves:
                                           endpoint=request.endpoint, ndjson=request.ndjson)
                 parsed = source.parse(board, answer)
             move = source.choose(board, parsed, self.rng)
+        except NotAsked:
+            return None, False
         except RateLimited as err:
             self.health.failed(source.name, err.reason, rate_limited=True)
             return None, False

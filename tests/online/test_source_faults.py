@@ -141,6 +141,9 @@ def test_a_pacer_wait_past_the_budget_gives_up_without_a_request(services, make_
     online = make_online({"lichess_cloud_analysis": {"enabled": True}}, pacer=SlowPacer())
     found, took = _timed(lambda: online.game().book_move(START, BULLET))
     assert found is None and took < 0.3 and waits and services.requests == []
+    for _ in range(3):
+        online.game().book_move(START, BULLET)
+    assert online.health.available("lichess_cloud_analysis")  # waiting for a token is not the server's fault
 
 
 def test_the_books_stop_after_max_out_of_book_moves_and_past_max_depth(services, make_online):
