@@ -39,7 +39,7 @@ _BENCH: dict[str, tuple[str, str]] = {
     "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
     "lc0cmp": ("lichessbot.search.lc0cmp", "root visit distribution of our search against lc0's"),
     "bot": ("lichessbot.play.bench", "soak: concurrent bullet games against the fake lichess server"),
-    "uci": ("lichessbot.uci_bench", "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
+    "uci": ("lichessbot.uci.bench", "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
 
 

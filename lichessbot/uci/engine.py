@@ -1,4 +1,4 @@
-"""``lichessbot uci``: the UCI protocol over the same engine, search and time manager (docs/uci.md).
+"""The UCI state machine of ``lichessbot uci`` (docs/uci.md): commands, options, ``go`` and its output.
 
 Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setoption, debug. ``go``
 returns at once; the search runs in its own thread and a ``bestmove`` always follows. Bad input (an
@@ -6,7 +6,7 @@ illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info str
 the engine keeps running. The network is loaded at the first ``isready`` or ``go``, so ``uci``
 answers at once; a network that does not load is never replaced by another (``go`` answers an error
 and ``bestmove 0000``). Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc),
-one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`lichessbot.uci_output`.
+one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`lichessbot.uci.output`.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch, 
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases, split_path
 from lichessbot.timeman import TimeManager
-from lichessbot.uci_options import HASH_ENTRIES_PER_MB, OPTIONS, UciOption
-from lichessbot.uci_output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
+from lichessbot.uci.options import HASH_ENTRIES_PER_MB, OPTIONS
+from lichessbot.uci.output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
 
-__all__ = ["OPTIONS", "UciEngine", "UciOption", "add_arguments", "run"]
+__all__ = ["UciEngine", "add_arguments", "run"]
 
 
 class UciEngine:

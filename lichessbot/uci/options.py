@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.uci_output import MOVETIME_OVERHEAD_MS
+from lichessbot.uci.output import MOVETIME_OVERHEAD_MS
 
 __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
 
