@@ -115,6 +115,26 @@ def test_at_one_node_moves_are_sampled_from_the_priors_above_min_prior():
     assert picked == {"e2e4", "d2d4"}
 
 
+def test_the_level_plays_the_chosen_moves_line_read_from_the_search_result_alone():
+    from lichessbot.score import Score
+    from lichessbot.search import RootLine, SearchResult
+    from lichessbot.strength import apply_level
+
+    rms = [_rm("e2e4", 90, 0.10), _rm("d2d4", 5, 0.09)]
+    e4, d4, d5, c4 = (chess.Move.from_uci(u) for u in ("e2e4", "d2d4", "d7d5", "c2c4"))
+    lines = (RootLine(e4, Score(cp=12, wdl=(0.3, 0.5, 0.2)), (e4,)),
+             RootLine(d4, Score(cp=9, wdl=(0.3, 0.45, 0.25)), (d4, d5, c4)))
+    result = SearchResult(best_move=e4, ponder_move=None, pv=[e4], q=0.10, score=lines[0].score, nodes=95,
+                          playouts=95, reused_nodes=0, nps=1.0, depth=2.0, seldepth=3, time=0.1,
+                          stop_reason="nodes limit 95", root_moves=rms, lines=lines)
+    always = Level(elo=1350, nodes=100, near_equal_q=0.02, near_equal_prob=1.0)
+    played = apply_level(result, always, np.random.default_rng(5))
+    assert (played.best_move, played.ponder_move, played.pv, played.q) == (d4, d5, [d4, d5, c4], 0.09)
+    assert played.score == lines[1].score and played.stop_reason == "nodes limit 95; strength near-equal d2d4"
+    with pytest.raises(ValueError, match="2 root moves but 0 lines"):
+        apply_level(SearchResult(**{**result.__dict__, "lines": ()}), always, np.random.default_rng(5))
+
+
 # -- the level of a bot game -------------------------------------------------------------------------------
 def test_adaptive_strength_follows_the_rating_in_casual_games_only(tmp_path):
     t = _table(tmp_path)

@@ -208,7 +208,7 @@ class EngineThinker:
                 sink, self._sink = self._sink, None
         if sink is not None:
             sink.finish()
-        result = self.strength.choose(result, self._searcher)
+        result = self.strength.choose(result)
         if clock is not None and self._timeman.budget is not None:  # a weakened bot still takes its time
             self.strength.wait(self.strength.min_think_s(self._timeman.budget.target) - (time.monotonic() - started))
         self._timeman.move_done(result)

@@ -5,6 +5,7 @@ Public API (docs/interfaces.md): :class:`Searcher`, :class:`SearchHandle`, :clas
 """
 
 from lichessbot.search.searcher import Searcher, SearchHandle
-from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
+from lichessbot.search.types import Limits, RootLine, RootMove, SearchError, SearchResult, SearchStats, Stopper
 
-__all__ = ["Limits", "RootMove", "SearchError", "SearchHandle", "SearchResult", "SearchStats", "Searcher", "Stopper"]
+__all__ = ["Limits", "RootLine", "RootMove", "SearchError", "SearchHandle", "SearchResult", "SearchStats", "Searcher",
+           "Stopper"]

@@ -30,7 +30,7 @@ from lichessbot.engine.service import EvalService
 from lichessbot.score import Score
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
-from lichessbot.search.types import Limits, RootMove, SearchError, SearchResult, SearchStats, Stopper
+from lichessbot.search.types import Limits, RootLine, RootMove, SearchError, SearchResult, SearchStats, Stopper
 
 __all__ = ["Searcher", "SearchHandle", "core_params"]
 
@@ -292,12 +292,16 @@ class Searcher:
         edges = [self._moves.index(rm.move) for rm in rms]
         bi = edges[pick if pick is not None else 0]
         wl, d, score, pv = self._edge_values(bi)
+        lines = []
+        for rm, e in zip(rms, edges):
+            _wl, _d, line_score, line_pv = self._edge_values(e)
+            lines.append(RootLine(move=rm.move, score=line_score, pv=tuple(line_pv)))
         return SearchResult(
             best_move=self._moves[bi], ponder_move=pv[1] if len(pv) > 1 else None, pv=pv,
             q=wl + self._dsc() * d, score=score, nodes=stats.nodes, playouts=stats.playouts,
             reused_nodes=stats.reused_nodes, nps=stats.nps,
             depth=stats.depth, seldepth=stats.seldepth, time=stats.elapsed, stop_reason=reason,
-            root_moves=stats.root_moves, tbhits=stats.tbhits,
+            root_moves=stats.root_moves, tbhits=stats.tbhits, lines=tuple(lines),
         )
 
     def _dsc(self) -> float:

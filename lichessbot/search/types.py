@@ -10,7 +10,7 @@ import chess
 from lichessbot.errors import LichessbotError
 from lichessbot.score import Score
 
-__all__ = ["Limits", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper"]
+__all__ = ["Limits", "RootLine", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper"]
 
 
 class SearchError(LichessbotError, ValueError):
@@ -50,6 +50,17 @@ class RootMove:
     proven: int | None = None  # +1 proven win, 0 proven draw, -1 proven loss (root side's view)
 
 
+@dataclass(frozen=True)
+class RootLine:
+    """A root move's line at the end of a search: its score from the root side to move's view and its
+    principal variation, that move first (lc0 src/search/classic/search.cc ``GetBestChildrenNoTemperature``
+    ranks them; the same values as :meth:`lichessbot.search.Searcher.root_pvs`, taken when the search ended)."""
+
+    move: chess.Move
+    score: Score
+    pv: tuple[chess.Move, ...]
+
+
 @dataclass
 class SearchStats:
     """Live view of a running search, handed to stoppers and info callbacks (the search thread builds one
@@ -87,5 +98,8 @@ class SearchResult:
     seldepth: int
     time: float  # seconds
     stop_reason: str
-    root_moves: list[RootMove] = field(default_factory=list)
+    root_moves: list[RootMove] = field(default_factory=list)  # best first (lc0 ranking)
     tbhits: int = 0  # Syzygy hits: probes in the search, or 1 for a root probe (UCI tbhits)
+    #: Score and PV of each root move, ``lines[i]`` of ``root_moves[i]``: what a choice other than the best
+    #: move (strength levels) needs, as values, so nothing reads the tree after the search returned.
+    lines: tuple[RootLine, ...] = ()

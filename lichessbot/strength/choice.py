@@ -71,19 +71,25 @@ def choose(root_moves: list[RootMove], level: Level, rng: np.random.Generator) -
     return Choice(pick, "best" if pick == 0 else "temperature")
 
 
-def apply_level(result: SearchResult, searcher, level: Level, rng: np.random.Generator) -> SearchResult:
-    """``result`` with the move ``level`` chooses: best move, ponder move, PV and scores of that move.
+def apply_level(result: SearchResult, level: Level, rng: np.random.Generator) -> SearchResult:
+    """``result`` with the move ``level`` chooses: best move, ponder move, PV, Q and score of that move.
 
-    ``searcher``: the :class:`~lichessbot.search.Searcher` that produced ``result`` and has not searched
-    since (its tree gives the chosen move's PV through ``root_pvs``). ``result.stop_reason`` gets
-    ``"; strength <reason>"`` appended when another move than the best is played.
+    Everything is read from ``result`` (its ``root_moves`` and their ``lines``), never from the search's
+    tree, which may already be searching the next position. ``result.stop_reason`` gets
+    ``"; strength <reason> <move>"`` appended when another move than the best is played.
+
+    Raises:
+        ValueError: ``result`` has root moves without their lines (a result not made by the search).
     """
     rms = result.root_moves
     if not rms:
         return result
+    if len(result.lines) != len(rms):
+        raise ValueError(f"the search result has {len(rms)} root moves but {len(result.lines)} lines")
     c = choose(rms, level, rng)
     if c.index == 0:
         return result
-    rm, score, pv = searcher.root_pvs(c.index + 1)[c.index]
-    return replace(result, best_move=rm.move, ponder_move=pv[1] if len(pv) > 1 else None, pv=pv, q=rm.q, score=score,
-                   stop_reason=f"{result.stop_reason}; strength {c.reason} {rm.move.uci()}")
+    rm, line = rms[c.index], result.lines[c.index]
+    pv = list(line.pv)
+    return replace(result, best_move=rm.move, ponder_move=pv[1] if len(pv) > 1 else None, pv=pv, q=rm.q,
+                   score=line.score, stop_reason=f"{result.stop_reason}; strength {c.reason} {rm.move.uci()}")

@@ -83,11 +83,12 @@ class LevelPlayer:
         nodes = self.level.nodes if limits.nodes is None else min(limits.nodes, self.level.nodes)
         return replace(limits, nodes=nodes)
 
-    def choose(self, result: SearchResult, searcher) -> SearchResult:
-        """The result with the level's move (:func:`lichessbot.strength.choice.apply_level`)."""
+    def choose(self, result: SearchResult) -> SearchResult:
+        """The result with the level's move (:func:`lichessbot.strength.choice.apply_level`), read from the
+        result alone."""
         if self.level is None:
             return result
-        return apply_level(result, searcher, self.level, self._rng)
+        return apply_level(result, self.level, self._rng)
 
     def min_think_s(self, target_s: float | None) -> float:
         """Seconds a move should take at least: ``think_share`` x the time manager's target (seconds), 0

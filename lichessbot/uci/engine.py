@@ -348,7 +348,7 @@ class UciEngine:
         try:
             result: SearchResult = handle.wait()
             if player is not None:
-                result = player.choose(result, searcher)
+                result = player.choose(result)
         except Exception as err:  # noqa: BLE001 - a bestmove must still come
             self.error(f"search failed: {err}")
             self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
