@@ -173,14 +173,14 @@ def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_pat
     board = chess.Board()
     board.push_uci("e2e4")
     d = thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
-    budget = thinker._timeman.budget
+    budget = thinker.pipeline.timeman.budget
     assert d.nodes <= 4 and budget is not None
     assert d.time < 0.5 * budget.target  # the search itself was quick ...
     t0 = time.monotonic()
     board.push(d.move)
     board.push(next(iter(board.legal_moves)))
     thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
-    assert time.monotonic() - t0 >= 0.5 * thinker._timeman.budget.target  # ... the move was not
+    assert time.monotonic() - t0 >= 0.5 * thinker.pipeline.timeman.budget.target  # ... the move was not
     thinker.close()
     engine.close()
 

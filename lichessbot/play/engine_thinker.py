@@ -1,9 +1,11 @@
-"""The bot's engine: book -> tablebase root probe -> search under the time manager -> a :class:`Decision`.
+"""The bot's engine: the move pipeline (book -> tablebase root probe -> search under the time manager ->
+strength level, :mod:`lichessbot.pipeline`) behind the game's :class:`~lichessbot.play.thinker.Thinker`.
 
 :class:`Engine` is built once per process from the config (through :mod:`lichessbot.wiring`): one network
 evaluator and one :class:`~lichessbot.engine.service.EvalService` shared by every game (thread-safe), the
-book and the tablebases. Per game, :class:`EngineThinker` has its own
-:class:`~lichessbot.search.Searcher` (its own tree) and :class:`~lichessbot.timeman.TimeManager`.
+book and the tablebases (the move sources). Per game, :class:`EngineThinker` has its own
+:class:`~lichessbot.search.Searcher` (its own tree), :class:`~lichessbot.timeman.TimeManager` and
+:class:`~lichessbot.pipeline.MovePipeline`.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
-from lichessbot.play.thinker import ClockMs, Decision
-from lichessbot.search import Limits, SearchHandle, SearchStats
+from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_sources
+from lichessbot.play.thinker import ClockMs
+from lichessbot.search import SearchStats
 from lichessbot.status import LiveSearch, SearchLine
 from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch
 from lichessbot.strength.levels import Level, StrengthTable
@@ -57,6 +60,8 @@ class Engine:
         self.book = Book.from_config(config.book, random.Random())
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = Tablebases.from_config(config.tablebases)
+        #: Book, then tables: the move sources every game asks before searching (thread-safe).
+        self.sources = move_sources(book=self.book, tablebases=self.tablebases)
         sc = ec.strength
         #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
         self.strength_table: StrengthTable | None = None
@@ -122,7 +127,9 @@ class _LiveSink:
 
 
 class EngineThinker:
-    """Book move if the book has one, else a search under the time manager (see :class:`Engine`).
+    """The bot's thinker: this game's :class:`~lichessbot.pipeline.MovePipeline` (book, tables, search under
+    the time manager, strength level) over its own searcher, plus what only the bot does: the clock from
+    lichess, pondering by the config, the level from the opponent, the weakened bot's pace, the status page.
 
     ``on_live``, when set (by the game, for the status page), receives a
     :class:`~lichessbot.status.LiveSearch` from the search thread as the search goes on.
@@ -131,18 +138,20 @@ class EngineThinker:
     def __init__(self, engine: Engine, game_id: str | None = None):
         self._engine = engine
         self._game_id = game_id
-        self._searcher = wiring.searcher_of(engine.service, engine.config.engine.search, game=game_id or "",
-                                            tablebases=engine.tablebases)
-        self._timeman = wiring.timeman_of(engine.config.timeman, game_id)
-        self._handle: SearchHandle | None = None
-        self._ponder: tuple[chess.Board, SearchHandle] | None = None  # (position pondered, its search)
-        self._lock = threading.Lock()
-        self._stopped = False
+        #: This game's searcher: its own tree, the process's evaluation service, and the tables probed inside
+        #: the search (lc0's rule, docs/tablebases.md).
+        self._searcher = searcher = wiring.searcher_of(engine.service, engine.config.engine.search,
+                                                       game=game_id or "", tablebases=engine.tablebases)
+        #: This game's move pipeline; its strength level is full strength until :meth:`set_opponent` says
+        #: otherwise (or engine.strength.elo / preset sets a level for every game), docs/strength.md.
+        self.pipeline = MovePipeline(lambda: searcher, wiring.timeman_of(engine.config.timeman, game_id),
+                                     sources=engine.sources, strength=self._level_player(None, False))
         self.on_live: Callable[[Any], None] | None = None
-        self._sink: _LiveSink | None = None
-        #: This game's strength level and its move choice (docs/strength.md); full strength until
-        #: :meth:`set_opponent` says otherwise (or engine.strength.elo / preset sets a level for every game).
-        self.strength = self._level_player(None, False)
+
+    @property
+    def strength(self) -> LevelPlayer:
+        """This game's strength level and its move choice."""
+        return self.pipeline.strength
 
     def _level_player(self, rating: int | None, rated: bool) -> LevelPlayer:
         sc = self._engine.config.engine.strength
@@ -152,7 +161,7 @@ class EngineThinker:
     def set_opponent(self, rating: int | None, rated: bool) -> str:
         """Choose this game's strength level from the opponent's rating for the game's speed and whether the
         game is rated (engine.strength, docs/strength.md); returns the level's text for greetings."""
-        self.strength = self._level_player(rating, rated)
+        self.pipeline.strength = self._level_player(rating, rated)
         level: Level | None = self.strength.level
         log.info("strength", game_id=self._game_id, strength=level_text(level), opponent_rating=rating,
                  rated=rated, nodes=None if level is None else level.nodes)
@@ -170,49 +179,24 @@ class EngineThinker:
             lichessbot.search.SearchError: the search failed (the game plays a fallback move).
         """
         started = time.monotonic()
-        pondered = self._take_ponder()
-        book = self._engine.book
-        if book is not None:
-            move = book.choose(board, "chess960" if board.chess960 else "standard")
-            if move is not None:
-                self._drop(pondered)
-                return Decision(move=move, source="book")
-        tb = self._engine.tablebases
-        found = tb.root_move(board) if tb is not None else None
-        if found is not None:  # played at once, without searching
-            self._drop(pondered)
-            return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe())
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
-        stopper = self._timeman.stopper(tm_clock, board, movetime, first_moves_unclocked=first_moves_unclocked)
-        limits = self.strength.limits(Limits(nodes=self._engine.nodes))
-        with self._lock:
-            if self._stopped:
-                raise RuntimeError("thinker stopped")
-            if pondered is not None and pondered[0] == board and pondered[0].move_stack == board.move_stack:
-                self._engine.count_ponder(hit=True)
-                handle = self._handle = pondered[1]
-                if self._sink is not None:
-                    self._sink.pondering = False
-                handle.ponderhit(stopper, limits)
-            else:
-                self._drop(pondered)
-                self._sink = self._live(board, False)
-                handle = self._handle = self._searcher.start(board, limits, stopper=stopper, on_info=self._sink)
-        try:
-            result = handle.wait()
-        finally:
-            with self._lock:
-                self._handle = None
-                sink, self._sink = self._sink, None
+        request = MoveRequest(clock=tm_clock, movetime=movetime, nodes=self._engine.nodes,
+                              first_moves_unclocked=first_moves_unclocked)
+        sink = self._live(board, False)
+        thinking = self.pipeline.begin(board, request, on_info=sink)
+        if thinking.ponderhit:
+            self._engine.count_ponder(hit=True)
+        decision = thinking.wait()
+        if not thinking.searching:
+            return decision
         if sink is not None:
             sink.finish()
-        result = self.strength.choose(result)
-        if clock is not None and self._timeman.budget is not None:  # a weakened bot still takes its time
-            self.strength.wait(self.strength.min_think_s(self._timeman.budget.target) - (time.monotonic() - started))
-        self._timeman.move_done(result)
-        return Decision(move=result.best_move, source="search", result=result)
+        budget = self.pipeline.timeman.budget
+        if clock is not None and budget is not None:  # a weakened bot still takes its time
+            self.strength.wait(self.strength.min_think_s(budget.target) - (time.monotonic() - started))
+        return decision
 
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
         """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.
@@ -229,41 +213,16 @@ class EngineThinker:
         tb = self._engine.tablebases
         if target.is_game_over() or (tb is not None and tb.root_probe and tb.covers(target)):
             return
-        with self._lock:
-            if self._stopped:
-                return
-            self._drop(self._ponder)
-            self._sink = self._live(target, True)
-            self._ponder = (target, self._searcher.start(target, Limits(infinite=True), ponder=True,
-                                                         on_info=self._sink))
-        self._engine.count_ponder(hit=False)
-
-    def _take_ponder(self) -> tuple[chess.Board, SearchHandle] | None:
-        with self._lock:
-            pondered, self._ponder = self._ponder, None
-        return pondered
-
-    @staticmethod
-    def _drop(pondered: tuple[chess.Board, SearchHandle] | None) -> None:
-        if pondered is not None:
-            pondered[1].stop()
-            pondered[1].wait()
+        if self.pipeline.ponder(target, on_info=self._live(target, True)):
+            self._engine.count_ponder(hit=False)
 
     def stop(self) -> None:
         """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
         self.strength.interrupt()
-        with self._lock:
-            if self._handle is not None:
-                self._handle.stop()
-            if self._ponder is not None:
-                self._ponder[1].stop()
+        self.pipeline.stop()
 
     def close(self) -> None:
         """Stop any search and ponder, then close the searcher (its network worker thread ends here)."""
         self.strength.interrupt()
-        with self._lock:
-            self._stopped = True
-            if self._handle is not None:
-                self._handle.stop()
-        self._drop(self._take_ponder())
+        self.pipeline.close()
         self._searcher.close()

@@ -1,0 +1,118 @@
+"""The values of the move pipeline: what a move may spend (:class:`MoveRequest`) and what to play and why
+(:class:`Decision`). Imports point down: search results, the time manager's clock, the book's move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import chess
+
+from lichessbot.book import BookMove
+from lichessbot.score import Score
+from lichessbot.search import SearchResult
+from lichessbot.timeman import Clock
+
+__all__ = ["Decision", "MoveRequest"]
+
+
+@dataclass(frozen=True)
+class MoveRequest:
+    """What one move may spend, as the front end says it (the bot from lichess's clock, UCI from ``go``).
+
+    Attributes:
+        clock: our clock (milliseconds), or None without one (UCI ``go movetime``/``nodes``/``infinite``,
+            the bot's correspondence games).
+        movetime: seconds for this move (UCI ``go movetime``, the bot's ``correspondence.move_time``), or None.
+        nodes: a cap on nodes (reused ones included, lc0 VisitsStopper), or None.
+        infinite: search until stopped (UCI ``go infinite``): no stopper, no time.
+        first_moves_unclocked: lichess's clock does not run yet (each side's first move).
+        movetime_overhead_ms: milliseconds kept back from ``movetime`` (UCI MovetimeOverhead); None: the time
+            manager's ``move_overhead``.
+
+    Without a clock and a movetime, or with ``infinite``, the search has no stopper: only ``nodes`` or
+    ``stop`` end it (lc0's ``go infinite`` and ``go nodes``).
+    """
+
+    clock: Clock | None = None
+    movetime: float | None = None
+    nodes: int | None = None
+    infinite: bool = False
+    first_moves_unclocked: bool = False
+    movetime_overhead_ms: int | None = None
+
+    @property
+    def timed(self) -> bool:
+        """True when the time manager decides when to stop (a clock or a movetime, not ``infinite``)."""
+        return not self.infinite and (self.clock is not None or self.movetime is not None)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to play and why. Scores are from the mover's (our) point of view.
+
+    Attributes:
+        move: the move to play (legal in the board given to the pipeline).
+        source: "book", "tablebase" (the Syzygy root probe, no search) or "search".
+        result: the search behind a "search" decision (None for the others).
+        note: why a move was not searched: the tables' verdict for tablebase moves ("tablebase win,
+            DTZ 13"), "fallback" when the engine failed; "" otherwise.
+        tablebase_score: the tables' score of a tablebase move (a search's score is its result's).
+        book: the book entry of a book move (file, weight), None otherwise.
+    """
+
+    move: chess.Move
+    source: Literal["book", "tablebase", "search"]
+    result: SearchResult | None = None
+    note: str = ""
+    tablebase_score: Score | None = None
+    book: BookMove | None = None
+
+    @property
+    def score(self) -> Score | None:
+        """The evaluation of ``move``: the search's or the tables'; None for book moves and fallbacks."""
+        return self.result.score if self.result is not None else self.tablebase_score
+
+    @property
+    def ponder(self) -> chess.Move | None:
+        """The expected reply (second PV move), if any."""
+        return self.result.ponder_move if self.result is not None else None
+
+    @property
+    def pv(self) -> tuple[chess.Move, ...]:
+        """The principal variation, starting with ``move`` (only ``move`` for a tablebase move)."""
+        if self.result is not None:
+            return tuple(self.result.pv)
+        return (self.move,) if self.source == "tablebase" else ()
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of the search (1 for a tablebase probe, 0 for a book move)."""
+        if self.result is not None:
+            return self.result.nodes
+        return 1 if self.source == "tablebase" else 0
+
+    @property
+    def nps(self) -> float:
+        """Playouts per second of the search (0 without one)."""
+        return self.result.nps if self.result is not None else 0.0
+
+    @property
+    def depth(self) -> float:
+        """Mean playout depth of the search, plies (0 without one)."""
+        return self.result.depth if self.result is not None else 0.0
+
+    @property
+    def time(self) -> float:
+        """Seconds spent searching (0 without a search)."""
+        return self.result.time if self.result is not None else 0.0
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the search stopped (from the stopper), or the ``note`` of an unsearched move."""
+        return self.result.stop_reason if self.result is not None else self.note
+
+    @property
+    def score_cp(self) -> int | None:
+        """Centipawns with a mate as +-(100000 - moves) so thresholds compare (None without a score)."""
+        return self.score.value_cp() if self.score is not None else None
