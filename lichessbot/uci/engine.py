@@ -1,17 +1,18 @@
 """The UCI state machine of ``lichessbot uci`` (docs/uci.md): commands, options, ``go`` and its output.
 
 Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setoption, debug. ``go``
-returns at once; the search runs in its own thread and a ``bestmove`` always follows. Bad input (an
-illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string error ...`` and
-the engine keeps running. The network is loaded at the first ``isready`` or ``go``, so ``uci``
-answers at once; a network that does not load is never replaced by another (``go`` answers an error
-and ``bestmove 0000``). Info lines follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc),
-one per root move with MultiPV; ``go``'s parameters and stoppers live in :mod:`lichessbot.uci.output`.
+returns at once; the move comes from the move pipeline the bot uses (:mod:`lichessbot.pipeline`: book,
+tables, search, strength level, time manager), a search runs in its own thread, and a ``bestmove`` always
+follows. Bad input (an illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string
+error ...`` and the engine keeps running. The network is loaded at the first ``isready`` or search, so
+``uci`` answers at once and a book or tablebase move needs none; a network that does not load is never
+replaced by another (``go`` answers an error and ``bestmove 0000``). Info lines follow lc0 (lc0
+src/chess/uciloop.cc, src/search/classic/search.cc), one per root move with MultiPV; ``go``'s parameters
+and the move request they make live in :mod:`lichessbot.uci.output`.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import threading
@@ -29,16 +30,28 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
 from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
-from lichessbot.play.logs import configure_logging
-from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
+from lichessbot.pipeline import Decision, MovePipeline, Thinking, move_sources
+from lichessbot.search import Searcher, SearchStats
 from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch, uci_level
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases, split_path
-from lichessbot.timeman import TimeManager
+from lichessbot.timeman import Budget
 from lichessbot.uci.options import HASH_ENTRIES_PER_MB, OPTIONS
-from lichessbot.uci.output import MIN_SEARCH_MS, MOVETIME_OVERHEAD_MS, Go, info_lines, make_stopper, parse_go
+from lichessbot.uci.output import (
+    MOVETIME_OVERHEAD_MS,
+    Go,
+    budget_lines,
+    decision_lines,
+    info_lines,
+    parse_go,
+    request_of,
+)
 
-__all__ = ["UciEngine", "add_arguments", "run"]
+__all__ = ["NoEngine", "UciEngine"]
+
+
+class NoEngine(LichessbotError, RuntimeError):
+    """The network of WeightsFile does not load (the reason was written as an ``info string error``)."""
 
 
 class UciEngine:
@@ -62,13 +75,17 @@ class UciEngine:
         self.board = chess.Board()
         self._evaluator: Evaluator | TritonEvaluator | None = None
         self._searcher: Searcher | None = None
-        self._timeman: TimeManager | None = None
-        self._handle: SearchHandle | None = None
-        self._waiter: threading.Thread | None = None
-        self._pending_go: Go | None = None
         self._net: Network | None = None  # the loaded network of engine.network
+        #: The session's move pipeline (the bot's); its searcher is built at the first search.
+        self.pipeline = MovePipeline(self._search_engine, wiring.timeman_of(self.timeman_config))
+        self._thinking: Thinking | None = None  # the move being searched, its bestmove still to come
+        self._waiter: threading.Thread | None = None  # writes that bestmove
+        self._pending_go: Go | None = None  # a ``go ponder`` waiting for its ponderhit
+        self._ponder_searcher: Searcher | None = None  # the searcher of that ponder search
+        self._to_close: list[Searcher] = []  # searchers replaced during a search, closed once it ends
         self._strength: LevelPlayer | None = None  # of the strength options, built at go
         self._strength_table: StrengthTable | None = None  # of StrengthTable, read at first use
+        self._notes: list[str] = []  # what the strength options say, written before the next search
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -115,7 +132,7 @@ class UciEngine:
             self._searcher.new_game()
         if self._evaluator is not None:
             self._evaluator.clear_cache()
-        self._timeman = None
+        self.pipeline.timeman = wiring.timeman_of(self.timeman_config)
 
     def _cmd_setoption(self, args: list[str]) -> None:
         text = " ".join(args)
@@ -149,6 +166,7 @@ class UciEngine:
                 self._book = open_book_file(value, random.Random(self.flags["seed"] or None))
             if key in ("limit_strength", "uci_elo", "strength_table", "strength_preset", "seed"):
                 self._strength = None
+                self._notes.clear()
             if key == "strength_table":  # a bad table is reported now (StrengthError is a ValueError)
                 self._strength_table = table_from_config(value, "StrengthTable")
             if key == "syzygy_path":  # a bad path is reported now (TablebaseError is a ValueError)
@@ -174,20 +192,21 @@ class UciEngine:
                     self.error(f"WeightsFile {value}: no such file; go will not search until a network loads")
             elif room == "timeman":
                 self.timeman_config = TimemanConfig.model_validate({**self.timeman_config.model_dump(), key: value})
-                self._timeman = None
+                self.pipeline.timeman = wiring.timeman_of(self.timeman_config)
         except ValidationError as err:
             raise ValueError(err.errors()[0]["msg"]) from None
 
     def _drop_searcher(self) -> None:
-        """Close the searcher (its tree and network thread go; the next ``go`` builds one with the new
-        settings). Never during a search: ``setoption`` while searching applies to the next search."""
+        """Let go of the searcher (the next search builds one with the new settings). Never during a search:
+        ``setoption`` while searching applies to the next search, and the old searcher (its tree and network
+        thread) is closed once the search under way has written its bestmove."""
         searcher, self._searcher = self._searcher, None
-        if searcher is not None:
-            if self._handle is not None and self._waiter is not None and self._waiter.is_alive():
-                threading.Thread(target=_close_after, args=(self._waiter, searcher), name="lichessbot-uci-close",
-                                 daemon=True).start()
-            else:
-                searcher.close()
+        if searcher is None:
+            return
+        if (self._waiter is not None and self._waiter.is_alive()) or self.pipeline.pondering:
+            self._to_close.append(searcher)
+        else:
+            searcher.close()
 
     def load_network(self) -> Network:
         """The network of WeightsFile (``engine.network``), loaded once per setting.
@@ -218,6 +237,17 @@ class UciEngine:
             return False
         return True
 
+    def _search_engine(self) -> Searcher:
+        """The pipeline's searcher: built with the network at the first search.
+
+        Raises:
+            NoEngine: the network does not load (``info string error`` already written).
+        """
+        if not self._ensure_engine():
+            raise NoEngine(f"cannot load network {self.engine.network!r}")
+        assert self._searcher is not None
+        return self._searcher
+
     def _cmd_position(self, args: list[str]) -> None:
         if not args:
             raise ValueError("expected: position startpos|fen <fen> [moves ...]")
@@ -241,6 +271,7 @@ class UciEngine:
                 raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
         self.board = board
 
+    # -- go -----------------------------------------------------------------------------------------
     def _cmd_go(self, args: list[str]) -> None:
         go = parse_go(args, self.error)
         self._stop_and_wait()
@@ -249,53 +280,64 @@ class UciEngine:
             self.error("no legal moves in this position")
             self.send("bestmove 0000")
             return
-        if self._book is not None and self.flags["own_book"] and not go.ponder:
-            found = self._book.find(board, "chess960" if board.chess960 else "standard")
-            if found is not None:  # a book move is played at once, without searching
-                self.send(f"info string book {found}")
-                self.send(f"bestmove {found.move.uci()}")
+        pipeline = self.pipeline
+        pipeline.sources = move_sources(book=self._book if self.flags["own_book"] else None,
+                                        tablebases=self._tablebases)
+        pipeline.strength = self._strength_player()
+        try:
+            if go.ponder:  # the search of the expected position, until ponderhit or stop (no book, no tables)
+                pipeline.ponder(board, nodes=go.nodes, on_info=self._info)
+                self._ponder_searcher = self._searcher
+                self._pending_go = go
+                self._write_notes()
                 return
-        if self._tablebases is not None and not go.ponder:
-            tb_move = self._tablebases.root_move(board)
-            if tb_move is not None:  # the tables' move at once, without searching (docs/tablebases.md)
-                score = tb_move.score.uci()
-                if self.flags["show_wdl"]:
-                    score += " wdl {} {} {}".format(*tb_move.score.permille)
-                self.send(f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 "
-                          f"pv {tb_move.move.uci()}")
-                self.send(f"info string {tb_move.describe()}")
-                self.send(f"bestmove {tb_move.move.uci()}")
-                return
-        if not self._ensure_engine():  # no search on a network other than the one asked for
+            thinking = pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"]),
+                                      on_info=self._info, on_search=self._on_search)
+        except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
             return
-        if self._timeman is None:
-            self._timeman = wiring.timeman_of(self.timeman_config)
-        if go.ponder:
-            stopper, limits = None, Limits(nodes=go.nodes, infinite=True)
-            self._pending_go = go
-        else:
-            stopper, limits = make_stopper(self._timeman, go, board, self.flags["movetime_overhead"])
-            budget = getattr(stopper, "budget", None)
-            if budget is not None:
-                self.send(f"info string timeman {budget.describe()}")
-                if budget.hard_max * 1000 < MIN_SEARCH_MS:
-                    self.send(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; "
-                              "the move comes from the first batch (a longer movetime or clock, or a smaller "
-                              "MoveOverhead, helps)")
-        player = self._strength_player()
-        if not go.ponder:
-            limits = player.limits(limits)
-        searcher = self._searcher
-        assert searcher is not None  # _ensure_engine built it
-        handle = searcher.start(board, limits, stopper=stopper, on_info=self._info, ponder=go.ponder)
-        self._handle = handle
-        self._waiter = threading.Thread(target=self._finish, args=(handle, board, searcher, player), daemon=True)
+        self._follow(thinking, board, self._searcher)
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        if self._pending_go is None:
+            return
+        go, self._pending_go = self._pending_go, None
+        go.ponder = False
+        board = self.board.copy()
+        self.pipeline.strength = self._strength_player()
+        try:
+            thinking = self.pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"]),
+                                           on_info=self._info, on_search=self._on_search)
+        except NoEngine:
+            self.send("bestmove 0000")
+            return
+        self._follow(thinking, board, self._ponder_searcher)
+
+    def _follow(self, thinking: Thinking, board: chess.Board, searcher: Searcher | None) -> None:
+        """Write the move of ``thinking``: a book or tablebase move at once, a search's from a thread."""
+        if not thinking.searching:
+            self._report(thinking.wait(), searcher)
+            return
+        self._thinking = thinking
+        self._waiter = threading.Thread(target=self._finish, args=(thinking, board, searcher), daemon=True)
         self._waiter.start()
+
+    def _on_search(self, budget: Budget | None) -> None:
+        """Before a search: the time manager's budget (and a warning when it is too short to search), then
+        what the strength options say."""
+        for line in budget_lines(budget):
+            self.send(line)
+        self._write_notes()
+
+    def _write_notes(self) -> None:
+        notes, self._notes = self._notes, []
+        for line in notes:
+            self.send(line)
 
     def _strength_player(self) -> LevelPlayer:
         """The :class:`~lichessbot.strength.LevelPlayer` of UCI_LimitStrength, UCI_Elo, StrengthTable and
-        StrengthPreset (docs/strength.md), built when one of them changed; says its level once."""
+        StrengthPreset (docs/strength.md), built when one of them changed; what it says (its level, a table
+        calibrated for another network) is written before the next search."""
         if self._strength is None:
             f = self.flags
             if f["limit_strength"] and self._strength_table is None:
@@ -303,30 +345,30 @@ class UciEngine:
             if f["limit_strength"] and self._strength_table is not None:
                 mismatch = table_mismatch(self._strength_table, self.engine.network)
                 if mismatch:
-                    self.send(f"info string warning: {mismatch}")
+                    self._notes.append(f"info string warning: {mismatch}")
             level = uci_level(f["limit_strength"], f["uci_elo"], f["strength_preset"], self._strength_table)
             self._strength = LevelPlayer(level, seed=f["seed"] or None)
             if level is not None:
-                self.send(f"info string strength {level.describe()}")
+                self._notes.append(f"info string strength {level.describe()}")
             elif f["limit_strength"] and self._strength_table is not None:
-                self.send(f"info string strength: UCI_Elo {f['uci_elo']} is above the table's top level "
-                          f"{self._strength_table.max_elo}; full strength")
+                self._notes.append(f"info string strength: UCI_Elo {f['uci_elo']} is above the table's top level "
+                                   f"{self._strength_table.max_elo}; full strength")
         return self._strength
 
-    def _cmd_ponderhit(self, args: list[str]) -> None:
-        if self._handle is None or self._pending_go is None:
-            return
-        go, self._pending_go = self._pending_go, None
-        go.ponder = False
-        stopper, limits = make_stopper(self._timeman, go, self.board, self.flags["movetime_overhead"])
-        self._handle.ponderhit(stopper, self._strength_player().limits(limits))
-
     def _cmd_stop(self, args: list[str]) -> None:
-        self._pending_go = None
-        if self._handle is not None:
-            self._handle.stop()
-            if self._waiter is not None:
-                self._waiter.join()
+        if self._pending_go is not None:  # ``go ponder`` without a ponderhit: the ponder search's move
+            self._pending_go = None
+            pondered = self.pipeline.stop_ponder()
+            if pondered is not None:
+                self._finish(pondered, self.board, self._ponder_searcher)
+        if self._thinking is not None:
+            self._thinking.stop()
+        if self._waiter is not None:
+            self._waiter.join()
+        self._thinking = None
+        to_close, self._to_close = self._to_close, []
+        for searcher in to_close:
+            searcher.close()
 
     def _cmd_quit(self, args: list[str]) -> bool:
         self._stop_and_wait()
@@ -344,66 +386,17 @@ class UciEngine:
         for line in info_lines(s, show_wdl=self.flags["show_wdl"], multipv=k, pvs=pvs):
             self.send(line)
 
-    def _finish(self, handle: SearchHandle, board: chess.Board, searcher: Searcher, player: Any = None) -> None:
+    def _finish(self, thinking: Thinking, board: chess.Board, searcher: Searcher | None) -> None:
         try:
-            result: SearchResult = handle.wait()
-            if player is not None:
-                result = player.choose(result)
+            decision = thinking.wait()
         except Exception as err:  # noqa: BLE001 - a bestmove must still come
             self.error(f"search failed: {err}")
             self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
             return
-        if self.flags["verbose"]:
-            for line in searcher.verbose_stats():
-                self.send(f"info string {line}")
-        if self._timeman is not None:
-            try:
-                self._timeman.move_done(result)
-            except Exception as err:  # noqa: BLE001
-                self.error(f"time manager: {err}")
-        if result.stop_reason:
-            self.send(f"info string stop: {result.stop_reason}")
-        move = result.best_move.uci()
-        ponder = f" ponder {result.ponder_move.uci()}" if result.ponder_move is not None else ""
-        self.send(f"bestmove {move}{ponder}")
+        self._report(decision, searcher)
 
-
-def _close_after(waiter: threading.Thread, searcher: Searcher) -> None:
-    """Close ``searcher`` once the search ``waiter`` waits for has written its bestmove."""
-    waiter.join()
-    searcher.close()
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--network", default=None,
-                        help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
-                        "and a network that does not load ends the command with status 2")
-    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"),
-                        help="where the network runs (Backend; default: auto, the best available)")
-    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
-                        help="lowest level of the log lines written on stderr (default: warning)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Speak UCI on stdin/stdout until ``quit`` or end of input. Logs go to stderr (``--log-level``).
-
-    Raises:
-        LichessbotError: ``--network`` does not load (before anything is written on stdout; exit status 2).
-    """
-    configure_logging(level=getattr(args, "log_level", None) or "warning")
-    engine = UciEngine()
-    if getattr(args, "network", None):
-        engine._set("engine.network", args.network)
-    if getattr(args, "backend", None):
-        engine._set("engine.backend", args.backend)
-    if getattr(args, "network", None):
-        try:
-            engine.load_network()
-        except Exception as err:  # noqa: BLE001 - any reason the file is not a network: fatal here
-            raise LichessbotError(f"--network {args.network}: the network does not load: {err}") from None
-    for line in sys.stdin:
-        if not engine.handle(line):
-            break
-    else:
-        engine.handle("quit")
-    return 0
+    def _report(self, d: Decision, searcher: Searcher | None) -> None:
+        """The lines of a decision (:func:`~lichessbot.uci.output.decision_lines`), ``bestmove`` last."""
+        verbose = searcher.verbose_stats() if self.flags["verbose"] and d.source == "search" and searcher else []
+        for line in decision_lines(d, show_wdl=self.flags["show_wdl"], verbose=verbose):
+            self.send(line)

@@ -1,6 +1,6 @@
-"""The search side of ``lichessbot uci``: the parameters of ``go`` and the stopper and limits they make
-(``go movetime``: :func:`lichessbot.timeman.allocation.movetime_s`), and the ``info`` lines a search
-writes (one per principal variation with MultiPV).
+"""The search side of ``lichessbot uci``: the parameters of ``go`` and the move request they make for the
+move pipeline (``go movetime``: :func:`lichessbot.timeman.allocation.movetime_s`), and the ``info`` lines a
+search writes (one per principal variation with MultiPV).
 
 Info lines follow lc0 (src/chess/uciloop.cc ``ConvertInfoToString``): ``info depth D seldepth S time MS
 nodes N [multipv K] score cp X|mate M [wdl W D L] nps NPS tbhits T pv ...``; ``multipv`` only when
@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import chess
 
+from lichessbot.pipeline import Decision, MoveRequest
 from lichessbot.score import Score
-from lichessbot.search import Limits, RootMove, SearchStats, Stopper
-from lichessbot.timeman import Clock
+from lichessbot.search import RootMove, SearchStats
+from lichessbot.timeman import Budget, Clock
 
-__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "info_lines", "make_stopper", "parse_go"]
+__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "budget_lines", "decision_lines", "info_lines", "parse_go",
+           "request_of"]
 
 #: Milliseconds kept back from ``go movetime`` for the protocol round trip (reading ``go``, writing
 #: ``bestmove``, the GUI reading it) and the batch under way when the deadline passes. MoveOverhead
@@ -60,6 +61,37 @@ def _wdl(score: Score, show: bool) -> str:
     return " wdl {} {} {}".format(*score.permille) if show else ""
 
 
+def budget_lines(budget: Budget | None) -> list[str]:
+    """``info string timeman target ... s, max ... s`` before a timed search (none without a budget), and a
+    warning when the hard maximum is below :data:`MIN_SEARCH_MS`."""
+    if budget is None:
+        return []
+    lines = [f"info string timeman {budget.describe()}"]
+    if budget.hard_max * 1000 < MIN_SEARCH_MS:
+        lines.append(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; the move "
+                     "comes from the first batch (a longer movetime or clock, or a smaller MoveOverhead, helps)")
+    return lines
+
+
+def decision_lines(d: Decision, *, show_wdl: bool, verbose: Sequence[str] = ()) -> list[str]:
+    """The lines that end a ``go``, ``bestmove`` last: a book move's ``info string book <entry>``; a
+    tablebase move's ``info depth 1 ... tbhits 1 pv <move>`` with the tables' score and ``info string <verdict>``
+    (docs/tablebases.md); a search's ``verbose`` lines (VerboseMoveStats) and ``info string stop: <reason>``;
+    then ``bestmove <move> [ponder <reply>]``."""
+    move = d.move.uci()
+    if d.source == "book":
+        return [f"info string book {d.book}", f"bestmove {move}"]
+    if d.source == "tablebase" and d.tablebase_score is not None:
+        score = d.tablebase_score.uci() + _wdl(d.tablebase_score, show_wdl)
+        return [f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 pv {move}",
+                f"info string {d.note}", f"bestmove {move}"]
+    lines = [f"info string {line}" for line in verbose]
+    if d.stop_reason:
+        lines.append(f"info string stop: {d.stop_reason}")
+    ponder = f" ponder {d.ponder.uci()}" if d.ponder is not None else ""
+    return [*lines, f"bestmove {move}{ponder}"]
+
+
 @dataclass
 class Go:
     """The parameters of one ``go`` (times in milliseconds, as UCI sends them)."""
@@ -79,22 +111,20 @@ _GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "
 _GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
 
 
-def make_stopper(timeman: Any, go: Go, board: chess.Board,
-                 movetime_overhead_ms: int) -> tuple[Stopper | None, Limits]:
-    """The stopper and limits of a ``go``: clocks and movetime go to the time manager (lichessbot.timeman,
-    docs/timeman.md); ``nodes`` and ``infinite`` are hard limits. ``go movetime X`` (ms) searches X minus
-    ``movetime_overhead_ms`` (ms; MovetimeOverhead, not MoveOverhead), never less than X / 2."""
-    limits = Limits(nodes=go.nodes, infinite=go.infinite)
+def request_of(go: Go, board: chess.Board, movetime_overhead_ms: int) -> MoveRequest:
+    """What the move of a ``go`` may spend, for the move pipeline: our clock from wtime/btime, winc/binc and
+    movestogo (ms), ``movetime`` in seconds with ``movetime_overhead_ms`` (MovetimeOverhead, not MoveOverhead)
+    kept back and never less than half of it (:func:`lichessbot.timeman.allocation.movetime_s`), ``nodes``
+    and ``infinite`` as hard limits. Without a clock and a movetime, or with ``infinite``, the time manager
+    is not asked (docs/timeman.md)."""
     ours = go.wtime if board.turn == chess.WHITE else go.btime
     inc = go.winc if board.turn == chess.WHITE else go.binc
-    movetime = go.movetime / 1000.0 if go.movetime is not None else None
-    if go.infinite or (ours is None and movetime is None):
-        return None, limits
     clock = None
     if ours is not None:
         opp = go.btime if board.turn == chess.WHITE else go.wtime
         clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
-    return timeman.stopper(clock, board, movetime, movetime_overhead_ms=movetime_overhead_ms), limits
+    return MoveRequest(clock=clock, movetime=go.movetime / 1000.0 if go.movetime is not None else None,
+                       nodes=go.nodes, infinite=go.infinite, movetime_overhead_ms=movetime_overhead_ms)
 
 
 def parse_go(args: list[str], error: Callable[[str], None]) -> Go:

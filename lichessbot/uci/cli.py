@@ -1,0 +1,47 @@
+"""The ``lichessbot uci`` command: its arguments, and the loop that reads UCI commands on stdin."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lichessbot.errors import LichessbotError
+from lichessbot.play.logs import configure_logging
+from lichessbot.uci.engine import UciEngine
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--network", default=None,
+                        help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
+                        "and a network that does not load ends the command with status 2")
+    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"),
+                        help="where the network runs (Backend; default: auto, the best available)")
+    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+                        help="lowest level of the log lines written on stderr (default: warning)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Speak UCI on stdin/stdout until ``quit`` or end of input. Logs go to stderr (``--log-level``).
+
+    Raises:
+        LichessbotError: ``--network`` does not load (before anything is written on stdout; exit status 2).
+    """
+    configure_logging(level=getattr(args, "log_level", None) or "warning")
+    engine = UciEngine()
+    if getattr(args, "network", None):
+        engine._set("engine.network", args.network)
+    if getattr(args, "backend", None):
+        engine._set("engine.backend", args.backend)
+    if getattr(args, "network", None):
+        try:
+            engine.load_network()
+        except Exception as err:  # noqa: BLE001 - any reason the file is not a network: fatal here
+            raise LichessbotError(f"--network {args.network}: the network does not load: {err}") from None
+    for line in sys.stdin:
+        if not engine.handle(line):
+            break
+    else:
+        engine.handle("quit")
+    return 0
