@@ -15,6 +15,7 @@ import pytest
 from lichessbot.match import EngineSpec, MatchConfig, TimeControl, run_match
 from lichessbot.timeman.allocation import movetime_s
 from lichessbot.uci import UciEngine
+from tests.test_uci import _wait_for
 
 UCI = [sys.executable, "-m", "lichessbot", "uci"]
 
@@ -54,6 +55,39 @@ def test_multipv_lines_follow_the_root_ranking(tiny_net):
     best = next(line for line in lines if line.startswith("bestmove")).split()[1]
     assert last[0].split(" pv ")[1].split()[0] == best
     assert "info string error" not in out.getvalue()
+
+
+def _verbose(eng: UciEngine, out: io.StringIO, *commands: str) -> list[str]:
+    """The VerboseMoveStats lines (one per root move, then the root's) after ``commands`` and ``go nodes 40``."""
+    out.seek(0)
+    out.truncate()
+    for cmd in (*commands, "setoption name VerboseMoveStats value true", "position startpos", "go nodes 40"):
+        eng.handle(cmd)
+    return [line for line in _wait_for(out, "bestmove") if line.startswith("info string ") and "(P:" in line]
+
+
+def _top_prior(lines: list[str]) -> float:
+    return max(float(line.split("(P:")[1].split("%")[0]) for line in lines if not line.startswith("info string node"))
+
+
+def test_policy_temperature_is_a_search_parameter_and_keeps_the_network_session(tiny_net):
+    eng = UciEngine(out=io.StringIO())
+    out = eng._out
+    for name, value in _options(tiny_net).items():
+        eng.handle(f"setoption name {name} value {value}")
+    eng.handle("isready")
+    session = eng._evaluator
+    assert "info string loaded network" in out.getvalue()
+    cool = _verbose(eng, out)
+    hot = _verbose(eng, out, "setoption name PolicyTemperature value 4.0")
+    assert eng._evaluator is session and "loaded network" not in out.getvalue()  # no new onnxruntime session
+    assert _top_prior(hot) < _top_prior(cool)  # flatter priors: the new temperature is in force ...
+    fresh = UciEngine(out=io.StringIO())
+    for name, value in {**_options(tiny_net), "PolicyTemperature": 4.0}.items():
+        fresh.handle(f"setoption name {name} value {value}")
+    assert _verbose(fresh, fresh._out) == hot  # ... in the whole tree: no prior of the old one left in the NN cache
+    eng.handle("quit")
+    fresh.handle("quit")
 
 
 def test_hash_sizes_the_nn_cache():

@@ -41,14 +41,13 @@ _INFO_EVERY = 5.0
 
 
 def core_params(params: SearchParams, evaluator) -> dict:
-    """The dict :class:`lichessbot._core.SearchCore` takes: ``params`` plus the network's input format,
-    the history fill and the policy temperature of ``evaluator`` (which owns them, lc0 applies them in
-    the network wrapper: src/neural/wrapper.cc)."""
+    """The dict :class:`lichessbot._core.SearchCore` takes: ``params`` (PolicyTemperature among them: the core
+    applies it to the priors, lc0 src/neural/wrapper.cc) plus the network's input format and the history
+    fill of ``evaluator``."""
     d = params.model_dump()
     d["minibatch_size"] = minibatch_of(params, evaluator)
     d["input_format"] = int(getattr(evaluator, "input_format", 1))
     d["history_fill"] = getattr(evaluator, "history_fill", "fen_only")
-    d["policy_temperature"] = float(getattr(evaluator, "policy_temperature", params.policy_temperature))
     return d
 
 

@@ -76,6 +76,7 @@ class UciEngine:
         self._evaluator: Evaluator | TritonEvaluator | None = None
         self._searcher: Searcher | None = None
         self._net: Network | None = None  # the loaded network of engine.network
+        self._cache_temperature = self.params.policy_temperature  # of the priors in the evaluator's NN cache
         #: The session's move pipeline (the bot's); its searcher is built at the first search.
         self.pipeline = MovePipeline(self._search_engine, wiring.timeman_of(self.timeman_config))
         self._thinking: Thinking | None = None  # the move being searched, its bestmove still to come
@@ -175,11 +176,9 @@ class UciEngine:
                 self._drop_searcher()
             return
         try:
-            if room == "search":
+            if room == "search":  # a search parameter only: the network session stays (PolicyTemperature too)
                 self.params = SearchParams.model_validate({**self.params.model_dump(), key: value})
                 self._drop_searcher()
-                if key == "policy_temperature":
-                    self._evaluator = None
             elif room == "engine":
                 data = self.engine.model_dump()
                 data[key] = value
@@ -228,9 +227,11 @@ class UciEngine:
         try:
             if self._evaluator is None:
                 net = self.load_network()
-                self._evaluator = wiring.evaluator_of(self.engine, net,
-                                                      policy_temperature=self.params.policy_temperature)
+                self._evaluator = wiring.evaluator_of(self.engine, net)
                 self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
+            elif self._cache_temperature != self.params.policy_temperature:
+                self._evaluator.clear_cache()  # the NN cache holds priors made at the old PolicyTemperature
+            self._cache_temperature = self.params.policy_temperature
             self._searcher = wiring.searcher_of(self._evaluator, self.params, tablebases=self._tablebases)
         except Exception as err:  # noqa: BLE001 - reported, and the engine keeps running
             self.error(f"cannot load network {self.engine.network!r}: {err}")
