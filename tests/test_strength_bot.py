@@ -101,3 +101,21 @@ def test_with_the_shipped_table_and_network_1200_plus_offset_150_plays_the_measu
     [strength] = _events(logs, "strength")
     assert (strength["strength"], strength["nodes"]) == ("1350 Elo", level.nodes)
     assert all(m["nodes"] <= level.nodes for m in _events(logs, "move"))
+
+
+def test_a_weakened_bot_plays_the_levels_choice_and_not_always_the_searchs_best_move(server, logs, tiny_net,
+                                                                                   tmp_path):
+    path = tmp_path / "hot.json"
+    StrengthTable("tiny", (Level(elo=1000, nodes=24, temperature=3.0, max_q_loss=2.0),)).save(path)
+    cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
+                                   "search": {"minibatch_size": 8, "seed": 11},
+                                   "strength": {"elo": 1000, "table": str(path), "think_share": 0}},
+                        "timeman": {"smart_pruning": False}})
+    with Engine(cfg) as engine, BotRun(server, engine) as bot:
+        game = bot.play(challenger="human1000", rating=1000, opponent=resign_after(16))
+    assert game.status == "resign"
+    moves = _events(logs, "move")
+    assert len(moves) == 9 and all(m["nodes"] <= 24 for m in moves)
+    # The level samples its move from the root visits (docs/strength.md): some moves are not the search's best.
+    sampled = [m for m in moves if "; strength temperature " in m["stop"]]
+    assert sampled and all(m["stop"].endswith(m["move"]) for m in sampled)

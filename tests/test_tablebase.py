@@ -167,6 +167,22 @@ def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
     engine.close()
 
 
+def test_the_bots_search_probes_the_tables_as_it_expands(syzygy, tiny_net):
+    from lichessbot.play.engine_thinker import Engine
+
+    # Five pieces: no root probe; the bot's searcher (as the bot wires it) probes the tables at expansion,
+    # so the capture into four pieces is a proven tablebase win (lc0 ExtendNode, docs/tablebases.md).
+    cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
+                                   "search": {"minibatch_size": 8}},
+                        "tablebases": {"syzygy": [syzygy]}, "timeman": {"smart_pruning": False}})
+    with Engine(cfg, nodes=400) as engine:
+        thinker = engine.new_game()
+        decision = thinker.think(chess.Board(FIVE), None)
+        thinker.close()
+    assert decision.source == "search" and decision.result is not None and decision.result.tbhits > 0
+    assert decision.move.uci() == "d1d8" and decision.score.wdl == (1.0, 0.0, 0.0) and decision.score.mate is None
+
+
 @pytest.mark.parametrize("endgame", ["KQvK", "KRvK", "KBNvK", "KvKP"])
 def test_endgames_against_stockfish(endgame, stockfish_path, syzygy):
     """Two games per endgame in the default run (``python -m tests.tb_games`` plays ten of each)."""
