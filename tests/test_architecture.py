@@ -1,5 +1,6 @@
-"""The house's shape, checked on the source with the standard library's ``ast``: imports point one way (no
-import loops, annotation-only imports counted too) and modules stay small."""
+"""The house's shape, checked on the source with the standard library's ``ast``: imports point one way (down
+the rooms' order of /work/shared/design.md, never back up, and no import loops; annotation-only imports counted
+too), no room imports what design.md says it knows nothing of, and modules stay small."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ MAX_LINES = 420
 
 
 def _modules() -> dict[str, Path]:
-    mods = {}
+    """Every module of the package, and the Rust core as ``lichessbot._core`` (its stub)."""
+    mods = {"lichessbot._core": PACKAGE / "_core.pyi"}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -61,6 +63,103 @@ def test_no_import_loops_in_the_package():
     graph = import_graph()
     assert "lichessbot.engine.evaluator" in graph["lichessbot.wiring"]  # the graph sees real edges
     assert import_loop(graph) == []
+
+
+#: The rooms from the top (the command) down (errors): a module may import its own room and the rooms below it,
+#: never one above it nor a peer in its own layer. From /work/shared/design.md: the data flows lichess -> game
+#: -> thinker -> search -> (evaluation service, timeman), each room's "knows nothing of" puts it below what it
+#: must not see, and the UCI front end reads the bot's logging setup (play/logs.py).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__main__",), ("cli",),
+    ("uci",),
+    ("play",),
+    ("fakelichess",),  # the test server and the in-process bot runner (play's benchmarks use them)
+    ("status",),
+    ("wiring",),
+    ("pipeline",),  # the move pipeline: book, tables, search, strength, time
+    ("online",),
+    ("strength",),
+    ("timeman",),
+    ("search",),
+    ("tablebase", "book"),
+    ("engine",),
+    ("_core",),
+    ("match",),
+    ("score",),
+    ("config",),
+    ("lichess",),  # the wire: it knows nothing of config
+    ("errors", "lichessbot"),
+)
+
+#: design.md's "knows nothing of", for what the order alone allows: room -> rooms (or modules) it never imports.
+KNOWS_NOTHING_OF: dict[str, set[str]] = {
+    "errors": {"config", "lichess", "score"},
+    "config": {"lichess"},
+    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "pipeline"},
+    "engine": {"lichess", "timeman", "match"},
+    "_core": {"lichess", "match"},
+    "search": {"lichess", "timeman"},
+    "timeman": {"_core", "lichessbot.search.searcher", "lichessbot.search.handle"},
+    "book": {"search", "lichess"},
+    "tablebase": {"search", "lichess"},
+    "status": {"search", "_core", "engine"},
+    "online": {"search", "_core", "engine"},
+    "pipeline": {"lichess"},
+    "uci": {"lichess"},
+    "play": {"_core"},
+}
+
+#: Arrows back up that exist today, each with the work that removes it (issue 30's bot wing). An arrow listed
+#: here that no longer exists fails the test: take it off the list.
+KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {
+    ("lichessbot.fakelichess.botrun", "lichessbot.play.service"): "the test server does not import the bot",
+    ("lichessbot.fakelichess.botrun", "lichessbot.play.thinker"): "the test server does not import the bot",
+    ("lichessbot.lichess.challenge", "lichessbot.config"): "lichess/ is wire only: it imports no config",
+    ("lichessbot.lichess.matchmaking", "lichessbot.config"): "lichess/ is wire only: it imports no config",
+}
+
+
+def room_of(module: str) -> str:
+    """``lichessbot.play.game`` -> ``play``, ``lichessbot.wiring`` -> ``wiring``, the package -> ``lichessbot``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def back_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], str]:
+    """Imports that go against :data:`LAYERS` or :data:`KNOWS_NOTHING_OF`: (importer, imported) -> why."""
+    rank = {room: i for i, layer in enumerate(LAYERS) for room in layer}
+    bad = {}
+    for src, targets in graph.items():
+        a = room_of(src)
+        for dst in targets:
+            b = room_of(dst)
+            if a == b:
+                continue
+            if a not in rank or b not in rank:
+                bad[(src, dst)] = f"room {a if a not in rank else b!r} is not in LAYERS"
+            elif rank[b] <= rank[a]:
+                bad[(src, dst)] = f"{a} imports {b}, which is {'beside' if rank[a] == rank[b] else 'above'} it"
+            elif KNOWS_NOTHING_OF.get(a, set()) & {b, dst}:
+                bad[(src, dst)] = f"{a} knows nothing of {b} (design.md)"
+    return bad
+
+
+def test_back_arrows_are_found():
+    graph = {"lichessbot.search.searcher": {"lichessbot.play.game", "lichessbot.config", "lichessbot.lichess.client"},
+             "lichessbot.timeman.manager": {"lichessbot.search", "lichessbot.search.searcher"},
+             "lichessbot.book": {"lichessbot.tablebase"}, "lichessbot.config": set()}
+    assert set(back_arrows(graph)) == {("lichessbot.search.searcher", "lichessbot.play.game"),
+                                       ("lichessbot.search.searcher", "lichessbot.lichess.client"),
+                                       ("lichessbot.timeman.manager", "lichessbot.search.searcher"),
+                                       ("lichessbot.book", "lichessbot.tablebase")}
+
+
+def test_imports_point_down_the_rooms():
+    graph = import_graph()
+    assert "lichessbot._core" in graph["lichessbot.search.searcher"]  # the core is a room of the graph
+    found = back_arrows(graph)
+    assert {k: v for k, v in found.items() if k not in KNOWN_BACK_ARROWS} == {}
+    assert [k for k in KNOWN_BACK_ARROWS if k not in found] == [], "gone: take them off KNOWN_BACK_ARROWS"
 
 
 def test_no_module_is_over_the_size_limit():
