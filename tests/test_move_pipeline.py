@@ -10,8 +10,9 @@ from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
 from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_sources
-from lichessbot.search import Searcher
+from lichessbot.search import Searcher, SearchResult
 from lichessbot.tablebase import Tablebases
+from lichessbot.timeman import TimeManager
 from tests.conftest import shared_file
 from tests.test_book import write_book
 
@@ -88,3 +89,16 @@ def test_a_stopped_ponder_search_still_gives_its_move(searcher):
     assert not pipeline.ponder(chess.Board())
     with pytest.raises(RuntimeError, match="closed"):
         pipeline.begin(chess.Board(), MoveRequest(nodes=10))
+
+
+class _BrokenTimeman(TimeManager):
+    def move_done(self, result: SearchResult) -> None:
+        raise ZeroDivisionError("bookkeeping")
+
+
+def test_a_failing_time_manager_does_not_cost_the_searched_move(searcher, capsys):
+    pipeline = MovePipeline(lambda: searcher, _BrokenTimeman(TimemanConfig()))
+    decision = pipeline.think(chess.Board(), MoveRequest(nodes=20))
+    assert decision.source == "search" and decision.nodes >= 20 and decision.move in chess.Board().legal_moves
+    captured = capsys.readouterr()
+    assert "time manager failed; the move stands" in captured.out + captured.err

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import chess
+import structlog
 
 from lichessbot.pipeline.sources import MoveSource
 from lichessbot.pipeline.types import Decision, MoveRequest
@@ -23,6 +24,8 @@ from lichessbot.strength import LevelPlayer
 from lichessbot.timeman import Budget, TimeManager
 
 __all__ = ["InfoCallback", "MovePipeline", "SearchCallback", "Thinking"]
+
+_log = structlog.get_logger(__name__)
 
 #: Receives the live statistics of the search (from the search thread).
 InfoCallback = Callable[[SearchStats], None]
@@ -85,9 +88,10 @@ class Thinking:
             self._handle.stop()
 
     def wait(self) -> Decision:
-        """The decision: the source's, or the search's once it stops, with the strength level's choice read
-        from the result (:meth:`~lichessbot.strength.LevelPlayer.choose`) and the move recorded by the time
-        manager (:meth:`~lichessbot.timeman.TimeManager.move_done`).
+        """The decision (call once): the source's, or the search's once it stops, with the strength level's
+        choice read from the result (:meth:`~lichessbot.strength.LevelPlayer.choose`) and the move recorded by
+        the time manager (:meth:`~lichessbot.timeman.TimeManager.move_done`; should that fail, the error is
+        logged and the move still stands).
 
         Raises:
             lichessbot.search.SearchError: the search failed.
@@ -100,7 +104,10 @@ class Thinking:
         finally:
             self._pipeline._finished(self._handle)
         result = self._strength.choose(result)
-        self._timeman.move_done(result)
+        try:
+            self._timeman.move_done(result)
+        except Exception as err:  # noqa: BLE001 - the bookkeeping of the next move must not cost this one
+            _log.error("time manager failed; the move stands", move=result.best_move.uci(), error=repr(err))
         return Decision(move=result.best_move, source="search", result=result)
 
 
