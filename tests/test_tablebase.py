@@ -148,6 +148,21 @@ def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
     eng.handle("quit")
 
 
+def test_uci_ponderhit_in_the_tables_plays_the_tables_move_as_any_go(syzygy, tiny_net):
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    for cmd in (f"setoption name WeightsFile value {tiny_net}", "setoption name Backend value cpu",
+                "setoption name Threads value 1", f"setoption name SyzygyPath value {syzygy}",
+                f"position fen {KQK}", "go ponder wtime 5000 btime 5000"):
+        eng.handle(cmd)
+    time.sleep(0.2)
+    assert "bestmove" not in out.getvalue() and "info depth" in out.getvalue()  # go ponder searches
+    eng.handle("ponderhit")  # the move pipeline: the tables answer before any search goes on
+    lines = out.getvalue().splitlines()
+    assert lines[-2].startswith("info string tablebase win, DTZ") and lines[-1] == "bestmove e1f2"
+    eng.handle("quit")
+
+
 def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
     from lichessbot.play.chat import eval_line
     from lichessbot.play.engine_thinker import Engine

@@ -104,6 +104,11 @@ def test_go_infinite_runs_until_stop_and_ponderhit(tiny_net):
     while out.getvalue().count("bestmove") < 2 and time.monotonic() < end:
         time.sleep(0.01)
     assert out.getvalue().count("bestmove") == 2
+    eng.handle("go ponder wtime 2000 btime 2000")  # the opponent played another move: stop, then a new go
+    time.sleep(0.2)
+    eng.handle("stop")
+    last = out.getvalue().splitlines()[-1]
+    assert out.getvalue().count("bestmove") == 3 and chess.Move.from_uci(last.split()[1]) in eng.board.legal_moves
     eng.handle("quit")
 
 

@@ -82,7 +82,7 @@ class UciEngine:
         self._thinking: Thinking | None = None  # the move being searched, its bestmove still to come
         self._waiter: threading.Thread | None = None  # writes that bestmove
         self._pending_go: Go | None = None  # a ``go ponder`` waiting for its ponderhit
-        self._ponder_searcher: Searcher | None = None  # the searcher of that ponder search
+        self._pondered: tuple[chess.Board, Searcher | None] = (self.board, None)  # its position and searcher
         self._to_close: list[Searcher] = []  # searchers replaced during a search, closed once it ends
         self._strength: LevelPlayer | None = None  # of the strength options, built at go
         self._strength_table: StrengthTable | None = None  # of StrengthTable, read at first use
@@ -288,7 +288,7 @@ class UciEngine:
         try:
             if go.ponder:  # the search of the expected position, until ponderhit or stop (no book, no tables)
                 pipeline.ponder(board, nodes=go.nodes, on_info=self._info)
-                self._ponder_searcher = self._searcher
+                self._pondered = (board, self._searcher)
                 self._pending_go = go
                 self._write_notes()
                 return
@@ -312,7 +312,7 @@ class UciEngine:
         except NoEngine:
             self.send("bestmove 0000")
             return
-        self._follow(thinking, board, self._ponder_searcher)
+        self._follow(thinking, board, self._pondered[1])
 
     def _follow(self, thinking: Thinking, board: chess.Board, searcher: Searcher | None) -> None:
         """Write the move of ``thinking``: a book or tablebase move at once, a search's from a thread."""
@@ -361,7 +361,7 @@ class UciEngine:
             self._pending_go = None
             pondered = self.pipeline.stop_ponder()
             if pondered is not None:
-                self._finish(pondered, self.board, self._ponder_searcher)
+                self._finish(pondered, *self._pondered)
         if self._thinking is not None:
             self._thinking.stop()
         if self._waiter is not None:
