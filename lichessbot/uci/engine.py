@@ -281,38 +281,39 @@ class UciEngine:
             self.error("no legal moves in this position")
             self.send("bestmove 0000")
             return
-        pipeline = self.pipeline
-        pipeline.sources = move_sources(book=self._book if self.flags["own_book"] else None,
-                                        tablebases=self._tablebases)
-        pipeline.strength = self._strength_player()
-        try:
-            if go.ponder:  # the search of the expected position, until ponderhit or stop (no book, no tables)
-                pipeline.ponder(board, nodes=go.nodes, on_info=self._info)
-                self._pondered = (board, self._searcher)
-                self._pending_go = go
-                self._write_notes()
-                return
-            thinking = pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"]),
-                                      on_info=self._info, on_search=self._on_search)
+        self.pipeline.sources = move_sources(book=self._book if self.flags["own_book"] else None,
+                                             tablebases=self._tablebases)
+        if not go.ponder:
+            self._decide(board, go)
+            return
+        self.pipeline.strength = self._strength_player()
+        try:  # the search of the expected position, until ponderhit or stop (no book, no tables)
+            self.pipeline.ponder(board, nodes=go.nodes, on_info=self._info)
         except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
             return
-        self._follow(thinking, board, self._searcher)
+        self._pondered = (board, self._searcher)
+        self._pending_go = go
+        self._write_notes()
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
         if self._pending_go is None:
             return
         go, self._pending_go = self._pending_go, None
         go.ponder = False
-        board = self.board.copy()
+        self._decide(self.board.copy(), go)
+
+    def _decide(self, board: chess.Board, go: Go) -> None:
+        """The move of ``go`` in ``board`` through the move pipeline (at a ponderhit: the ponder search goes on
+        unless a book or tablebase move answers), written at once or when its search ends."""
         self.pipeline.strength = self._strength_player()
         try:
             thinking = self.pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"]),
                                            on_info=self._info, on_search=self._on_search)
-        except NoEngine:
+        except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
             return
-        self._follow(thinking, board, self._pondered[1])
+        self._follow(thinking, board, self._pondered[1] if thinking.ponderhit else self._searcher)
 
     def _follow(self, thinking: Thinking, board: chess.Board, searcher: Searcher | None) -> None:
         """Write the move of ``thinking``: a book or tablebase move at once, a search's from a thread."""
