@@ -1,5 +1,8 @@
-"""The fake lichess server for the tests: it lives in :mod:`lichessbot.fakelichess` (the soak bench uses it
-too); this module re-exports it under its old name."""
+"""The fake lichess server for the tests (:mod:`lichessbot.fakelichess`; the soak bench uses it too) and the
+bot running in-process against it (:mod:`lichessbot.play.botrun`), under one name."""
 
 from lichessbot.fakelichess import *  # noqa: F401,F403
-from lichessbot.fakelichess import __all__  # noqa: F401
+from lichessbot.fakelichess import __all__ as _server_names
+from lichessbot.play.botrun import BotRun, StandInEngine, StandInThinker, stand_in_decision  # noqa: F401
+
+__all__ = [*_server_names, "BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]

@@ -122,7 +122,7 @@ def test_a_missed_game_finish_does_not_keep_the_slot(server):
 
 def test_the_playing_check_frees_a_slot_whose_game_ended_unseen(server):
     with BotRun(server, StandInEngine(), {"playing_check_period": 1}) as bot:
-        bot.service.running.add("ghost123")  # a game lichess no longer lists, no thread, no gameFinish
+        bot.service.admission.running.add("ghost123")  # a game lichess no longer lists, no thread, no gameFinish
         assert server.wait_for(lambda: bot.service.playing_checks >= 1 and bot.service.busy() == 0, 5)
 
 

@@ -10,8 +10,10 @@ import time
 import pytest
 
 from lichessbot.fakelichess.matchmaking import ACCEPT
-from lichessbot.lichess.challenge import queue_order
-from lichessbot.lichess.matchmaking import DeclineRecords
+from lichessbot.lichess.events import parse_challenge
+from lichessbot.play.admission.filter import queue_order
+from lichessbot.play.admission.records import DeclineRecords
+from lichessbot.play.matchmaker import MatchmakerOptions
 from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
 
 TOKEN = "lip_ChallengeRules0Token1"
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("logs")
 def run_bot(server, tmp_path, challenge=None, matchmaking=None):
     config = {"challenge": {"concurrency": 1, **(challenge or {})},
               "matchmaking": {"decline_file": str(tmp_path / "state.json"), **(matchmaking or {})}}
-    return BotRun(server, StandInEngine(), config, service_options={"matchmaker_options": {"tick": 0.05}})
+    return BotRun(server, StandInEngine(), config, matchmaker=MatchmakerOptions(tick=0.05))
 
 
 def answer(server, cid, timeout=10):
@@ -204,7 +206,7 @@ def test_a_queued_challenge_is_declined_after_queue_wait_or_dropped_when_cancele
         started(server, running)
         waits, leaves = server.challenge(challenger="amy"), server.challenge(challenger="ben")
         server.cancel_challenge(leaves)
-        assert server.wait_for(lambda: not run.service.rules.queue.get(leaves), 5)
+        assert server.wait_for(lambda: not run.service.admission.rules.queue.get(leaves), 5)
         assert answer(server, waits) == ("decline", "later")
         assert leaves not in server.answers and server.answer_attempts[leaves] == 0
 
@@ -221,7 +223,8 @@ def test_queued_challenges_are_declined_when_the_bot_stops(server, tmp_path):
 
 
 def test_queue_order_puts_the_preferred_kind_first_then_the_best_rated_then_the_first_come():
-    bot, human = {"challenger": {"title": "BOT", "rating": 2000}}, {"challenger": {"rating": 1500}}
+    bot = parse_challenge({"id": "b", "challenger": {"id": "robo", "name": "Robo", "title": "BOT", "rating": 2000}})
+    human = parse_challenge({"id": "h", "challenger": {"id": "amy", "name": "amy", "rating": 1500}})
     assert queue_order(human, 2, "best", "human") < queue_order(bot, 1, "best", "human")
     assert queue_order(bot, 2, "best", "bot") < queue_order(human, 1, "best", "bot")
     assert queue_order(bot, 2, "best", "none") < queue_order(human, 1, "best", "none")

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
+from lichessbot.lichess.events import ChallengeEvent, Connected
 from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped
-from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.lichess.streams import ReconnectingStream, event_stream, game_stream
 from tests.fake_lichess import FakeLichess, staller
 
 FAST = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=3, backoff=0.02, rate_limit_pause=0.3,
@@ -186,29 +187,30 @@ def _collect(stream: ReconnectingStream, out: list, until: threading.Event) -> N
 
 def test_event_stream_reconnects_after_a_drop_and_skips_a_malformed_line(server):
     client = LichessClient(server.token, server.url, FAST)
-    stream = ReconnectingStream(client.open_event_stream, "events", backoff=0.02)
+    stream = event_stream(client, backoff=0.02)
     events: list = []
     t = threading.Thread(target=_collect, args=(stream, events, threading.Event()), daemon=True)
     t.start()
     assert server.wait_for(lambda: server.event_subscribers, 5)
     server.push_event_raw(b"{this is not json\n")
     server.push_event_raw(b"[1, 2]\n")
+    server.push_event_raw(b'{"type": "challenge", "challenge": {"id": "x1", "rated": "yes"}}\n')  # a wrong type
     server.drop_event_streams()
     assert server.wait_for(lambda: server.event_connections >= 2 and server.event_subscribers, 5)
     cid = server.challenge()
-    assert server.wait_for(lambda: any(e.get("type") == "challenge" for e in events), 5)
+    assert server.wait_for(lambda: any(isinstance(e, ChallengeEvent) for e in events), 5)
     stream.close()
     t.join(5)
     assert not t.is_alive()
-    assert [e["reconnect"] for e in events if e["type"] == CONNECTED] == [False, True]
-    assert stream.malformed == 2
-    assert [e["challenge"]["id"] for e in events if e["type"] == "challenge"] == [cid]
+    assert [e.reconnect for e in events if isinstance(e, Connected)] == [False, True]
+    assert stream.malformed == 3
+    assert [e.challenge.id for e in events if isinstance(e, ChallengeEvent)] == [cid]
 
 
 def test_a_silent_stream_is_reopened():
     with FakeLichess(keepalive=30) as server:  # no keepalive within the read timeout
         client = LichessClient(server.token, server.url, ClientSettings(stream_read_timeout=0.3, backoff=0.01))
-        stream = ReconnectingStream(client.open_event_stream, "events", backoff=0.01)
+        stream = event_stream(client, backoff=0.01)
         t = threading.Thread(target=_collect, args=(stream, [], threading.Event()), daemon=True)
         t.start()
         assert server.wait_for(lambda: server.event_connections >= 3, 10)
@@ -220,7 +222,7 @@ def test_game_stream_of_an_unknown_game_raises():
     with FakeLichess() as server:
         client = LichessClient(server.token, server.url, FAST)
         with pytest.raises(LichessError) as err:
-            list(ReconnectingStream(lambda: client.open_game_stream("nope"), "game nope"))
+            list(game_stream(client, "nope"))
         assert err.value.status == 404
 
 

@@ -10,7 +10,10 @@ import pytest
 
 from lichessbot.config import ChallengeConfig, ConfigError, MatchmakingConfig, parse_config
 from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
-from lichessbot.lichess.matchmaking import Choice, DeclineRecords, choose, decline_aspect, game_speed
+from lichessbot.lichess.events import GameStart, parse_account, parse_challenge, parse_game
+from lichessbot.play.admission.choice import Choice, choose, decline_aspect, game_speed
+from lichessbot.play.admission.records import DeclineRecords
+from lichessbot.play.matchmaker import MatchmakerOptions
 from tests.fake_lichess import BotRun, StandInEngine, resign_after
 
 TOKEN = "lip_Matchmaking0Token1"
@@ -23,11 +26,12 @@ pytestmark = pytest.mark.usefixtures("logs")
 
 def bot(name, rating=1500, games=10, **extra):
     speeds = ("bullet", "blitz", "rapid", "classical", "correspondence", "chess960")
-    return {"id": name.lower(), "username": name, "title": "BOT",
-            "perfs": {s: {"rating": rating, "games": games} for s in speeds}, **extra}
+    return parse_account({"id": name.lower(), "username": name, "title": "BOT",
+                          "perfs": {s: {"rating": rating, "games": games} for s in speeds}, **extra})
 
 
-ME = {"username": "TestBot", "perfs": {"blitz": {"rating": 2000, "games": 5}, "bullet": {"rating": 1800}}}
+ME = parse_account({"username": "TestBot",
+                    "perfs": {"blitz": {"rating": 2000, "games": 5}, "bullet": {"rating": 1800}}})
 MM = dict(allow_matchmaking=True, challenge_initial_time=[180], challenge_increment=[2], challenge_mode="casual",
           challenge_variant="standard")
 
@@ -47,11 +51,11 @@ def test_lichess_speeds_follow_the_estimated_duration():
 def test_the_choice_names_the_game_and_its_form_matches_the_api_spec():
     choice, _ = pick([bot("Alpha")])
     assert choice == Choice("Alpha", "standard", False, "blitz", 180, 2, None)
-    assert choice.form() == {"rated": "false", "variant": "standard", "color": "random", "clock.limit": 180,
-                             "clock.increment": 2}
+    assert choice.form() == {"rated": "false", "variant": "standard", "color": "random", "clock.limit": "180",
+                             "clock.increment": "2"}
     corr, _ = pick([bot("Alpha")], challenge_days=[3], challenge_initial_time=[], ch=ChallengeConfig(
         accept_bot=True, time_controls=["blitz", "correspondence"]))
-    assert corr.days == 3 and corr.form()["days"] == 3 and "clock.limit" not in corr.form()
+    assert corr.days == 3 and corr.form()["days"] == "3" and "clock.limit" not in corr.form()
 
 
 @pytest.mark.parametrize("candidate, extra", [
@@ -97,12 +101,12 @@ def test_a_game_our_own_filter_would_decline_is_never_proposed():
     ("tooFast", "coarse", ("", "")), ("tooFast", "none", None),
 ])
 def test_a_decline_filters_the_aspect_it_objects_to(reason, filt, expected):
-    ch = {"speed": "blitz", "rated": False, "variant": {"key": "standard"}}
+    ch = parse_challenge({"id": "c", "speed": "blitz", "rated": False, "variant": {"key": "standard"}})
     assert decline_aspect(filt, reason, ch) == expected
 
 
 def test_a_correspondence_decline_filters_correspondence_only():
-    ch = {"speed": "correspondence", "rated": False, "variant": {"key": "standard"}}
+    ch = parse_challenge({"id": "c", "speed": "correspondence", "rated": False, "variant": {"key": "standard"}})
     assert decline_aspect("fine", "tooFast", ch) == ("speed", "correspondence")
 
 
@@ -113,7 +117,7 @@ def test_a_correspondence_decline_filters_correspondence_only():
 ])
 def test_too_fast_stops_that_speed_and_faster_ones_too_slow_that_speed_and_slower_ones(reason, blocked, asked):
     rec = DeclineRecords()
-    rec.add("Alpha", decline_aspect("fine", reason, {"speed": "blitz"}), NOW + 3600)
+    rec.add("Alpha", decline_aspect("fine", reason, parse_challenge({"id": "c", "speed": "blitz"})), NOW + 3600)
     assert [s for s in blocked + asked if rec.blocks("alpha", {"speed": s}, NOW)] == blocked
 
 
@@ -223,8 +227,8 @@ FAST = {"challenge_timeout": 0, "min_wait": 0, "challenge_expiry": 1.0, "challen
 def run_bot(server, tmp_path, challenge=None, rng=None, **mm):
     config = {"matchmaking": {"allow_matchmaking": True, "decline_file": str(tmp_path / "mm.json"), **FAST, **mm},
               "challenge": challenge or {}}
-    options = {"tick": 0.05, **({"rng": rng} if rng else {})}
-    return BotRun(server, StandInEngine(), config, service_options={"matchmaker_options": options})
+    options = MatchmakerOptions(tick=0.05, **({"rng": rng} if rng else {}))
+    return BotRun(server, StandInEngine(), config, matchmaker=options)
 
 
 def test_an_idle_bot_challenges_an_online_bot_and_plays_the_game(server, tmp_path):
@@ -340,11 +344,11 @@ def test_a_challenge_accepted_while_its_event_is_late_keeps_its_slot_and_blocks_
     with run_bot(server, tmp_path, challenge_expiry=0.3) as run:
         service = run.service
         on_event = service._on_event
-        service._on_event = lambda e: None if e.get("type") == "gameStart" else on_event(e)  # a stalled stream
+        service._on_event = lambda e: None if isinstance(e, GameStart) else on_event(e)  # a stalled stream
         assert server.wait_for(lambda: "accepted" in server.outgoing_status.values(), 10)
         time.sleep(1.0)  # the expiry passed: lichess refuses the cancel (404), the event has not come
         assert len(server.outgoing) == 1 and service.busy() == 1
         service._on_event = on_event
         gid = server.outgoing[0]["id"]
-        on_event({"type": "gameStart", "game": server._game_info(server.games[gid])})  # it arrives at last
+        on_event(GameStart(parse_game(server._game_info(server.games[gid]))))  # it arrives at last
         assert server.wait_for(lambda: not service.matchmaker._unseen and gid in service.games, 5)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Strict", "TOKEN_ENV"]
+__all__ = ["ConfigData", "Strict", "TOKEN_ENV"]
+
+#: A config document as YAML reads it (ours or lichess-bot's), before the models check it.
+ConfigData = dict[str, Any]
 
 
 #: The environment variable that holds the bot's API token (it wins over ``token:`` in the file).

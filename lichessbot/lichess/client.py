@@ -1,236 +1,50 @@
-"""The HTTP side of the bot: a berserk client over a requests session with timeouts, retries and 429 pauses.
+"""The calls the bot makes to lichess, answered as typed values (:mod:`lichessbot.lichess.events`). Wire only:
+imports no config and decides nothing. The requests themselves (token, timeouts, retries, pacing, 429
+pauses) go through the account's :class:`~lichessbot.lichess.session.BotSession`.
 
-* Timeouts (seconds): ordinary calls ``timeout`` (10); streams ``stream_read_timeout`` (20), above
-  lichess's 7 s keepalive, so a stream silent for that long raises and is reconnected by the caller.
-  Move posts read for ``move_timeout`` (3) only and retry while their ``deadline`` (from the clock) allows.
-* Connection errors and 5xx answers on ordinary calls are retried ``retries`` times with exponential
-  backoff (``backoff``, doubled each time).
-* Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
-  first, chat last and dropped when the budget is short.
-* A 429 (real ones usually carry no Retry-After and may have an HTML body) pauses *that endpoint class*
-  (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``; move posts: that game's moves
-  only) for Retry-After seconds, or ``rate_limit_pause`` (60) without one (lichess asks for one minute:
-  https://lichess.org/page/api-tips). Calls to a paused class wait for the pause to end; chat is
-  dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
-* The token lives in the session's Authorization header only; it is never formatted into a message.
+Every failure is a :class:`LichessError` with the HTTP status and, when lichess's error body has one, its
+``ratelimit`` (key and seconds: lila ``JsonLimited``).
 """
 
 from __future__ import annotations
 
 import json
-import random
-import re
 import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import berserk
 import requests
 import structlog
-from berserk.formats import JSON, FormatHandler
+from berserk.formats import FormatHandler
 from berserk.session import Requestor
 
-from lichessbot import __version__
-from lichessbot.errors import LichessbotError
-from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
+from lichessbot.lichess.events import (
+    Account,
+    Challenge,
+    GameInfo,
+    MalformedEvent,
+    RateLimit,
+    parse_account,
+    parse_challenge,
+    parse_game,
+    parse_rate_limit,
+)
+from lichessbot.lichess.pacing import RequestDropped
+from lichessbot.lichess.session import (
+    BotSession,
+    ChallengeLimited,
+    ClientSettings,
+    LichessError,
+    endpoint_key,
+    retry_after,
+)
 
-__all__ = ["ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "BotSession", "endpoint_key"]
+__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "endpoint_key",
+           "iter_lines"]
 
 log = structlog.get_logger("lichessbot.lichess")
-
-
-class LichessError(LichessbotError, RuntimeError):
-    """A lichess call that failed for good. ``status`` is the HTTP status (None: no answer)."""
-
-    def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
-        self.status = status
-
-
-class ChallengeLimited(LichessError):
-    """lichess refused to create a challenge with a 429 (e.g. the daily limit of bot challenges).
-
-    ``seconds``: how long lichess says to wait (the body's ``ratelimit.seconds``, else Retry-After), or None.
-    """
-
-    def __init__(self, message: str, seconds: float | None):
-        super().__init__(message, 429)
-        self.seconds = seconds
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """Network behaviour. All times in seconds."""
-
-    timeout: float = 10.0              # connect and read timeout of ordinary calls
-    move_timeout: float = 3.0          # read timeout of a move post (a bullet move cannot wait 10 s)
-    stream_read_timeout: float = 20.0  # silence after which a stream is dropped (lichess keepalive: 7 s)
-    retries: int = 3                   # extra attempts after a connection error or a 5xx
-    backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
-    rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
-    max_backoff: float = 30.0
-    pace_rate: float = 8.0             # request budget refilled per second (lichessbot/lichess/pacing.py; ours)
-    pace_burst: float = 20.0           # requests that may go at once
-    chat_reserve: float = 6.0          # tokens a chat line leaves for move posts
-    chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
-
-_ID_PATTERNS = [
-    (re.compile(r"^/api/bot/game/stream/[^/]+$"), "/api/bot/game/stream/*"),
-    (re.compile(r"^/api/bot/game/[^/]+/move/[^/]+$"), "/api/bot/game/*/move/*"),
-    (re.compile(r"^/api/bot/game/[^/]+/draw/[^/]+$"), "/api/bot/game/*/draw/*"),
-    (re.compile(r"^/api/bot/game/[^/]+/([a-z-]+)$"), r"/api/bot/game/*/\1"),
-    (re.compile(r"^/api/challenge/[^/]+/(accept|decline|cancel)$"), r"/api/challenge/*/\1"),
-    (re.compile(r"^/api/challenge/[^/]+$"), "/api/challenge/*"),
-]
-
-
-def endpoint_key(method: str, url: str) -> str:
-    """``"POST /api/bot/game/*/move/*"`` for ``POST https://lichess.org/api/bot/game/abc/move/e2e4``."""
-    path = urlsplit(url).path
-    for pattern, repl in _ID_PATTERNS:
-        if pattern.match(path):
-            path = pattern.sub(repl, path)
-            break
-    return f"{method.upper()} {path}"
-
-
-class BotSession(requests.Session):
-    """A requests session that adds the token, default timeouts, retries, pacing and 429 pauses.
-
-    ``stop`` (an Event) cuts waits short at shutdown; a cut wait raises :class:`LichessError`.
-    A request may carry ``deadline=`` (monotonic seconds, move posts): waits for a 429 pause or a retry
-    never go past it, and at the deadline the move is posted anyway (waiting longer loses on time).
-    Counters: ``rate_limited`` (429 answers), ``posted_in_pause`` (moves sent at their deadline during a
-    pause), ``dropped_in_pause`` / ``deferred_in_pause`` (chat lines dropped, other calls made to wait, while
-    their class is paused by a 429); ``pacer.deferred`` /
-    ``pacer.dropped`` (the request budget).
-    """
-
-    def __init__(self, token: str, settings: ClientSettings, stop: threading.Event | None = None):
-        super().__init__()
-        self.headers["Authorization"] = f"Bearer {token}"
-        self.headers["User-Agent"] = f"lichessbot/{__version__}"
-        self.settings = settings
-        self.stop = stop or threading.Event()
-        self.pacer = Pacer(settings.pace_rate, settings.pace_burst, settings.chat_reserve, settings.chat_max_wait)
-        self._paused_until: dict[str, float] = {}
-        self._lock = threading.Lock()
-        self.rate_limited = 0
-        self.posted_in_pause = 0
-        self.dropped_in_pause = 0
-        self.deferred_in_pause = 0
-
-    def __repr__(self) -> str:  # never show the headers
-        return "BotSession()"
-
-    def pause_left(self, key: str) -> float:
-        """Seconds the pause key ``key`` stays paused (0 when not paused); see :func:`pause_key`."""
-        with self._lock:
-            return max(0.0, self._paused_until.get(key, 0.0) - time.monotonic())
-
-    def pauses(self) -> dict[str, float]:
-        """Every pause key paused now (after a 429) -> seconds left."""
-        now = time.monotonic()
-        with self._lock:
-            return {k: round(t - now, 1) for k, t in self._paused_until.items() if t > now}
-
-    def _pause(self, key: str, seconds: float) -> None:
-        with self._lock:
-            self._paused_until[key] = max(self._paused_until.get(key, 0.0), time.monotonic() + seconds)
-
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0 and self.stop.wait(seconds):
-            raise LichessError("stopped while waiting to retry")
-
-    def _wait_pause(self, pkey: str, kind: str, deadline: float | None) -> None:
-        left = self.pause_left(pkey)
-        if left <= 0:
-            return
-        if kind == CHAT:
-            self.dropped_in_pause += 1
-            log.warning("request dropped", endpoint=pkey, reason="rate limited (429): chat waits for no pause",
-                        pause_left_s=round(left, 1))
-            raise RequestDropped(f"{pkey}: dropped, rate limited")
-        if deadline is not None and time.monotonic() + left > deadline:
-            self._sleep(deadline - time.monotonic())
-            if self.pause_left(pkey) > 0:
-                self.posted_in_pause += 1
-                log.warning("posting during a 429 pause", endpoint=pkey, reason="the clock runs out before the "
-                            "pause ends", pause_left_s=round(self.pause_left(pkey), 1))
-            return
-        self.deferred_in_pause += 1
-        log.warning("request deferred", endpoint=pkey, reason="rate limited (429)", wait_s=round(left, 1))
-        self._sleep(left)
-
-    def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
-                retry_429: bool = True, **kwargs: Any) -> requests.Response:
-        s = self.settings
-        stream = bool(kwargs.get("stream"))
-        kind = request_class(method, url)
-        key = endpoint_key(method, url)
-        pkey = pause_key(method, url, key)
-        read = s.stream_read_timeout if stream else s.move_timeout if kind == MOVE else s.timeout
-        kwargs.setdefault("timeout", (s.timeout, read))
-        delay = s.backoff
-        attempt = 0
-        while True:
-            self._wait_pause(pkey, kind, deadline)
-            self.pacer.acquire(kind, key, self._sleep)
-            try:
-                response = super().request(method, url, *args, **kwargs)
-            except (requests.ConnectionError, requests.Timeout) as err:
-                if stream or attempt >= s.retries or _past(deadline):
-                    # Name the server and path (never the token: it travels in a header).
-                    raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
-                log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
-            else:
-                if response.status_code == 429:
-                    after = _retry_after(response)
-                    pause = after if after is not None else s.rate_limit_pause
-                    self.rate_limited += 1
-                    self._pause(pkey, pause)
-                    log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
-                                retry_after=after is not None)
-                    if stream or kind == CHAT or not retry_429 or attempt >= s.retries or _past(deadline):
-                        return response
-                    response.close()
-                    attempt += 1
-                    continue
-                if kind == MOVE and response.status_code < 400 and self.pause_left(pkey) > 0:
-                    with self._lock:  # lichess accepts this game's moves again: its pause is over
-                        self._paused_until.pop(pkey, None)
-                if response.status_code < 500 or stream or attempt >= s.retries or _past(deadline):
-                    return response
-                log.warning("http retry", endpoint=key, status=response.status_code, attempt=attempt + 1)
-                response.close()
-            attempt += 1
-            wait = min(delay, s.max_backoff) * (1 + 0.25 * random.random())
-            if deadline is not None:
-                wait = min(wait, max(0.0, deadline - time.monotonic()))
-            self._sleep(wait)
-            delay *= 2
-
-
-def _without_query(url: str) -> str:
-    """``url`` without its query string and fragment (scheme, host, port and path)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
-
-
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    """Seconds of the Retry-After header (None when absent or not a number of seconds)."""
-    try:
-        value = response.headers.get("Retry-After")
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None
+T = TypeVar("T")
 
 
 class _Raw(FormatHandler[Any]):
@@ -252,6 +66,33 @@ def _short(err: Exception) -> str:
     return type(getattr(err, "error", err)).__name__
 
 
+def _body(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _error(what: str, response: requests.Response, body: Any) -> LichessError:
+    """The error of a failed answer: status, lichess's ``error`` text (a JSON body; an HTML 429 page gives
+    the status alone) and its ``ratelimit``."""
+    detail = body.get("error") if isinstance(body, dict) else None
+    detail = detail if isinstance(detail, str) else None
+    return LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
+                        response.status_code, parse_rate_limit(body))
+
+
+def _parsed(what: str, items: list[Any], parse: Callable[[Any], T]) -> list[T]:
+    """Each item parsed; a malformed one is logged and skipped."""
+    out = []
+    for item in items:
+        try:
+            out.append(parse(item))
+        except MalformedEvent as err:
+            log.warning("malformed line skipped", endpoint=what, error=str(err))
+    return out
+
+
 class LichessClient:
     """The calls the bot makes. Every failure is a :class:`LichessError` with the HTTP status."""
 
@@ -263,53 +104,52 @@ class LichessClient:
         self.settings = settings or ClientSettings()
         self.session = BotSession(token, self.settings, stop)
         self.api = berserk.Client(session=self.session, base_url=self.url)
-        self._r = Requestor(self.session, self.url, default_fmt=JSON)
         self._streams = Requestor(self.session, self.url, default_fmt=_Raw())
 
-    def _call(self, what: str, fn, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN001
+    def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
             return fn(*args, **kwargs)
         except berserk.exceptions.ResponseError as err:
-            raise LichessError(f"{what}: {_short(err)}", err.status_code) from None
+            raise LichessError(f"{what}: {_short(err)}", err.status_code, parse_rate_limit(err.cause)) from None
         except (berserk.exceptions.ApiError, requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
 
-    def _post(self, what: str, path: str, *, deadline: float | None = None, **kwargs: Any) -> None:
-        """POST ``path`` (form data in ``data=``); any status >= 400 raises :class:`LichessError`.
-
-        lichess's error text comes from a JSON ``{"error": ...}`` body; other bodies (a 429's HTML page)
-        give the status alone.
-        """
+    def _request(self, what: str, method: str, path: str, **kwargs: Any) -> Any:
+        """``method path`` (form data in ``data=``); the JSON body of a success (None if it has none).
+        Any status >= 400 raises :class:`LichessError`."""
         try:
-            response = self.session.request("POST", self.url + path, deadline=deadline, **kwargs)
+            response = self.session.request(method, self.url + path, **kwargs)
         except (requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
         with response:
-            if response.status_code < 400:
-                return
-            try:
-                body = response.json()
-                detail = body.get("error") if isinstance(body, dict) else None
-            except ValueError:
-                detail = None
-            raise LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
-                               response.status_code)
+            body = _body(response)
+            if response.status_code >= 400:
+                raise _error(what, response, body)
+            return body
+
+    def _post(self, what: str, path: str, *, deadline: float | None = None, **kwargs: Any) -> None:
+        self._request(what, "POST", path, deadline=deadline, **kwargs)
 
     # account -----------------------------------------------------------------------------------
-    def account(self) -> dict[str, Any]:
-        """``/api/account``: id, username, title ("BOT" for bot accounts)."""
-        return self._call("reading the account", self.api.account.get)
+    def account(self) -> Account:
+        """``/api/account``: id, username, title ("BOT" for bot accounts), perfs."""
+        raw = self._call("reading the account", self.api.account.get)
+        try:
+            return parse_account(raw)
+        except MalformedEvent as err:
+            raise LichessError(f"reading the account: {err}") from None
 
     def upgrade_to_bot(self) -> None:
         self._call("upgrading to a BOT account", self.api.account.upgrade_to_bot)
 
-    def ongoing_games(self) -> list[dict[str, Any]]:
-        """``/api/account/playing?nb=50``: the games in progress (each has gameId, color, isMyTurn...)."""
-        return self._call("listing ongoing games", self.api.games.get_ongoing, 50)
+    def ongoing_games(self) -> list[GameInfo]:
+        """``/api/account/playing?nb=50``: the games in progress."""
+        return _parsed("GET /api/account/playing", self._call("listing ongoing games", self.api.games.get_ongoing, 50),
+                       parse_game)
 
     # challenges --------------------------------------------------------------------------------
     def accept_challenge(self, challenge_id: str) -> None:
-        self._call(f"accepting challenge {challenge_id}", self.api.bots.accept_challenge, challenge_id)
+        self._post(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
 
     def decline_challenge(self, challenge_id: str, reason: str) -> None:
         """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
@@ -317,7 +157,7 @@ class LichessClient:
         self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
                    data={"reason": reason})
 
-    def online_bots(self, nb: int = 100) -> list[dict[str, Any]]:
+    def online_bots(self, nb: int = 100) -> list[Account]:
         """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
         try:
             response = self.session.request("GET", self.url + "/api/bot/online", params={"nb": nb})
@@ -325,18 +165,18 @@ class LichessClient:
             raise LichessError(f"listing online bots: {_short(err)}") from None
         with response:
             if response.status_code >= 400:
-                raise LichessError(f"listing online bots: HTTP {response.status_code}", response.status_code)
-            bots = []
+                raise _error("listing online bots", response, _body(response))
+            lines = []
             for line in response.text.splitlines():
                 if line.strip():
                     try:
-                        bots.append(json.loads(line))
+                        lines.append(json.loads(line))
                     except ValueError:
                         log.warning("malformed line skipped", endpoint="GET /api/bot/online")
-            return bots
+            return _parsed("GET /api/bot/online", lines, parse_account)
 
-    def create_challenge(self, username: str, form: dict[str, Any]) -> dict[str, Any]:
-        """``POST /api/challenge/{username}`` with the spec's form; returns the challenge (``id``...).
+    def create_challenge(self, username: str, form: dict[str, str]) -> Challenge:
+        """``POST /api/challenge/{username}`` with the spec's form; returns the challenge.
 
         A 429 is not retried (it is a limit, not a hiccup): :class:`ChallengeLimited` with lichess's wait.
         Other failures: :class:`LichessError` with the status and lichess's error text.
@@ -348,22 +188,19 @@ class LichessClient:
         except (requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
         with response:
-            try:
-                body = response.json()
-            except ValueError:
-                body = None
-            detail = body.get("error") if isinstance(body, dict) else None
+            body = _body(response)
             if response.status_code == 429:
-                limit = body.get("ratelimit") if isinstance(body, dict) else None
-                seconds = limit.get("seconds") if isinstance(limit, dict) else None
-                if seconds is None:
-                    seconds = _retry_after(response)
-                raise ChallengeLimited(f"{what}: HTTP 429" + (f": {detail}" if detail else ""),
-                                       None if seconds is None else float(seconds))
+                refused = _error(what, response, body)
+                limit: RateLimit | None = refused.rate_limit
+                seconds = limit.seconds if limit is not None else retry_after(response)
+                raise ChallengeLimited(str(refused), seconds, limit)
             if response.status_code >= 400 or not isinstance(body, dict):
-                raise LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
-                                   response.status_code)
-            return body
+                raise _error(what, response, body)
+            inner = body.get("challenge")
+            try:
+                return parse_challenge(inner if isinstance(inner, dict) else body)
+            except MalformedEvent as err:
+                raise LichessError(f"{what}: {err}", response.status_code) from None
 
     def cancel_challenge(self, challenge_id: str) -> None:
         """``POST /api/challenge/{id}/cancel``: withdraw a challenge of ours."""
@@ -385,10 +222,10 @@ class LichessClient:
         self._post("posting chat", f"/api/bot/game/{game_id}/chat", data={"room": room, "text": text})
 
     def abort_game(self, game_id: str) -> None:
-        self._call("aborting", self.api.bots.abort_game, game_id)
+        self._post("aborting", f"/api/bot/game/{game_id}/abort")
 
     def resign_game(self, game_id: str) -> None:
-        self._call("resigning", self.api.bots.resign_game, game_id)
+        self._post("resigning", f"/api/bot/game/{game_id}/resign")
 
     def claim_victory(self, game_id: str) -> None:
         """``/claim-victory`` (opponent gone); lila answers 400 when it is not (yet) allowed."""

@@ -1,12 +1,13 @@
-"""NDJSON streams (the account's events, a game's states) that reconnect on error, on end and on silence.
+"""NDJSON streams (the account's events, a game's states) that reconnect on error, on end and on silence,
+each line parsed at the door into a typed value (:mod:`lichessbot.lichess.events`).
 
 Silence is a read timeout: the session reads streams with ``ClientSettings.stream_read_timeout``
 (20 s, above lichess's 7 s keepalive), so a stream with no line and no keepalive for that long raises
-and is reopened. Malformed lines are logged and skipped. After every (re)connection the iterator yields
-``{"type": CONNECTED, "reconnect": bool, "opened_at": float}`` (``opened_at``: monotonic seconds when the
-request was sent; nothing on the stream was computed by the server before it) so the consumer can resync
-(lichess re-sends ``gameFull`` on a game stream; after an event-stream reconnect the bot lists its ongoing
-games).
+and is reopened. Malformed lines (not JSON, no ``type``, a known key of the wrong type) are logged and
+skipped. After every (re)connection the iterator yields :class:`~lichessbot.lichess.events.Connected`
+(``reconnect``, ``opened_at``: monotonic seconds when the request was sent; nothing on the stream was
+computed by the server before it) so the consumer can resync (lichess re-sends ``gameFull`` on a game
+stream; after an event-stream reconnect the bot lists its ongoing games).
 """
 
 from __future__ import annotations
@@ -15,25 +16,33 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import requests
 import structlog
 
-from lichessbot.lichess.client import LichessError, iter_lines
+from lichessbot.lichess.client import LichessClient, LichessError, iter_lines
+from lichessbot.lichess.events import (
+    Connected,
+    GameEvent,
+    MalformedEvent,
+    StreamEvent,
+    parse_event,
+    parse_game_event,
+)
 
-__all__ = ["CONNECTED", "ReconnectingStream"]
+__all__ = ["ReconnectingStream", "event_stream", "game_stream"]
 
-#: ``type`` of the marker event yielded after each successful (re)connection.
-CONNECTED = "_connected"
+E = TypeVar("E")
 
 
-class ReconnectingStream:
-    """Iterate over the JSON objects of a stream, reopening it until ``keep_going()`` is false.
+class ReconnectingStream(Generic[E]):
+    """Iterate over the parsed lines of a stream, reopening it until ``keep_going()`` is false.
 
     Args:
         opener: opens the stream and returns the open response (raises :class:`LichessError`).
         name: for logs ("events", "game abcd1234").
+        parse: one JSON line -> its value (raises ``ValueError`` for a malformed line, which is skipped).
         stop: set to end the iteration (``close()`` also drops the open connection).
         keep_going: asked before each reconnection; False ends the iteration.
         backoff: first wait before reopening, seconds; doubled after each failure up to ``max_backoff``.
@@ -42,11 +51,12 @@ class ReconnectingStream:
         LichessError: opening failed with a 4xx other than 429 (bad token, unknown game).
     """
 
-    def __init__(self, opener: Callable[[], requests.Response], name: str, *, stop: threading.Event | None = None,
-                 keep_going: Callable[[], bool] = lambda: True, backoff: float = 1.0, max_backoff: float = 30.0,
-                 log: Any = None):
+    def __init__(self, opener: Callable[[], requests.Response], name: str, parse: Callable[[Any], E], *,
+                 stop: threading.Event | None = None, keep_going: Callable[[], bool] = lambda: True,
+                 backoff: float = 1.0, max_backoff: float = 30.0, log: Any = None):
         self._opener = opener
         self.name = name
+        self._parse_line = parse
         self.stop = stop or threading.Event()
         self._keep_going = keep_going
         self._backoff = backoff
@@ -79,7 +89,7 @@ class ReconnectingStream:
         while self._running() and (left := deadline - time.monotonic()) > 0:
             self._closed.wait(min(left, 0.1))
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Connected | E]:
         delay = self._backoff
         while self._running() and (self.connections == 0 or self._keep_going()):
             opened_at = time.monotonic()
@@ -93,7 +103,7 @@ class ReconnectingStream:
                 delay = min(delay * 2, self._max_backoff)
                 continue
             self._response = response
-            yield {"type": CONNECTED, "reconnect": self.connections > 0, "opened_at": opened_at}
+            yield Connected(reconnect=self.connections > 0, opened_at=opened_at)
             self.connections += 1
             try:
                 for line in iter_lines(response):
@@ -117,13 +127,22 @@ class ReconnectingStream:
                 self._wait(delay)
                 delay = min(delay * 2, self._max_backoff)
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
+    def _parse(self, line: bytes) -> E | None:
         try:
-            event = json.loads(line)
-        except (UnicodeDecodeError, ValueError):
-            event = None
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return self._parse_line(json.loads(line))
+        except (UnicodeDecodeError, ValueError) as err:  # MalformedEvent is a ValueError
             self.malformed += 1
-            self._log.warning("malformed line skipped", stream=self.name, line=line[:200].decode("utf-8", "replace"))
+            self._log.warning("malformed line skipped", stream=self.name, line=line[:200].decode("utf-8", "replace"),
+                              error=str(err) if isinstance(err, MalformedEvent) else None)
             return None
-        return event
+
+
+def event_stream(client: LichessClient, **kwargs: Any) -> ReconnectingStream[StreamEvent]:
+    """The account's ``/api/stream/event``, parsed (:func:`~lichessbot.lichess.events.parse_event`)."""
+    return ReconnectingStream(client.open_event_stream, "events", parse_event, **kwargs)
+
+
+def game_stream(client: LichessClient, game_id: str, **kwargs: Any) -> ReconnectingStream[GameEvent]:
+    """Game ``game_id``'s ``/api/bot/game/stream/{id}``, parsed
+    (:func:`~lichessbot.lichess.events.parse_game_event`)."""
+    return ReconnectingStream(lambda: client.open_game_stream(game_id), f"game {game_id}", parse_game_event, **kwargs)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable
-from typing import Any
 
 import structlog
 
-from lichessbot.lichess.challenge import Verdict
 from lichessbot.lichess.client import LichessClient, LichessError
+from lichessbot.lichess.events import Challenge
+from lichessbot.play.admission.filter import Verdict
 from lichessbot.status import StatusHub
 
 __all__ = ["ChallengeAnswers"]
@@ -34,15 +34,14 @@ class ChallengeAnswers:
         self._queue: queue.Queue[tuple[str, bool, str | None] | None] = queue.Queue()
         self._canceled: set[str] = set()
 
-    def answer(self, ch: dict[str, Any], v: Verdict) -> None:
+    def answer(self, ch: Challenge, v: Verdict) -> None:
         """Log the verdict on challenge ``ch``, show it on the status page and queue its answer."""
-        cid = str(ch.get("id"))
-        challenger = (ch.get("challenger") or {}).get("name", "?")
-        log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
-                 variant=(ch.get("variant") or {}).get("key"), rated=ch.get("rated"),
-                 rematch_of=ch.get("rematchOf"), accept=v.accept, reason=v.reason, why=v.why or None)
+        cid = ch.id
+        challenger = ch.challenger_name or "?"
+        log.info("challenge", challenge_id=cid, challenger=challenger, speed=ch.speed, variant=ch.variant,
+                 rated=ch.rated, rematch_of=ch.rematch_of, accept=v.accept, reason=v.reason, why=v.why or None)
         if self._status is not None:
-            self._status.note_challenge(cid, challenger, ch.get("speed"), v.accept, v.reason, v.why or None)
+            self._status.note_challenge(cid, challenger, ch.speed, v.accept, v.reason, v.why or None)
         self._queue.put((cid, v.accept, v.reason))
 
     def canceled(self, cid: str) -> None:

@@ -36,10 +36,11 @@ from typing import Any
 import chess
 
 from lichessbot.errors import LichessbotError
-from lichessbot.fakelichess import BotRun, FakeLichess, random_mover
-from lichessbot.fakelichess.botrun import StandInThinker, stand_in_decision
+from lichessbot.fakelichess import FakeLichess, random_mover
 from lichessbot.lichess.client import ClientSettings
 from lichessbot.play import bench_matchmaking
+from lichessbot.play.bench_matchmaking import Figures
+from lichessbot.play.botrun import BotRun, StandInThinker, stand_in_decision
 from lichessbot.play.thinker import Decision
 
 __all__ = ["add_arguments", "run", "soak"]
@@ -69,7 +70,7 @@ class _FakeEngine:
 
 def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float] = (10.0, 30.0),
          max_seconds: float = 240.0, seed: int = 1, matchmaking: bool = False,
-         daily_limit: int | None = None, bots: int = 10) -> dict[str, Any]:
+         daily_limit: int | None = None, bots: int = 10) -> Figures:
     """Run the soak; returns the figures (see the module docstring)."""
     rng = random.Random(seed)
     settings = ClientSettings(timeout=5.0, move_timeout=3.0, stream_read_timeout=3.0, backoff=0.2, max_backoff=2.0)
@@ -120,10 +121,10 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
             while time.monotonic() < slots_deadline and (bot.service.busy() or bot.service.games):
                 time.sleep(0.2)
             busy, threads = bot.service.busy(), len(bot.service.games)
-            with bot.service._lock:
-                held = {"running": sorted(bot.service.running), "pending": sorted(bot.service._pending)}
+            adm = bot.service.admission
+            held = {"running": sorted(adm.running), "pending": sorted(adm.pending)}
             session, chat = bot.client.session, bot.service.chat
-            figures: dict[str, Any] = {
+            figures: Figures = {
                 "games": games, "tc": f"{base}+{inc}", "finished": finished,
                 "seconds": round(time.monotonic() - started, 1),
                 "results": Counter(), "time_losses": 0, "faults": 0, "illegal_posts": 0,
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
           f"{f['moves_posted_in_pause']}")
     mm = f.get("matchmaking")
     if mm is not None:
-        def line(d: dict[str, Any]) -> str:
+        def line(d: Figures) -> str:
             return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
         print(f"games played {mm['played']['games']}: {line(mm['played'])}; games against bots counted today "
               f"{mm['bot_games_counted_today']}")

@@ -17,10 +17,15 @@ import time
 from collections import Counter
 from typing import Any
 
+from lichessbot.config.base import ConfigData
 from lichessbot.fakelichess import FakeLichess, random_mover
 from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
+from lichessbot.play.service import BotService
 
-__all__ = ["ROSTER", "config", "figures", "incoming", "start"]
+__all__ = ["Figures", "ROSTER", "config", "figures", "incoming", "start"]
+
+#: A soak's figures: JSON-able values by name (printed by ``bench bot``).
+Figures = dict[str, Any]
 
 
 def _habit(habit: str, rng: random.Random) -> Any:
@@ -52,7 +57,7 @@ def start(server: FakeLichess, bots: int, rng: random.Random, daily_limit: int |
     server.daily_challenge_limit, server.daily_limit_seconds = daily_limit, 30
 
 
-def config(games: int, base: int, inc: int, state_dir: str) -> dict[str, Any]:
+def config(games: int, base: int, inc: int, state_dir: str) -> ConfigData:
     """The soak's ``challenge`` and ``matchmaking`` sections (see the module docstring)."""
     return {
         "challenge": {"concurrency": games, "accept_bot": True, "games_reserved_for_humans": 1 if games > 1 else 0,
@@ -81,10 +86,11 @@ def incoming(server: FakeLichess, n: int, base: int, inc: int, rng: random.Rando
                             opponent=random_mover(1000 + n), bot_color=rng.choice(("white", "black")))
 
 
-def figures(server: FakeLichess, service: Any, incoming_ids: list[str]) -> dict[str, Any]:
+def figures(server: FakeLichess, service: BotService, incoming_ids: list[str]) -> Figures:
     """Challenges sent and answered, challenges received and our answers, games played, the peaks of
     games at once against the limits (``breaches`` empty when none was passed)."""
     mm, c = service.matchmaker, service.config.challenge
+    assert mm is not None
     out_ids = set(server.outgoing_status)
     declined = Counter(server.answers[cid][1] for cid in out_ids
                        if server.outgoing_status[cid] == "declined" and cid in server.answers)
@@ -105,7 +111,7 @@ def figures(server: FakeLichess, service: Any, incoming_ids: list[str]) -> dict[
         "played": {"games": len(played), "against_bots": sum(g.opponent_bot for g in played),
                    "from_our_challenges": sum(g.id in out_ids for g in played),
                    "rematches": sum("rematchOf" in server.challenges.get(g.id, {}) for g in played)},
-        "bot_games_counted_today": service.rules.records.bot_games_on(time.time()),
+        "bot_games_counted_today": service.admission.records.bot_games_on(time.time()),
         "peaks": peaks, "limits": limits,
         "breaches": [k for k in limits if peaks[k] > limits[k]],
     }

@@ -20,7 +20,8 @@ import structlog
 
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
-from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
+from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.publish import game_snapshot, write_eval_svg
@@ -31,7 +32,7 @@ from lichessbot.status import GameSnapshot, StatusHub
 __all__ = ["Game", "parse_moves"]
 
 _EOS = object()
-RUNNING = ("created", "started")
+_GAME_EVENTS = (GameFull, GameState, ChatLine, OpponentGone, OtherEvent)
 MAX_POST_ATTEMPTS = 3  # per position; then wait for the server's next state
 #: Seconds between claims while ``opponentGone`` allows one (lila may answer 200 without effect, or 400).
 CLAIM_RETRY = 1.0
@@ -54,9 +55,9 @@ class Game:
         self.record = GameRecord(game_id=game_id, site=f"{client.url}/{game_id}")
         self.opponent = "opponent"
         self.level_text = "full strength"  # {level} of greetings: the game's strength (docs/strength.md)
-        self._q: queue.Queue[Any] = queue.Queue()
+        self._q: queue.Queue[Connected | GameEvent | object] = queue.Queue()
         self._backoff = reconnect_backoff
-        self._stream: ReconnectingStream | None = None
+        self._stream: ReconnectingStream[GameEvent] | None = None
         self._moves_str: str | None = None
         self._times = (0, 0, 0, 0)  # wtime, btime, winc, binc (ms)
         self._state_at = time.monotonic()
@@ -85,9 +86,8 @@ class Game:
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> None:
         """Play until the game is over (or ``quit``). Never raises: failures are logged."""
-        self._stream = ReconnectingStream(lambda: self.client.open_game_stream(self.id), f"game {self.id}",
-                                          keep_going=lambda: not self.over and not self.quit.is_set(),
-                                          backoff=self._backoff, log=self.log)
+        self._stream = game_stream(self.client, self.id, keep_going=lambda: not self.over and not self.quit.is_set(),
+                                   backoff=self._backoff, log=self.log)
         reader = threading.Thread(target=self._read, name=f"stream-{self.id}", daemon=True)
         reader.start()
         self.log.info("game started")
@@ -99,7 +99,7 @@ class Game:
                     event = None
                 if event is _EOS:
                     break
-                if event is not None:
+                if isinstance(event, (Connected, *_GAME_EVENTS)):
                     self._step(self._on_event, event)
                     self._publish()
                 self._step(self._tick)
@@ -150,7 +150,7 @@ class Game:
     def _read(self) -> None:
         try:
             for event in self._stream:  # type: ignore[union-attr]
-                if event.get("type") == "gameState" and event.get("status") not in RUNNING:
+                if isinstance(event, GameState) and not event.running:
                     self.thinker.stop()
                 self._q.put(event)
         except LichessError as err:
@@ -166,64 +166,60 @@ class Game:
             self._stream.drop()
 
     # events ------------------------------------------------------------------------------------
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == CONNECTED:
-            self._opened_at = event.get("opened_at")
-            if event["reconnect"]:
+    def _on_event(self, event: Connected | GameEvent) -> None:
+        if isinstance(event, Connected):
+            self._opened_at = event.opened_at
+            if event.reconnect:
                 self.log.info("game stream reconnected")
-        elif kind == "gameFull":
+        elif isinstance(event, GameFull):
             self._on_full(event)
-            self._on_state(event["state"], full=True)
-        elif kind == "gameState":
+            self._on_state(event.state, full=True)
+        elif isinstance(event, GameState):
             self._on_state(event)
-        elif kind == "chatLine":
+        elif isinstance(event, ChatLine):
             self._on_chat(event)
-        elif kind == "opponentGone":
-            if event.get("gone"):
-                wait = float(event.get("claimWinInSeconds") or 0)
+        elif isinstance(event, OpponentGone):
+            if event.gone:
+                wait = float(event.claim_win_in_seconds or 0)
                 self._claim_at = time.monotonic() + wait
                 self.log.info("opponent gone", claim_in_s=wait)
             else:
                 self._claim_at = None
         else:
-            self.log.debug("event ignored", type=kind)
+            self.log.debug("event ignored", type=event.type)
 
-    def _on_full(self, full: dict[str, Any]) -> None:
-        white, black = full.get("white") or {}, full.get("black") or {}
-        ids = (str(white.get("id") or white.get("name") or "").lower(),
-               str(black.get("id") or black.get("name") or "").lower())
+    def _on_full(self, full: GameFull) -> None:
+        white, black = full.white, full.black
+        ids = ((white.id or white.name or "").lower(), (black.id or black.name or "").lower())
         self.color = chess.WHITE if ids[0] == self.me else chess.BLACK if ids[1] == self.me else None
         if self.color is None:
             self.log.error("we are neither white nor black in this game", white=ids[0], black=ids[1])
-        variant = (full.get("variant") or {}).get("key", "standard")
-        self.tournament = full.get("tournamentId")
-        self.correspondence = not full.get("clock") or full.get("speed") == "correspondence"
+        variant = full.variant
+        self.tournament = full.tournament_id
+        self.correspondence = full.clock is None or full.speed == "correspondence"
         if variant not in PLAYABLE_VARIANTS:
             raise Unplayable(f"the engine does not play {variant}")
-        fen = full.get("initialFen") or "startpos"
+        fen = full.initial_fen or "startpos"
         try:
             self.initial = chess.Board(chess.STARTING_FEN if fen == "startpos" else fen,
                                        chess960=variant == "chess960")
         except ValueError as err:
             raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
-        self.opponent = str(opp.get("name") or opp.get("id") or f"AI level {opp.get('aiLevel')}")
+        self.opponent = opp.display
         self.record.take_game_full(full, self.initial, variant)
         if self.color is not None:  # the game's strength level follows the opponent's rating (docs/strength.md)
-            rating = opp.get("rating") if isinstance(opp.get("rating"), int) else None
-            self.level_text = self.thinker.set_opponent(rating, self.record.rated)  # the thinker logs it
-        if not self._greeted and self.color is not None and len(str(full["state"].get("moves", "")).split()) < 2:
+            self.level_text = self.thinker.set_opponent(opp.rating, self.record.rated)  # the thinker logs it
+        if not self._greeted and self.color is not None and len(full.state.moves.split()) < 2:
             self._greeted = True
             self._say(self.config.greeting.hello, "player")
             self._say(self.config.greeting.hello_spectators, "spectator")
 
-    def _on_state(self, state: dict[str, Any], full: bool = False) -> None:
+    def _on_state(self, state: GameState, full: bool = False) -> None:
         if self.initial is None:
             raise ValueError("gameState before gameFull")
-        moves = str(state.get("moves", ""))
-        keys = ("wtime", "btime", "winc", "binc")
-        self._times = tuple(int(state.get(k, 0) or 0) for k in keys)  # type: ignore[assignment]
+        moves = state.moves
+        self._times = (state.wtime, state.btime, state.winc, state.binc)
         now = time.monotonic()
         # lila computes wtime/btime when it sends the line (scalachess Clock.remainingTime takes the
         # running side's pending time off). A gameFull answers our (re)connection, so it was computed
@@ -244,16 +240,15 @@ class Game:
                 self.record.clocks[n - 1] = self._times[0] if mover_white else self._times[1]
             self.board, self._moves_str = board, moves
             self.record.moves = list(board.move_stack)
-        status = str(state.get("status", "started"))
-        opp_draw = state.get("bdraw" if self.color == chess.WHITE else "wdraw")
-        self._opp_offers_draw = bool(opp_draw)
+        status = state.status
+        self._opp_offers_draw = state.bdraw if self.color == chess.WHITE else state.wdraw
         self._update_abort_timer()
-        if status in RUNNING:
+        if state.running:
             self._saw_running = True
         else:
             self.over = True
-            self.record.status, self.record.winner = status, state.get("winner")
-            self.log.info("game over", status=status, winner=state.get("winner"), plies=len(self.record.moves))
+            self.record.status, self.record.winner = status, state.winner
+            self.log.info("game over", status=status, winner=state.winner, plies=len(self.record.moves))
 
     def _update_abort_timer(self) -> None:
         b, init = self.board, self.initial
@@ -267,10 +262,10 @@ class Game:
         else:
             self._opp_wait_since = None
 
-    def _on_chat(self, line: dict[str, Any]) -> None:
-        room = "spectator" if line.get("room") == "spectator" else "player"
-        answer = None if str(line.get("username", "")).lower() == self.me else answer_command(
-            str(line.get("text", "")), last_eval=self._last_eval, name=f"lichessbot with the {self.engine_name} "
+    def _on_chat(self, line: ChatLine) -> None:
+        room = "spectator" if line.room == "spectator" else "player"
+        answer = None if line.username.lower() == self.me else answer_command(
+            line.text, last_eval=self._last_eval, name=f"lichessbot with the {self.engine_name} "
             "network", player_room_in_game=room == "player" and not self.over)
         if answer:
             self.chat.send(self.id, room, answer)

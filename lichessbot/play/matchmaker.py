@@ -6,7 +6,7 @@ One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge
 * no challenge of ours is waiting for an answer (one at a time);
 * a free slot: games running + accepted challenges < ``challenge.concurrency``, and with
   ``allow_during_games: false`` no game running at all;
-* the service's challenge rules allow a game against a bot (``reserve_bot_slot``): no incoming
+* the admission allows a game against a bot (:meth:`~lichessbot.play.admission.Admission.reserve_bot_slot`): no incoming
   challenge waits for a slot, a slot for bot games is free (``games_reserved_for_humans``), and today's
   games against bots are fewer than ``challenge.max_bot_games_per_day`` (else matchmaking waits for the
   next UTC day);
@@ -16,7 +16,7 @@ One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge
 Each challenge uses the base settings or one of ``overrides``, drawn with equal chances (lichess-bot's
 rule); bots we already play ``max_simultaneous_games_per_user`` games with (``busy_with``) are skipped.
 
-The slot is reserved (the service's pending set) before the request, in the same step as the last
+The slot is reserved (the admission's pending set) before the request, in the same step as the last
 checks, so an incoming challenge accepted meanwhile never takes the bot past ``concurrency`` nor past
 the slots for bot games. An unanswered challenge is canceled after
 ``challenge_expiry`` seconds. A decline (event ``challengeDeclined`` with ``declineReasonKey``) is
@@ -33,15 +33,26 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
 
 import structlog
 
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import ChallengeLimited, LichessClient, LichessError
-from lichessbot.lichess.matchmaking import DeclineRecords, choose, decline_aspect
+from lichessbot.lichess.events import (
+    Account,
+    Challenge,
+    ChallengeCanceled,
+    ChallengeDeclined,
+    Connected,
+    GameFinish,
+    GameStart,
+    StreamEvent,
+)
+from lichessbot.play.admission import Admission
+from lichessbot.play.admission.choice import Choice, choose, decline_aspect
 
-__all__ = ["Matchmaker"]
+__all__ = ["Matchmaker", "MatchmakerOptions"]
 
 log = structlog.get_logger("lichessbot.matchmaking")
 
@@ -52,104 +63,89 @@ UNSEEN_TTL = 300.0
 _RESERVING = "matchmaking-reserving"
 
 
-class Matchmaker:
-    """Challenges bots for the service. ``busy()``: games running plus accepted challenges;
-    ``reserve(key, bot)``/``release(key)``: hold or free a slot in the service's pending set (for a
-    challenge to the bot named ``bot``); ``reserve_bot_slot(key)``: hold a slot for a game against a bot
-    if concurrency and the service's challenge rules allow one now (None), else why not (default: always
-    ``reserve(key, "")``); ``busy_with()``: lowercase names of users not to challenge now;
-    ``records``: shared with the service (None: read from ``decline_file``)."""
+@dataclass(frozen=True)
+class MatchmakerOptions:
+    """How the loop runs (tests): ``tick`` seconds between rounds, the ``rng`` of the draws, ``clock``
+    (epoch seconds: declines and pauses)."""
 
-    def __init__(self, config: BotConfig, client: LichessClient, *, busy: Callable[[], int],
-                 running: Callable[[], int], reserve: Callable[[str, str], None], release: Callable[[str], None],
-                 stopping: threading.Event, tick: float = 1.0, rng: random.Random | None = None,
-                 clock: Callable[[], float] = time.time, records: DeclineRecords | None = None,
-                 reserve_bot_slot: Callable[[str], str | None] | None = None,
-                 busy_with: Callable[[], set[str]] = set):
-        self.mm, self.config, self.client = config.matchmaking, config, client
-        self._busy, self._running, self._reserve, self._release = busy, running, reserve, release
-        self._reserve_bot_slot = reserve_bot_slot or (lambda key: self._reserve(key, ""))
-        self._busy_with = busy_with
+    tick: float = 1.0
+    rng: random.Random = field(default_factory=random.Random)
+    clock: Callable[[], float] = time.time
+
+
+@dataclass
+class _Outstanding:
+    """Our challenge waiting for an answer: its id, when it was made (monotonic s) and to whom."""
+
+    id: str
+    at: float
+    username: str
+
+
+class Matchmaker:
+    """Challenges bots for the service; its slots, rules and records are the service's ``admission``."""
+
+    def __init__(self, config: BotConfig, client: LichessClient, admission: Admission, stopping: threading.Event,
+                 options: MatchmakerOptions | None = None):
+        options = options or MatchmakerOptions()
+        self.mm, self.config, self.client, self.admission = config.matchmaking, config, client, admission
+        self.records = admission.records
         self._stopping = stopping
-        self._tick = tick
-        self._rng = rng or random.Random()
-        self._clock = clock
+        self._tick = options.tick
+        self._rng = options.rng
+        self._clock = options.clock
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self.records = records if records is not None else DeclineRecords.load(self.mm.decline_file, clock())
         self.drawn: Counter[str] = Counter()              # settings used per challenge: default or override name
         self.waiting_for: str | None = None               # why the rules hold our challenges back (logged once)
-        self.me: dict[str, Any] = {}
-        self.outstanding: dict[str, Any] | None = None   # our challenge waiting: {"id", "at", "username"}
+        self.me: Account | None = None
+        self.outstanding: _Outstanding | None = None      # our challenge waiting for an answer
         self.idle_since = time.monotonic()               # start, or the end of the last game
         self.last_challenge = -float("inf")              # monotonic time of our last challenge
         self.created = self.declined = self.accepted = self.canceled = 0
         self._creating = False                            # a creation request is in flight
-        self._early: list[dict[str, Any]] = []            # answers that came before lichess's reply to it
+        self._early: list[StreamEvent] = []               # answers that came before lichess's reply to it
         self._unseen: dict[str, float] = {}               # answered, per lichess, but no event yet: id -> time
 
     # events (called by the service's event thread) ---------------------------------------------
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
+    def on_event(self, event: Connected | StreamEvent) -> None:
+        if isinstance(event, (ChallengeDeclined, ChallengeCanceled, GameStart)):
             with self._lock:
                 if self._creating:  # the answer may concern the challenge whose id we do not know yet
                     self._early.append(event)
                     return
-        if kind in ("challengeDeclined", "challengeCanceled", "gameStart"):
-            eid = (event.get("challenge") or event.get("game") or {})
-            eid = eid.get("gameId") or eid.get("id")
+            eid = event.game.game_id if isinstance(event, GameStart) else event.challenge.id
             with self._lock:
-                seen = self._unseen.pop(str(eid), None) is not None
-            if seen and kind != "gameStart":
-                self._release(str(eid))
-        if kind == "challengeDeclined":
-            ch = event.get("challenge") or {}
+                seen = self._unseen.pop(eid, None) is not None
+            if seen and not isinstance(event, GameStart):
+                self.admission.release(eid)
             with self._lock:
-                ours = self.outstanding is not None and self.outstanding["id"] == ch.get("id")
+                ours = self.outstanding is not None and self.outstanding.id == eid
                 if ours:
                     self.outstanding = None
+                    if isinstance(event, GameStart):
+                        self.accepted += 1
+                        log.info("challenge accepted", challenge_id=eid)
             if ours:
-                self._release(str(ch.get("id")))  # the service frees it too, unless it came early
-                self._declined(ch)
-        elif kind == "challengeCanceled":
-            cid = (event.get("challenge") or {}).get("id")
-            with self._lock:
-                ours = self.outstanding is not None and self.outstanding["id"] == cid
-                if ours:
-                    self.outstanding = None
-            if ours:
-                self._release(str(cid))
-        elif kind == "gameStart":
-            gid = (event.get("game") or {}).get("gameId") or (event.get("game") or {}).get("id")
-            with self._lock:
-                if self.outstanding is not None and self.outstanding["id"] == gid:
-                    self.outstanding = None
-                    self.accepted += 1
-                    log.info("challenge accepted", challenge_id=gid)
-                    self._release(str(gid))  # the game holds its slot now
-        elif kind == "gameFinish":
+                self.admission.release(eid)  # a started game holds its own slot; the service frees it too
+                if isinstance(event, ChallengeDeclined):
+                    self._declined(event.challenge)
+        elif isinstance(event, GameFinish):
             with self._lock:
                 self.idle_since = time.monotonic()
         self._wake.set()
 
-    def _declined(self, ch: dict[str, Any]) -> None:
-        reason = str(ch.get("declineReasonKey") or "generic")
-        opponent = str((ch.get("destUser") or {}).get("name") or (ch.get("destUser") or {}).get("id") or "?")
+    def _declined(self, ch: Challenge) -> None:
+        reason = ch.decline_reason_key or "generic"
+        opponent = (ch.dest_user.name or ch.dest_user.id) if ch.dest_user is not None else "?"
         self.declined += 1
         aspect = decline_aspect(self.mm.challenge_filter, reason, ch)
-        log.info("challenge declined", challenge_id=ch.get("id"), opponent=opponent, reason=reason,
+        log.info("challenge declined", challenge_id=ch.id, opponent=opponent, reason=reason,
                  filtered=None if aspect is None else (f"{aspect[0]}={aspect[1]}" if aspect[0] else "any game"))
         if aspect is not None:
             with self._lock:
                 self.records.add(opponent, aspect, self._clock() + self.mm.decline_hours * 3600)
-                self._save()
-
-    def _save(self) -> None:
-        try:
-            self.records.save(self.mm.decline_file)
-        except OSError as err:
-            log.warning("matchmaking records not saved", path=self.mm.decline_file, error=str(err))
+                self.admission.save_records()
 
     # the loop -----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -176,24 +172,24 @@ class Matchmaker:
         with self._lock:
             out = self.outstanding
         if out is not None:
-            if now - out["at"] >= self.mm.challenge_expiry:
+            if now - out.at >= self.mm.challenge_expiry:
                 self._cancel_outstanding(f"unanswered for {self.mm.challenge_expiry:g} s")
             return
         with self._lock:
             for cid in [c for c, t in self._unseen.items() if now - t >= UNSEEN_TTL]:
                 del self._unseen[cid]
-                self._release(cid)
+                self.admission.release(cid)
             if self._unseen:
                 return  # an answer lichess gave is still on its way: the slot stays held
         if self._stopping.is_set() or self._clock() < self.records.paused_until:
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
             return
-        if self._busy() >= self.config.challenge.concurrency:
+        if self.admission.busy() >= self.config.challenge.concurrency:
             return
-        if not self.mm.allow_during_games and self._running() > 0:
+        if not self.mm.allow_during_games and self.admission.running_games() > 0:
             return
-        held = self._reserve_bot_slot(_RESERVING)
+        held = self.admission.reserve_bot_slot(_RESERVING)
         if held != self.waiting_for:
             if held is not None:
                 log.info("matchmaking waits", why=held)
@@ -203,7 +199,7 @@ class Matchmaker:
         try:
             self._challenge(now)
         finally:
-            self._release(_RESERVING)
+            self.admission.release(_RESERVING)
 
     def _challenge(self, now: float) -> None:
         self.last_challenge = now
@@ -214,7 +210,7 @@ class Matchmaker:
             return
         name = self._rng.choice([None, *self.mm.overrides])
         self.drawn[name or "default"] += 1
-        busy_with = self._busy_with()
+        busy_with = self.admission.busy_with()
         with self._lock:
             self.records.prune(self._clock())
             choice, why = choose(self.mm.with_override(name), self.config.challenge, self.me, online, self.records,
@@ -233,7 +229,7 @@ class Matchmaker:
             for event in early:  # now matched against the outstanding challenge
                 self.on_event(event)
 
-    def _create(self, choice: Any, why: str) -> dict[str, Any] | None:
+    def _create(self, choice: Choice, why: str) -> Challenge | None:
         """Create the challenge; on success it is the outstanding one (returned), else None."""
         now = self.last_challenge
         try:
@@ -242,7 +238,7 @@ class Matchmaker:
             pause = err.seconds if err.seconds is not None else self.mm.daily_limit_pause
             with self._lock:
                 self.records.paused_until = self._clock() + pause
-                self._save()
+                self.admission.save_records()
             log.warning("challenges limited by lichess: matchmaking paused", pause_s=round(pause), error=str(err))
             return None
         except LichessError as err:
@@ -250,16 +246,13 @@ class Matchmaker:
             if err.status == 400:  # lichess refuses this bot (e.g. it does not accept challenges)
                 with self._lock:
                     self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
-                    self._save()
+                    self.admission.save_records()
             return None
-        cid = str(created.get("id") or (created.get("challenge") or {}).get("id") or "")
-        if not cid:
-            log.warning("challenge created without an id", opponent=choice.username)
-            return None
+        cid = created.id
         self.created += 1
-        self._reserve(cid, choice.username)
+        self.admission.reserve(cid, choice.username)
         with self._lock:
-            self.outstanding = {"id": cid, "at": now, "username": choice.username}
+            self.outstanding = _Outstanding(cid, now, choice.username)
         log.info("challenge created", challenge_id=cid, opponent=choice.username, variant=choice.variant,
                  speed=choice.speed, rated=choice.rated, tc=f"{choice.base}+{choice.increment}" if not choice.days
                  else f"{choice.days}d", why=why)
@@ -271,13 +264,13 @@ class Matchmaker:
         if out is None:
             return
         try:
-            self.client.cancel_challenge(out["id"])
+            self.client.cancel_challenge(out.id)
         except LichessError as err:  # accepted or declined meanwhile: its event tells; the slot stays held
-            log.info("challenge not canceled: answered meanwhile", challenge_id=out["id"], error=str(err))
+            log.info("challenge not canceled: answered meanwhile", challenge_id=out.id, error=str(err))
             with self._lock:
-                self._unseen[out["id"]] = time.monotonic()
-            self._reserve(out["id"], out["username"])
+                self._unseen[out.id] = time.monotonic()
+            self.admission.reserve(out.id, out.username)
             return
-        self._release(out["id"])
+        self.admission.release(out.id)
         self.canceled += 1
-        log.info("challenge canceled", challenge_id=out["id"], opponent=out["username"], why=why)
+        log.info("challenge canceled", challenge_id=out.id, opponent=out.username, why=why)

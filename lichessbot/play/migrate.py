@@ -19,8 +19,10 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from lichessbot.config import BotConfig
+from lichessbot.config.base import ConfigData
 from lichessbot.errors import LichessbotError
 
 __all__ = ["LICHESS_BOT_KEYS", "add_arguments", "hint", "migrate", "run"]
@@ -81,21 +83,21 @@ def hint(path: str) -> str | None:
     return None
 
 
-def _fields(section: str) -> dict[str, Any] | None:
+def _fields(section: str) -> dict[str, FieldInfo] | None:
     """Our fields of top-level ``section`` (None: no such section)."""
     info = BotConfig.model_fields.get(section)
     model = info.annotation if info is not None else None
     return model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def migrate(src: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
     """Convert a lichess-bot config mapping into ours.
 
     Returns:
         (our config mapping, dropped): ``dropped`` lists (lichess-bot dotted key, reason) for every key
         that did not carry over, including values our checks refuse.
     """
-    out: dict[str, Any] = {}
+    out: ConfigData = {}
     dropped: list[tuple[str, str]] = []
 
     def drop(path: str, why: str | None = None) -> None:
@@ -135,7 +137,7 @@ def migrate(src: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]
     return out, dropped
 
 
-def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
+def _engine(eng: ConfigData, out: ConfigData, drop) -> None:
     for key, value in eng.items():
         if key in ("ponder", "uci_ponder"):
             out.setdefault("engine", {})["ponder"] = bool(value)
@@ -161,7 +163,7 @@ def _engine(eng: dict[str, Any], out: dict[str, Any], drop) -> None:
             drop(f"engine.{key}")
 
 
-def _online(src: dict[str, Any], out: dict[str, Any], ours: dict[str, Any], path: str, drop) -> None:
+def _online(src: ConfigData, out: ConfigData, ours: dict[str, Any], path: str, drop) -> None:
     """lichess-bot's ``engine.online_moves`` into our top-level ``online_moves`` (same keys), section by
     section; a key we do not have is dropped with its path."""
     for key, value in src.items():
@@ -175,7 +177,7 @@ def _online(src: dict[str, Any], out: dict[str, Any], ours: dict[str, Any], path
             drop(f"{path}.{key}", "no such online_moves key here")
 
 
-def _book(pg: dict[str, Any], out: dict[str, Any], drop) -> None:
+def _book(pg: ConfigData, out: ConfigData, drop) -> None:
     book = out.setdefault("book", {})
     for key, value in pg.items():
         if key == "enabled":
@@ -197,7 +199,7 @@ def _book(pg: dict[str, Any], out: dict[str, Any], drop) -> None:
             drop(f"engine.polyglot.{key}")
 
 
-def _drop_refused(out: dict[str, Any], dropped: list[tuple[str, str]]) -> None:
+def _drop_refused(out: ConfigData, dropped: list[tuple[str, str]]) -> None:
     """Remove the values our checks refuse (each named with the reason), until the rest validates."""
     for _ in range(100):
         try:

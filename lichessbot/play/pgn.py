@@ -11,12 +11,12 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import chess
 import chess.engine
 import chess.pgn
 
+from lichessbot.lichess.events import GameFull
 from lichessbot.play.thinker import Decision
 
 __all__ = ["GameRecord", "result_string", "to_pgn", "write_pgn"]
@@ -47,18 +47,17 @@ class GameRecord:
     status: str = "started"
     winner: str | None = None
 
-    def take_game_full(self, full: dict[str, Any], initial: chess.Board, variant: str) -> None:
+    def take_game_full(self, full: GameFull, initial: chess.Board, variant: str) -> None:
         """The headers of a lichess ``gameFull`` event: players, ratings, titles, mode, speed, variant,
         start position and clock (its ``initial`` and ``increment`` in ms)."""
-        white, black = full.get("white") or {}, full.get("black") or {}
-        self.white, self.black = (str(p.get("name") or p.get("id") or "?") for p in (white, black))
-        self.white_elo, self.black_elo = white.get("rating"), black.get("rating")
-        self.white_title, self.black_title = white.get("title"), black.get("title")
-        self.rated, self.speed, self.variant = bool(full.get("rated")), str(full.get("speed", "")), variant
+        white, black = full.white, full.black
+        self.white, self.black = (p.name or p.id or "?" for p in (white, black))
+        self.white_elo, self.black_elo = white.rating, black.rating
+        self.white_title, self.black_title = white.title, black.title
+        self.rated, self.speed, self.variant = full.rated, full.speed, variant
         self.initial_fen = initial.fen()
-        clock = full.get("clock") or None
-        if clock:
-            self.clock_initial_ms, self.clock_increment_ms = int(clock["initial"]), int(clock["increment"])
+        if full.clock is not None:
+            self.clock_initial_ms, self.clock_increment_ms = full.clock.initial, full.clock.increment
 
 
 def result_string(status: str, winner: str | None) -> str:

@@ -48,11 +48,11 @@ def write_eval_svg(snapshot: GameSnapshot, path: Path) -> None:
     path.write_text(eval_svg(snapshot, width=600, height=160) + "\n", encoding="utf-8")
 
 
-def service_figures(engine: Any, client: Any, service: dict[str, Any]) -> dict[str, Any]:
+def service_figures(engine: Any, client: Any, service: dict[str, object]) -> dict[str, object]:
     """The figures of the overview (plain values, never the token): the ``service``'s own (username, game
     counts read under its lock, ...) plus what the engine and the client report (name, ponder counts,
     the evaluation service's stats, the execution provider, the request budget)."""
-    figures: dict[str, Any] = {**service, "engine": engine.name, "lichess": client.url}
+    figures: dict[str, object] = {**service, "engine": engine.name, "lichess": client.url}
     for key in ("ponders", "ponder_hits"):
         if hasattr(engine, key):
             figures[key] = getattr(engine, key)

@@ -1,20 +1,14 @@
 """The bot service (``lichessbot play``: :mod:`lichessbot.play.cli`). Events in, challenges answered, one
 thread per game.
 
-Running games are counted from the event stream's ``gameStart`` and ``gameFinish`` (one source of
-truth; after an event-stream reconnect, and every ``playing_check_period`` seconds, the set is rebuilt
-from ``/api/account/playing``, so a missed ``gameFinish`` frees its slot; a game thread that saw its
-game end frees it too), plus the challenges accepted whose game has not started yet, so a burst of
-challenges never exceeds ``challenge.concurrency``: the extra ones wait in a queue for a slot
-(``challenge.queue_wait`` seconds, best first by ``sort_by`` and ``preference``), then are declined with
-``later``. The rules that remember (games per user, recent bot challenges, the daily bot games, slots
-reserved for humans) are in :mod:`lichessbot.play.challenge_rules`. A rematch offer (a challenge with
-``rematchOf``) is a challenge like any other; its old game is over, so its slot is freed first.
+The service holds an :class:`~lichessbot.play.admission.Admission` (every challenge rule, slot, queue and
+record): each event of the stream is parsed at the door (:mod:`lichessbot.lichess.events`), a challenge
+goes to the admission and its answers to the answer worker (a slow or rate-limited answer never stalls
+the event stream). Running games are counted from ``gameStart`` and ``gameFinish``; after an
+event-stream reconnect, and every ``playing_check_period`` seconds, ``/api/account/playing`` is the
+truth (a missed ``gameFinish`` frees its slot; a game thread that saw its game end frees it too).
 Correspondence games hold no slot: their thread closes after ``correspondence.disconnect_time`` s off
 our move and the check-in (every ``correspondence.checkin_period`` s) restarts the ones on our move.
-
-Challenges are answered by a worker thread (a slow or rate-limited answer never stalls the event
-stream); a challenge lichess sends again (after a reconnect) is recognised by its id and answered once.
 
 Ctrl-C once: stop taking challenges (they are declined with ``later``) and finish the running games.
 Twice: resign (or abort, before both sides moved) every game and exit.
@@ -29,27 +23,31 @@ from typing import Any, Protocol
 import structlog
 
 from lichessbot.config import BotConfig
-from lichessbot.lichess.challenge import Verdict, challenger_is_bot, decide
 from lichessbot.lichess.client import LichessClient, LichessError
-from lichessbot.lichess.matchmaking import DeclineRecords
-from lichessbot.lichess.streams import CONNECTED, ReconnectingStream
+from lichessbot.lichess.events import (
+    Account,
+    ChallengeCanceled,
+    ChallengeDeclined,
+    ChallengeEvent,
+    Connected,
+    GameFinish,
+    GameStart,
+    StreamEvent,
+)
+from lichessbot.lichess.streams import ReconnectingStream, event_stream
 from lichessbot.play.account import check_account
+from lichessbot.play.admission import Admission, Verdict
 from lichessbot.play.answers import ChallengeAnswers
-from lichessbot.play.challenge_rules import ChallengeRules
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
-from lichessbot.play.matchmaker import Matchmaker
+from lichessbot.play.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.play.publish import service_figures
-from lichessbot.play.slots import GameSlots
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
 __all__ = ["BotService", "EngineLike"]
 
 log = structlog.get_logger("lichessbot.bot")
-
-#: Seconds a challenge id is remembered as answered (lichess re-sends pending ones on reconnect).
-ANSWERED_TTL = 600.0
 
 
 class EngineLike(Protocol):
@@ -60,17 +58,17 @@ class EngineLike(Protocol):
         ...
 
 
-class BotService(GameSlots):
+class BotService:
     """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread.
-    Its slots and what holds them (running games, accepted challenges) are those of :class:`GameSlots`."""
+    Its slots and what holds them (running games, accepted challenges) are the :attr:`admission`'s."""
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
-                 account: dict[str, Any] | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
-                 matchmaker_options: dict[str, Any] | None = None):
+                 account: Account | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
+                 matchmaker_options: MatchmakerOptions | None = None):
         self.config, self.client, self.engine = config, client, engine
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
-        super().__init__()
+        self._lock = threading.Lock()  # guards games and _threads
         self.games: dict[str, Game] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._stopping = threading.Event()
@@ -78,11 +76,10 @@ class BotService(GameSlots):
         self._done = threading.Event()
         self._wake = threading.Event()
         self._fatal: BaseException | None = None
-        self._events: ReconnectingStream | None = None
+        self._events: ReconnectingStream[StreamEvent] | None = None
         self.chat: ChatSender | None = None
         self.me = ""
         self.games_played = 0
-        self._answered: dict[str, float] = {}      # challenge id -> monotonic time its answer was queued
         self._answers: ChallengeAnswers | None = None  # set by run()
         self._next_check = self._next_checkin = 0.0
         self.playing_checks = 0
@@ -90,45 +87,39 @@ class BotService(GameSlots):
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
         self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
         self.status_server: Any = None
-        #: Declines, the daily-limit pause and today's bot games (matchmaking.decline_file), shared with the
-        #: matchmaker; the rules that remember (lichessbot/play/challenge_rules.py), used under self._lock.
-        self.records = DeclineRecords.load(config.matchmaking.decline_file, time.time())
-        self.rules = ChallengeRules(config.challenge, self.records, self._save_records)
+        #: Every challenge rule, slot, queue and record (lichessbot/play/admission/), shared with the matchmaker.
+        self.admission = Admission(config)
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
-            self.matchmaker = Matchmaker(config, client, busy=self.busy, running=lambda: len(self.running),
-                                         reserve=self.reserve, release=self.release, stopping=self._stopping,
-                                         records=self.records, reserve_bot_slot=self._reserve_bot_slot,
-                                         busy_with=self._busy_with, **(matchmaker_options or {}))
+            self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop taking challenges; ``run`` returns once the running games are over."""
         self._stopping.set()
+        self.admission.stop()
         self._wake.set()
 
     def quit(self) -> None:
         """Resign or abort every game and return from ``run`` now."""
-        self._stopping.set()
         self._quit.set()
-        self._wake.set()
+        self.stop()
 
-    def _save_records(self) -> None:
-        try:
-            self.records.save(self.config.matchmaking.decline_file)
-        except OSError as err:
-            log.warning("matchmaking records not saved", path=self.config.matchmaking.decline_file, error=str(err))
+    def busy(self) -> int:
+        """Games running plus accepted challenges not started yet."""
+        return self.admission.busy()
 
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
         account = self._account or check_account(self.client, self._upgrade)
-        self.me = str(account.get("username") or account.get("id"))
+        self.me = self.admission.me = account.username or account.id
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
         self._start_status_page()
-        self._answers = ChallengeAnswers(self.client, self.status, self._answer_failed)
+        self._answers = ChallengeAnswers(self.client, self.status,
+                                         lambda cid, err: self.admission.answer_failed(cid, err.status))
         answers = threading.Thread(target=self._answers.run, name="events-answers", daemon=True)
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
@@ -145,12 +136,12 @@ class BotService(GameSlots):
                 self._wake.wait(0.2)
                 self._wake.clear()
                 self._reap()
-                self._serve_queue()
+                self._answer(self.admission.serve())
                 self._periodic_checks()
                 self._publish_status()
                 if self._fatal is not None or self._quit.is_set():
                     break
-                if self._stopping.is_set() and not self._threads and self.busy() == 0:
+                if self._stopping.is_set() and not self._threads and self.admission.busy() == 0:
                     break  # every game started (or accepted) is over
         finally:
             with self._lock:  # after this no game thread is started (_start_game checks _done under the lock)
@@ -197,25 +188,26 @@ class BotService(GameSlots):
         """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
         if self.status is None:
             return
-        with self._lock:
-            running, corr, queued = len(self.running), len(self.correspondence), len(self.rules.queue)
+        counts = self.admission.figures()
         self.status.publish_service(service_figures(self.engine, self.client, {
-            "username": self.me, "games_running": running, "correspondence_games": corr,
-            "games_started": self.games_played, "concurrency": self.config.challenge.concurrency,
-            "stopping": self._stopping.is_set(), "playing_checks": self.playing_checks,
-            "challenges_queued": queued, "bot_games_today": self.records.bot_games_on(time.time())}))
+            "username": self.me, "games_running": counts["games_running"],
+            "correspondence_games": counts["correspondence_games"], "games_started": self.games_played,
+            "concurrency": self.config.challenge.concurrency, "stopping": self._stopping.is_set(),
+            "playing_checks": self.playing_checks, "challenges_queued": counts["challenges_queued"],
+            "bot_games_today": counts["bot_games_today"]}))
 
     def _reap(self) -> None:
-        """Forget the games whose threads ended (the shared dicts change under the lock)."""
+        """Forget the games whose threads ended; a game seen over frees its slot even if gameFinish never comes."""
+        over = []
         with self._lock:
             for gid, t in list(self._threads.items()):
                 if not t.is_alive():
                     del self._threads[gid]
                     game = self.games.pop(gid, None)
-                    if game is not None and game.over:  # its slot is free even if gameFinish never comes
-                        self.running.discard(gid)
-                        self.correspondence.discard(gid)
-                        self._finished.add(gid)
+                    if game is not None and game.over:
+                        over.append(gid)
+        for gid in over:
+            self.admission.game_finished(gid)
 
     def _periodic_checks(self) -> None:
         """Start the playing check in its own thread when due (a paced or 429-paused call never blocks
@@ -234,135 +226,50 @@ class BotService(GameSlots):
         self._checker.start()
 
     def _read_events(self) -> None:
-        self._events = ReconnectingStream(self.client.open_event_stream, "events",
-                                          keep_going=lambda: not self._done.is_set(), backoff=self._backoff)
+        self._events = event_stream(self.client, keep_going=lambda: not self._done.is_set(), backoff=self._backoff)
         try:
             for event in self._events:
                 try:
                     self._on_event(event)
                 except Exception as err:  # noqa: BLE001 - one bad event never stops the bot
-                    log.exception("event not handled", type=event.get("type"), error=str(err))
+                    log.exception("event not handled", type=type(event).__name__, error=str(err))
         except LichessError as err:
             log.error("event stream refused", error=str(err))
             self._fatal = err
         finally:
             self._wake.set()
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
+    def _on_event(self, event: Connected | StreamEvent) -> None:
         if self.matchmaker is not None:
             self.matchmaker.on_event(event)
-        if kind == CONNECTED:
-            log.info("event stream connected", reconnect=event["reconnect"])
-            if event["reconnect"]:
+        if isinstance(event, Connected):
+            log.info("event stream connected", reconnect=event.reconnect)
+            if event.reconnect:
                 # In the playing-check thread, not here: a paced or 429-paused call must never stop
                 # this thread from reading the stream (the next loop of run() starts the check).
                 self._next_check = 0.0
                 self._wake.set()
-        elif kind == "challenge":
-            ch = dict(event.get("challenge") or {})
-            if "compat" in event:  # lichess sends compat beside the challenge
-                ch["compat"] = event["compat"]
-            self._on_challenge(ch)
-        elif kind == "gameStart":
-            game = event.get("game") or {}
-            gid = str(game.get("gameId") or game.get("id"))
-            with self._lock:
-                self._pending.pop(gid, None)
-                self._started_at[gid] = time.monotonic()
-                (self.correspondence if _is_correspondence(game) else self.running).add(gid)
-                self.rules.game_started(game)
-            self._start_game(gid)
-        elif kind == "gameFinish":
-            game = event.get("game") or {}
-            gid = str(game.get("gameId") or game.get("id"))
-            with self._lock:
-                self.running.discard(gid)
-                self.correspondence.discard(gid)
-                self._finished.add(gid)
-            log.info("game finished", game_id=gid, status=(game.get("status") or {}).get("name"),
-                     winner=game.get("winner"))
-        elif kind in ("challengeCanceled", "challengeDeclined"):
-            cid = str((event.get("challenge") or {}).get("id"))
-            with self._lock:
-                self._pending.pop(cid, None)
-                if self._answers is not None:
-                    self._answers.canceled(cid)
-                if self.rules.dequeue(cid):
-                    log.info("queued challenge canceled by the challenger", challenge_id=cid)
+        elif isinstance(event, ChallengeEvent):
+            self._answer(self.admission.challenge(event.challenge))
+        elif isinstance(event, GameStart):
+            self.admission.game_started(event.game)
+            self._start_game(event.game.game_id)
+        elif isinstance(event, GameFinish):
+            game = event.game
+            self.admission.game_finished(game.game_id)
+            log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
+        elif isinstance(event, (ChallengeCanceled, ChallengeDeclined)):
+            cid = event.challenge.id
+            if self._answers is not None:
+                self._answers.canceled(cid)
+            self.admission.canceled(cid)
         else:
-            log.debug("event ignored", type=kind)
+            log.debug("event ignored", type=event.type)
 
-    def _on_challenge(self, ch: dict[str, Any]) -> None:
-        cid = str(ch.get("id"))
-        challenger = (ch.get("challenger") or {}).get("name", "?")
-        if str((ch.get("challenger") or {}).get("id", "")).lower() == self.me.lower():
-            return  # our own outgoing challenge
-        now = time.monotonic()
-        with self._lock:
-            self._answered = {k: t for k, t in self._answered.items() if now - t < ANSWERED_TTL}
-            if cid in self._answered:
-                log.info("challenge sent again: already answered", challenge_id=cid)
-                return
-            self._answered[cid] = now
-        if self._stopping.is_set():
-            v: Verdict | None = Verdict.no("later", "shutting down")
-        else:
-            with self._lock:  # decide and reserve atomically: a burst never exceeds concurrency
-                old = str(ch.get("rematchOf") or "")
-                if old and old in self.running:  # lichess offers a rematch once the game is over
-                    self.running.discard(old)
-                    self._finished.add(old)
-                    log.info("rematch offered: its game is over", game_id=old)
-                live = self._live()[1]
-                v = decide(self.config.challenge, ch, 0)
-                if v.accept:
-                    v = self.rules.admit(ch, live)
-                if v.accept:
-                    self.rules.take(ch)
-                    if (ch.get("timeControl") or {}).get("type") == "clock":
-                        self.rules.enqueue(ch)  # answered by _serve_queue: now if a slot is free
-                        v = None
-                    else:  # correspondence holds no slot
-                        self.rules.note(cid, challenger, challenger_is_bot(ch))
-        if v is None:
-            self._serve_queue()
-            with self._lock:
-                queued = cid in self.rules.queue
-            if queued:
-                log.info("challenge queued", challenge_id=cid, challenger=challenger, speed=ch.get("speed"),
-                         rematch_of=ch.get("rematchOf"), waiting=len(self.rules.queue))
-            return
-        self._answer(ch, v)
-
-    def _answer(self, ch: dict[str, Any], v: Verdict) -> None:
+    def _answer(self, decided: list[tuple[Any, Verdict]]) -> None:
         assert self._answers is not None  # run() sets it before it reads the event stream
-        self._answers.answer(ch, v)
-
-    def _serve_queue(self) -> None:
-        """Answer the queued challenges a free slot, a rule or their wait decides (each loop turn); when
-        stopping, decline them all with later."""
-        with self._lock:
-            if self._stopping.is_set():
-                decided = [(ch, Verdict.no("later", "shutting down")) for ch in self.rules.drain()]
-            elif not self.rules.queue:
-                return
-            else:
-                decided = self.rules.serve(*self._live())
-                now = time.monotonic()
-                for ch, v in decided:
-                    if v.accept:
-                        self._pending[str(ch.get("id"))] = now
-        for ch, v in decided:
-            self._answer(ch, v)
-
-    def _answer_failed(self, cid: str, err: LichessError) -> None:
-        """An answer that could not be posted: its slot is freed; unless lichess refused it for good (400,
-        404) it may still be pending, so it is answered again if lichess sends it again."""
-        with self._lock:
-            self._pending.pop(cid, None)
-            if err.status not in (400, 404):
-                self._answered.pop(cid, None)
+        for ch, verdict in decided:
+            self._answers.answer(ch, verdict)
 
     def _resync_games(self, checkin: bool = True) -> None:
         """The server's list of ongoing games is the truth (after an event-stream reconnect, and
@@ -377,28 +284,19 @@ class BotService(GameSlots):
         self.playing_checks += 1
         if self._done.is_set():
             return
-        realtime = {str(g.get("gameId") or g.get("id")) for g in ongoing if not _is_correspondence(g)}
-        corr = {str(g.get("gameId") or g.get("id")): bool(g.get("isMyTurn")) for g in ongoing
-                if _is_correspondence(g)}
-        with self._lock:
-            for g in ongoing:
-                self.rules.game_started(g)
-            recent = {gid for gid, t in self._started_at.items() if t >= asked - 1.0}  # gameStart while asking
-            freed = self.running - realtime - recent
-            self.running = (realtime | (self.running & recent))
-            self.correspondence = set(corr) | (self.correspondence & recent)
+        freed = self.admission.resync(ongoing, asked)
         if freed:
             log.warning("slots freed: games no longer ongoing", games=sorted(freed))
-        for gid in realtime:
-            self._start_game(gid)
-        for gid, my_turn in corr.items():
-            if checkin and my_turn:
-                self._start_game(gid)
+        for g in ongoing:
+            if not g.correspondence or (checkin and g.is_my_turn):
+                self._start_game(g.game_id)
 
     def _start_game(self, gid: str) -> None:
+        if not self.admission.may_start(gid):
+            return
         with self._lock:
             t = self._threads.get(gid)
-            if (t is not None and t.is_alive()) or self._done.is_set() or gid in self._finished:
+            if (t is not None and t.is_alive()) or self._done.is_set():
                 return
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
@@ -411,8 +309,3 @@ class BotService(GameSlots):
             t = threading.Thread(target=game.run, name=f"game-{gid}", daemon=True)
             self._threads[gid] = t
             t.start()
-
-
-def _is_correspondence(game: dict[str, Any]) -> bool:
-    """A gameStart / ongoing-game entry of a game without a real-time clock."""
-    return game.get("speed") == "correspondence"

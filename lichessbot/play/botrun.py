@@ -1,4 +1,6 @@
-"""Running the bot in-process against the fake server (tests and ``lichessbot bench bot``)."""
+"""Running the bot in-process against the fake lichess server (tests and ``lichessbot bench bot``), with
+stand-in engines that need no network. The server (:mod:`lichessbot.fakelichess`) knows nothing of the
+bot; this module joins the two."""
 
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ from typing import Any
 import chess
 
 from lichessbot.config import parse_config
+from lichessbot.config.base import ConfigData
+from lichessbot.fakelichess import FakeGame, FakeLichess
 from lichessbot.lichess.client import ClientSettings, LichessClient
-from lichessbot.play.service import BotService
-from lichessbot.play.thinker import Decision
+from lichessbot.play.matchmaker import MatchmakerOptions
+from lichessbot.play.service import BotService, EngineLike
+from lichessbot.play.thinker import ClockMs, Decision
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
 
@@ -35,7 +40,7 @@ class StandInThinker:
         self.rng = random.Random(seed)
         self.calls = 0
 
-    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Decision:
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
         self.calls += 1
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=12, nodes=16, nps=1000.0, depth=2.0, seconds=0.001, reason="stand-in")
@@ -60,7 +65,7 @@ class StandInEngine:
         return StandInThinker()
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def _merge(base: ConfigData, extra: ConfigData) -> ConfigData:
     out = dict(base)
     for k, v in extra.items():
         out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
@@ -70,9 +75,9 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 class BotRun:
     """The bot service running in a thread against ``server`` (context manager; quits on exit)."""
 
-    def __init__(self, server: Any, engine: Any, config: dict[str, Any] | None = None, *,
-                 token: str | None = None, upgrade: bool = False, settings: Any = None,
-                 service_options: dict[str, Any] | None = None):
+    def __init__(self, server: FakeLichess, engine: EngineLike, config: ConfigData | None = None, *,
+                 token: str | None = None, upgrade: bool = False, settings: ClientSettings | None = None,
+                 matchmaker: MatchmakerOptions | None = None):
         base = {"url": server.url, "abort_time": 30, "pgn_directory": None,
                 "challenge": {"concurrency": 1, "accept_bot": True, "variants": ["standard", "fromPosition"],
                               "time_controls":
@@ -84,7 +89,7 @@ class BotRun:
                                               pace_burst=20.0)
         self.client = LichessClient(token or server.token, server.url, settings)
         self.service = BotService(self.config, self.client, engine, upgrade=upgrade, reconnect_backoff=0.05,
-                                  **(service_options or {}))
+                                  matchmaker_options=matchmaker)
         self.error: BaseException | None = None
         self.rc: int | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -110,7 +115,7 @@ class BotRun:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the bot did not stop"
 
-    def play(self, timeout: float = 30, **challenge: Any) -> Any:
+    def play(self, timeout: float = 30, **challenge: Any) -> FakeGame:
         """Challenge the bot, wait for the game to end, return it."""
         cid = self.server.challenge(**challenge)
         assert self.server.wait_for(lambda: cid in self.server.games and self.server.games[cid].over, timeout), \

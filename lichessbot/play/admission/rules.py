@@ -1,7 +1,7 @@
 """The challenge rules that remember (section ``challenge``): games per opponent, each bot's recent
 challenges, today's games against bots, and the queue of challenges waiting for a slot.
 
-:func:`lichessbot.lichess.challenge.decide` judges a challenge alone; :class:`ChallengeRules` adds what
+:func:`lichessbot.play.admission.filter.decide` judges a challenge alone; :class:`ChallengeRules` adds what
 depends on the games and challenges around it. Every rule declines with lichess's ``later``:
 
 * ``max_simultaneous_games_per_user``: games with the challenger (running, accepted, and its challenges
@@ -9,11 +9,11 @@ depends on the games and challenges around it. Every rule declines with lichess'
 * ``max_recent_bot_challenges`` within ``recent_bot_challenge_age`` seconds: challenges taken (accepted or
   queued) from the same bot, rematches included;
 * ``max_bot_games_per_day``: games against bots started this UTC day, plus those accepted and not started
-  yet (the count lives in :class:`~lichessbot.lichess.matchmaking.DeclineRecords`, persisted in
+  yet (the count lives in :class:`~lichessbot.play.admission.records.DeclineRecords`, persisted in
   ``matchmaking.decline_file``); the matchmaker asks :meth:`ChallengeRules.bot_challenge_blocked` too;
 * a real-time challenge needs a slot: fewer than ``concurrency`` real-time games (running or accepted),
   and for a bot fewer than ``concurrency - games_reserved_for_humans`` of them against bots. Without one it
-  waits in the queue, ordered by ``sort_by`` and ``preference`` (:func:`~lichessbot.lichess.challenge.
+  waits in the queue, ordered by ``sort_by`` and ``preference`` (:func:`~lichessbot.play.admission.filter.
   queue_order`), at most ``queue_wait`` seconds. Correspondence holds no slot and never waits.
 
 Whether an opponent is a bot is known from the challenge (the challenger's ``title``) or from our own
@@ -29,13 +29,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
 
 from lichessbot.config import ChallengeConfig
-from lichessbot.lichess.challenge import Verdict, challenger_is_bot, queue_order
-from lichessbot.lichess.matchmaking import DeclineRecords
+from lichessbot.lichess.events import Challenge, GameInfo
+from lichessbot.play.admission.filter import Verdict, queue_order
+from lichessbot.play.admission.records import DeclineRecords
 
 __all__ = ["ChallengeRules", "Opponent"]
 
@@ -56,14 +56,9 @@ class Opponent:
 
 @dataclass
 class _Queued:
-    challenge: dict[str, Any]
+    challenge: Challenge
     since: float
     order: tuple[int, int, int]
-
-
-def _name(ch: dict[str, Any]) -> str:
-    challenger = ch.get("challenger") or {}
-    return str(challenger.get("name") or challenger.get("id") or "")
 
 
 class ChallengeRules:
@@ -91,17 +86,16 @@ class ChallengeRules:
         if bot and key in self._started:
             self._count(key)
 
-    def game_started(self, game: dict[str, Any]) -> None:
+    def game_started(self, game: GameInfo) -> None:
         """A ``gameStart`` (or an ongoing game, as ``/api/account/playing`` lists it): its opponent is
         noted, and a game against a bot is counted for today (once per game id)."""
-        gid = str(game.get("gameId") or game.get("id"))
+        gid = game.game_id
         self._started.add(gid)
-        opp = game.get("opponent") or {}
         known = self.opponents.get(gid)
         bot = known.bot if known else None
         if bot is None and gid in self.records.bot_games:
             bot = True  # counted before a restart
-        self.note(gid, str(opp.get("username") or opp.get("id") or ""), bot)
+        self.note(gid, game.opponent.username, bot)
 
     def _count(self, gid: str) -> None:
         if self.records.count_bot_game(gid, self._clock()):
@@ -116,12 +110,13 @@ class ChallengeRules:
     def _with(self, name: str, live: Collection[str], skip: str = "") -> int:
         n = name.lower()
         games = sum(1 for k in live if (o := self.opponents.get(k)) is not None and o.name.lower() == n)
-        return games + sum(1 for cid, q in self.queue.items() if cid != skip and _name(q.challenge).lower() == n)
+        return games + sum(1 for cid, q in self.queue.items()
+                           if cid != skip and q.challenge.challenger_name.lower() == n)
 
     def names_at_limit(self, live: Collection[str]) -> set[str]:
         """Lowercase names we play (or have queued) ``max_simultaneous_games_per_user`` games with."""
         names = {o.name.lower() for k in live if (o := self.opponents.get(k)) is not None and o.name}
-        names |= {_name(q.challenge).lower() for q in self.queue.values()}
+        names |= {q.challenge.challenger_name.lower() for q in self.queue.values()}
         return {n for n in names if self._with(n, live) >= self.config.max_simultaneous_games_per_user}
 
     def bot_games_today(self, live: Collection[str]) -> int:
@@ -130,12 +125,12 @@ class ChallengeRules:
         return self.records.bot_games_on(self._clock()) + waiting
 
     # the rules ---------------------------------------------------------------------------------
-    def admit(self, ch: dict[str, Any], live: Collection[str], *, queued: bool = False) -> Verdict:
+    def admit(self, ch: Challenge, live: Collection[str], *, queued: bool = False) -> Verdict:
         """The rules of games per user, recent bot challenges and the daily bot games, for challenge
         ``ch`` given the ``live`` games and accepted challenges (ids). ``queued``: ``ch`` is in the queue
         already (it does not count against itself; its recent-challenge record is already made)."""
-        c, name, bot = self.config, _name(ch), challenger_is_bot(ch)
-        games = self._with(name, live, skip=str(ch.get("id")) if queued else "")
+        c, name, bot = self.config, ch.challenger_name, ch.challenger_is_bot
+        games = self._with(name, live, skip=ch.id if queued else "")
         if games >= c.max_simultaneous_games_per_user:
             return Verdict.no("later", f"{games} games with {name} (max_simultaneous_games_per_user "
                                        f"{c.max_simultaneous_games_per_user})")
@@ -152,17 +147,17 @@ class ChallengeRules:
                                        f"{c.max_bot_games_per_day}; until the next UTC day)")
         return Verdict.yes()
 
-    def take(self, ch: dict[str, Any]) -> None:
+    def take(self, ch: Challenge) -> None:
         """Challenge ``ch`` passed every rule (accepted or queued): a bot's counts as recent."""
-        if challenger_is_bot(ch):
-            self.recent.setdefault(_name(ch).lower(), []).append(time.monotonic())
+        if ch.challenger_is_bot:
+            self.recent.setdefault(ch.challenger_name.lower(), []).append(time.monotonic())
 
-    def slot(self, ch: dict[str, Any], realtime: Collection[str]) -> Verdict:
+    def slot(self, ch: Challenge, realtime: Collection[str]) -> Verdict:
         """A slot for real-time challenge ``ch``, given the ``realtime`` games running or accepted (ids)."""
         c = self.config
         if len(realtime) >= c.concurrency:
             return Verdict.no("later", f"{len(realtime)} games running (concurrency {c.concurrency})")
-        if challenger_is_bot(ch):
+        if ch.challenger_is_bot:
             bots = sum(1 for k in realtime if self.is_bot(k))
             if bots >= c.concurrency - c.games_reserved_for_humans:
                 return Verdict.no("later", f"{bots} games against bots running (concurrency {c.concurrency}, "
@@ -182,24 +177,23 @@ class ChallengeRules:
         return None
 
     # the queue ---------------------------------------------------------------------------------
-    def enqueue(self, ch: dict[str, Any]) -> None:
-        cid = str(ch.get("id"))
-        if cid not in self.queue:
+    def enqueue(self, ch: Challenge) -> None:
+        if ch.id not in self.queue:
             self._arrivals += 1
-            self.queue[cid] = _Queued(ch, time.monotonic(), queue_order(ch, self._arrivals, self.config.sort_by,
+            self.queue[ch.id] = _Queued(ch, time.monotonic(), queue_order(ch, self._arrivals, self.config.sort_by,
                                                                         self.config.preference))
 
     def dequeue(self, cid: str) -> bool:
         """Remove a queued challenge (canceled by its challenger); whether it was queued."""
         return self.queue.pop(cid, None) is not None
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[Challenge]:
         """Empty the queue (the bot stops); the challenges, in queue order."""
         out = [q.challenge for q in sorted(self.queue.values(), key=lambda q: q.order)]
         self.queue.clear()
         return out
 
-    def serve(self, realtime: Collection[str], live: Collection[str]) -> list[tuple[dict[str, Any], Verdict]]:
+    def serve(self, realtime: Collection[str], live: Collection[str]) -> list[tuple[Challenge, Verdict]]:
         """Decide the queued challenges that can be decided now, best first: accepted while a slot is free
         (each one accepted takes its slot and is noted), declined when a rule now refuses it or it waited
         ``queue_wait`` seconds. Returns ``(challenge, verdict)`` pairs, removed from the queue; the caller
@@ -207,17 +201,17 @@ class ChallengeRules:
         now = time.monotonic()
         realtime, live = set(realtime), set(live)
         self._prune(live, now)
-        decided: list[tuple[dict[str, Any], Verdict]] = []
+        decided: list[tuple[Challenge, Verdict]] = []
         for q in sorted(self.queue.values(), key=lambda q: q.order):
             ch = q.challenge
-            cid = str(ch.get("id"))
+            cid = ch.id
             verdict = self.admit(ch, live, queued=True)
             if verdict.accept:
                 verdict = self.slot(ch, realtime)
                 if verdict.accept:
                     realtime.add(cid)
                     live.add(cid)
-                    self.note(cid, _name(ch), challenger_is_bot(ch))
+                    self.note(cid, ch.challenger_name, ch.challenger_is_bot)
                 elif now - q.since < self.config.queue_wait:
                     continue  # waits for a slot
             del self.queue[cid]

@@ -1,11 +1,12 @@
-"""The challenge filter: every rule gives lichess's decline reason key."""
+"""The admission's challenge filter: every rule gives lichess's decline reason key."""
 
 from __future__ import annotations
 
 import pytest
 
 from lichessbot.config import ChallengeConfig
-from lichessbot.lichess.challenge import DECLINE_REASONS, decide
+from lichessbot.lichess.events import DECLINE_REASONS, Compat, parse_challenge
+from lichessbot.play.admission.filter import decide
 
 
 def challenge(*, name="alice", title=None, rating=1500, variant="standard", rated=False, speed="blitz",
@@ -13,11 +14,10 @@ def challenge(*, name="alice", title=None, rating=1500, variant="standard", rate
     tc = {"type": tc_type, "limit": limit, "increment": increment} if tc_type == "clock" else {"type": tc_type}
     if days is not None:
         tc["daysPerTurn"] = days
-    ch = {"id": "c1", "challenger": {"id": name.lower(), "name": name, "title": title, "rating": rating},
-          "variant": {"key": variant}, "rated": rated, "speed": speed, "timeControl": tc}
-    if compat is not None:
-        ch["compat"] = compat
-    return ch
+    challenger = {"id": name.lower(), "name": name, "rating": rating, **({"title": title} if title else {})}
+    ch = {"id": "c1", "challenger": challenger, "variant": {"key": variant}, "rated": rated, "speed": speed,
+          "timeControl": tc}
+    return parse_challenge(ch, None if compat is None else Compat(**compat))
 
 
 BASE = dict(accept_bot=True, variants=["standard", "chess960"], time_controls=["bullet", "blitz", "rapid"],
@@ -78,5 +78,5 @@ def test_accept_decline_matrix_gives_lichess_reason_keys(cfg, ch, running, expec
 
 
 def test_a_challenge_with_missing_fields_is_judged_not_crashed():
-    verdict = decide(ChallengeConfig(), {"id": "x"})
+    verdict = decide(ChallengeConfig(), parse_challenge({"id": "x"}))
     assert not verdict.accept and verdict.reason in DECLINE_REASONS

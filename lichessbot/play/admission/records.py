@@ -1,0 +1,117 @@
+"""The admission records that outlive a run, in one small JSON file (``matchmaking.decline_file``):
+declines by opponent and aspect, the pause lichess's daily limit set, and the games against bots.
+
+Times kept here are wall-clock epoch seconds (they survive a restart). A decline's *aspect* is
+``(aspect, value)`` (:func:`lichessbot.play.admission.choice.decline_aspect`); ``("", "")`` is the whole
+bot. The games against bots are kept two days, so today's count (``challenge.max_bot_games_per_day``
+counts those of the current UTC day) survives any time zone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from lichessbot.play.admission.filter import SPEEDS
+
+__all__ = ["BOT_GAMES_KEPT", "DeclineRecords", "utc_day"]
+
+#: Seconds a started bot game stays in the records (two days: today's count survives any time zone).
+BOT_GAMES_KEPT = 2 * 86400.0
+
+
+def utc_day(epoch: float) -> str:
+    """The UTC date of epoch second ``epoch``, as YYYY-MM-DD."""
+    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+
+
+class DeclineRecords:
+    """Declines by opponent (lowercase name) and aspect, each until an epoch second; the time until
+    which lichess's daily limit pauses matchmaking (``paused_until``, epoch seconds); and the games
+    against bots started in the last two days (``bot_games``: game id -> epoch second). Shared by the
+    matchmaker and the admission rules: every method takes ``lock``."""
+
+    def __init__(self) -> None:
+        self.until: dict[tuple[str, str, str], float] = {}
+        self.paused_until = 0.0
+        self.bot_games: dict[str, float] = {}
+        self.lock = threading.RLock()
+
+    def add(self, name: str, aspect: tuple[str, str], until: float) -> None:
+        key = (name.lower(), *aspect)
+        with self.lock:
+            self.until[key] = max(until, self.until.get(key, 0.0))
+
+    def blocks(self, name: str, choice_aspects: dict[str, str], now: float) -> bool:
+        """Whether a decline still standing filters a challenge to ``name`` with these aspects."""
+        n = name.lower()
+        with self.lock:
+            if self.until.get((n, "", ""), 0.0) > now:
+                return True
+            if any(self.until.get((n, a, v), 0.0) > now for a, v in choice_aspects.items()):
+                return True
+            speed = choice_aspects.get("speed", "")
+            if speed not in SPEEDS:
+                return False
+            rank = SPEEDS.index(speed)
+            return any(self.until.get((n, "speed_up_to", v), 0.0) > now for v in SPEEDS[rank:]) or any(
+                self.until.get((n, "speed_from", v), 0.0) > now for v in SPEEDS[:rank + 1])
+
+    def prune(self, now: float) -> None:
+        with self.lock:
+            self.until = {k: t for k, t in self.until.items() if t > now}
+            self.bot_games = {g: t for g, t in self.bot_games.items() if now - t < BOT_GAMES_KEPT}
+
+    def count_bot_game(self, game_id: str, now: float) -> bool:
+        """Record a game against a bot started at epoch second ``now``; False if it was already counted."""
+        with self.lock:
+            if game_id in self.bot_games:
+                return False
+            self.bot_games[game_id] = now
+            return True
+
+    def bot_games_on(self, now: float) -> int:
+        """Games against bots started on the UTC day of epoch second ``now``."""
+        day = utc_day(now)
+        with self.lock:
+            return sum(1 for t in self.bot_games.values() if utc_day(t) == day)
+
+    def to_json(self) -> dict[str, object]:
+        with self.lock:
+            return {"paused_until": self.paused_until,
+                    "declines": [{"opponent": n, "aspect": a, "value": v, "until": t}
+                                 for (n, a, v), t in sorted(self.until.items())],
+                    "bot_games": dict(sorted(self.bot_games.items()))}
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None, now: float) -> DeclineRecords:
+        """Records from ``path`` (missing or unreadable file: empty records; expired entries dropped)."""
+        rec = cls()
+        if path is None:
+            return rec
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            rec.paused_until = float(data.get("paused_until", 0.0))
+            for d in data.get("declines", []):
+                rec.until[(str(d["opponent"]).lower(), str(d["aspect"]), str(d["value"]))] = float(d["until"])
+            rec.bot_games = {str(g): float(t) for g, t in data.get("bot_games", {}).items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return cls()
+        rec.prune(now)
+        return rec
+
+    def save(self, path: str | os.PathLike[str] | None) -> None:
+        """Write atomically (a temporary file renamed over ``path``); no-op for None."""
+        if path is None:
+            return
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock:  # one writer at a time: the last state written is the latest
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".matchmaking-")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.to_json(), f, indent=1)
+            os.replace(tmp, p)
