@@ -114,12 +114,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
 
 #: Arrows back up that exist today, each with the work that removes it (issue 30's bot wing). An arrow listed
 #: here that no longer exists fails the test: take it off the list.
-KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {
-    ("lichessbot.fakelichess.botrun", "lichessbot.play.service"): "the test server does not import the bot",
-    ("lichessbot.fakelichess.botrun", "lichessbot.play.thinker"): "the test server does not import the bot",
-    ("lichessbot.lichess.challenge", "lichessbot.config"): "lichess/ is wire only: it imports no config",
-    ("lichessbot.lichess.matchmaking", "lichessbot.config"): "lichess/ is wire only: it imports no config",
-}
+KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 
 def room_of(module: str) -> str:
