@@ -1,20 +1,17 @@
-"""Type stubs of the Rust search core (rust/py/src/lib.rs, built by maturin as ``lichessbot._core``).
+"""Type stubs of the Rust search core (rust/py/src, built by maturin as ``lichessbot._core``).
 
 Arrays cross without copies: planes float32 C-contiguous ``[M, 112, 8, 8]``, logits float32 ``[B, 1858]``,
 wdl float32 ``[B, 3]``, mlh float32 ``[B]``. The GIL is released in ``set_position``, ``gather`` and
 ``apply``; a panic inside the core is raised as ``RuntimeError("search core panic: ...")``.
+Statistics come back as frozen values with named fields, copied out of the tree when asked for.
 """
-
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-# (edge, n, p, q, u, d, m, wl, in_flight, proven, v0): one root edge, best first (lc0 ranking).
-RootEdge = tuple[int, int, float, float, float, float, float, float, int, int | None, float | None]
-
 class NNCache:
-    """The process's NN cache (position hash + repetitions -> priors and values), thread-safe."""
+    """The process's NN cache (position hash + repetitions -> priors and values), thread-safe;
+    ``capacity`` entries, 0 disables it."""
 
     def __init__(self, capacity: int) -> None: ...
     def clear(self) -> None: ...
@@ -35,12 +32,129 @@ class Tablebases:
     @property
     def hits(self) -> int: ...
     def take_failure(self) -> str | None: ...
-    def probe_wdl_after_zeroing(self, fen: str) -> int | None: ...
+    def probe_wdl_after_zeroing(self, fen: str) -> int | None:
+        """-2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win (side to move); None when not covered."""
+
+class RootEdge:
+    """One root edge's statistics (lc0 src/search/classic/search.cc ``GetVerboseStats``); values from the
+    root side to move's view."""
+
+    @property
+    def edge(self) -> int:
+        """Index of the edge at the root (edge order, as ``SearchCore.root_moves()``)."""
+    @property
+    def n(self) -> int:
+        """Visits N."""
+    @property
+    def p(self) -> float:
+        """Prior P (lc0's 16-bit storage)."""
+    @property
+    def q(self) -> float:
+        """W - L + DrawScore * D (0 without visits)."""
+    @property
+    def u(self) -> float:
+        """Exploration term U = cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + N_i + in_flight_i)."""
+    @property
+    def d(self) -> float:
+        """Draw probability D."""
+    @property
+    def m(self) -> float:
+        """Moves left M (plies)."""
+    @property
+    def wl(self) -> float:
+        """W - L."""
+    @property
+    def in_flight(self) -> int:
+        """Visits in flight (virtual loss)."""
+    @property
+    def proven(self) -> int | None:
+        """+1 proven win, 0 proven draw, -1 proven loss; None when not proven."""
+    @property
+    def v0(self) -> float | None:
+        """The child's first value (None without a visit)."""
+
+class RootNode:
+    """The root's statistics; ``wl`` and ``m`` from the view of the player who moved into the root."""
+
+    @property
+    def n(self) -> int:
+        """Visits N, reused ones included."""
+    @property
+    def wl(self) -> float: ...
+    @property
+    def d(self) -> float: ...
+    @property
+    def m(self) -> float:
+        """Moves left M (plies)."""
+    @property
+    def visited_policy(self) -> float:
+        """Sum of the priors of the visited edges."""
+    @property
+    def in_flight(self) -> int: ...
+
+class SearchCounters:
+    """The counters of the current search (since ``set_position``)."""
+
+    @property
+    def playouts(self) -> int:
+        """Playouts of this search (reused visits not counted)."""
+    @property
+    def depth_sum(self) -> int:
+        """Sum of the playouts' depths (plies)."""
+    @property
+    def seldepth(self) -> int:
+        """Deepest playout (plies)."""
+    @property
+    def nn_evals(self) -> int:
+        """Positions sent to the network."""
+    @property
+    def cache_hits(self) -> int: ...
+    @property
+    def tbhits(self) -> int:
+        """Syzygy probes that made a node terminal."""
+
+class EdgeValues:
+    """Value and principal variation of one root edge, root side to move's view."""
+
+    @property
+    def wl(self) -> float:
+        """W - L (the root's own value while the edge has no visits)."""
+    @property
+    def d(self) -> float: ...
+    @property
+    def mate(self) -> int | None:
+        """Moves to mate (> 0: the side to move mates) for a proven child; None otherwise."""
+    @property
+    def pv(self) -> list[str]:
+        """Principal variation as UCI strings, the edge's move first."""
+
+class NodeInfo:
+    """A node reached from the root (for tests and tools); ``wl`` and ``m`` from the view of the player
+    who moved into it."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def wl(self) -> float: ...
+    @property
+    def d(self) -> float: ...
+    @property
+    def m(self) -> float: ...
+    @property
+    def terminal(self) -> str:
+        """"" (not terminal), "end", "twofold" or "tablebase"."""
+    @property
+    def expanded(self) -> bool: ...
+    @property
+    def children(self) -> list[tuple[str, int]]:
+        """(UCI move, visits) of every child in the tree, in edge order."""
 
 class SearchCore:
-    """One game's PUCT tree and search (parameters: ``lichessbot.search.searcher.core_params``)."""
+    """One game's PUCT tree and search. ``params`` holds exactly the keys the core reads (built by
+    ``lichessbot.search.searcher.core_params`` from ``lichessbot.config.SearchParams``); a missing,
+    unknown or mistyped key is a ValueError naming it."""
 
-    def __init__(self, params: dict[str, Any], cache: NNCache) -> None: ...
+    def __init__(self, params: dict[str, float | int | bool | str], cache: NNCache) -> None: ...
     def set_position(self, fen: str, moves: list[str], chess960: bool = False, ponder: bool = False) -> int:
         """Nodes reused from the previous tree. ValueError for a bad FEN or an illegal move."""
     def set_tablebases(self, tables: Tablebases | None = None) -> None: ...
@@ -51,18 +165,17 @@ class SearchCore:
     def apply(self, logits: npt.NDArray[np.float32], wdl: npt.NDArray[np.float32],
               mlh: npt.NDArray[np.float32] | None = None) -> None: ...
     def pending_leaves(self) -> int: ...
-    def root_info(self) -> tuple[int, float, float, float, float, int]:
-        """(n, wl, d, m, visited policy, in flight) of the root, wl in the mover-into-root's view."""
-    def root_edges(self) -> list[RootEdge]: ...
-    def root_moves(self) -> list[str]: ...
+    def root_info(self) -> RootNode: ...
+    def root_edges(self) -> list[RootEdge]:
+        """Every root edge, best first (lc0's ranking)."""
+    def root_moves(self) -> list[str]:
+        """UCI strings of the root edges in edge order."""
     def root_nn_indices(self) -> list[int]: ...
-    def edge_values(self, edge: int, max_pv: int = 100) -> tuple[float, float, int | None, list[str]]:
-        """(wl, d, moves to mate or None, PV as UCI strings) of a root edge, root side to move's view."""
-    def counters(self) -> tuple[int, int, int, int, int, int]:
-        """(playouts, depth sum, seldepth, network evaluations, cache hits, tbhits)."""
+    def edge_values(self, edge: int, max_pv: int = 100) -> EdgeValues: ...
+    def counters(self) -> SearchCounters: ...
     def tree_size(self) -> tuple[int, int]:
         """(nodes, edges) in the arenas."""
-    def node_info(self, moves: list[str]) -> dict[str, Any] | None: ...
+    def node_info(self, moves: list[str]) -> NodeInfo | None: ...
     def count_twofold(self) -> int: ...
 
 def encode_game(fen: str, moves: list[str], chess960: bool = False, input_format: int = 1,

@@ -1,4 +1,5 @@
-"""The Rust core's Python boundary: lc0's planes and policy indices, bad input, panics, the NN cache."""
+"""The Rust core's Python boundary: lc0's planes and policy indices, the search parameters (declared once, in
+Python; the core refuses a missing or unknown one), statistics as frozen values, bad input, panics, the NN cache."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
-from tests.conftest import shared_file
+from lichessbot.search.searcher import SAMPLING_PARAMS, core_params
+from tests.conftest import REPO, shared_file
 
 
 def _ref_cases():
@@ -20,7 +22,8 @@ def _ref_cases():
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _game(uci_position: str) -> tuple[str, list[str]]:
+def game_of(uci_position: str) -> tuple[str, list[str]]:
+    """(FEN, UCI moves) of a UCI ``position`` command."""
     words = uci_position.split()
     if words[1] == "startpos":
         fen, rest = chess.STARTING_FEN, words[2:]
@@ -32,7 +35,7 @@ def _game(uci_position: str) -> tuple[str, list[str]]:
 
 def test_core_planes_and_policy_indices_equal_lc0s_own():
     for case in _ref_cases():
-        fen, moves = _game(case["uci_position"])
+        fen, moves = game_of(case["uci_position"])
         planes, indices = _core.encode_game(fen, moves)
         ref = case["lc0_input_planes"]
         for p, (mask, value) in enumerate(zip(ref["masks_hex"], ref["values"])):
@@ -42,18 +45,93 @@ def test_core_planes_and_policy_indices_equal_lc0s_own():
         assert dict(indices) == case["moves_nn_index"], case["uci_position"]
 
 
+def _params(**over) -> dict:
+    return {**core_params(SearchParams(), input_format=1, minibatch_size=8), **over}
+
+
+def test_search_parameters_cross_as_declared_and_unknown_or_missing_keys_are_refused():
+    sent = _params()
+    assert set(sent) == set(SearchParams.model_fields) - SAMPLING_PARAMS | {"input_format"}
+    _core.SearchCore(sent, _core.NNCache(0))
+    with pytest.raises(ValueError, match='unknown search parameter "cpuctt"'):
+        _core.SearchCore(_params(cpuctt=2.0), _core.NNCache(0))
+    without = {k: v for k, v in sent.items() if k != "policy_temperature"}
+    with pytest.raises(ValueError, match='missing search parameter "policy_temperature"'):
+        _core.SearchCore(without, _core.NNCache(0))
+    with pytest.raises(ValueError, match='unknown search parameter "temperature"'):  # the Python face's own
+        _core.SearchCore(_params(temperature=1.0), _core.NNCache(0))
+    with pytest.raises(ValueError, match='"two_fold_draws" must be true or false'):
+        _core.SearchCore(_params(two_fold_draws="yes"), _core.NNCache(0))
+    with pytest.raises(ValueError, match="minibatch_size"):
+        _core.SearchCore(_params(minibatch_size=0), _core.NNCache(0))
+    with pytest.raises(ValueError, match="input format"):
+        _core.SearchCore(_params(input_format=7), _core.NNCache(0))
+    with pytest.raises(ValueError, match="history_fill"):
+        _core.SearchCore(_params(history_fill="sometimes"), _core.NNCache(0))
+
+
+def test_the_rust_tests_parameters_are_the_declared_defaults():
+    """rust/core/tests/data/search_params.txt (the core's own tests read it) is SearchParams() as sent."""
+
+    def text(v) -> str:
+        return ("true" if v else "false") if isinstance(v, bool) else repr(v) if isinstance(v, float) else str(v)
+
+    want = [f"{k} {text(v)}" for k, v in sorted(_params(minibatch_size=256).items())]
+    path = REPO / "rust" / "core" / "tests" / "data" / "search_params.txt"
+    got = [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    assert got == want, "rewrite rust/core/tests/data/search_params.txt as:\n" + "\n".join(want)
+
+
+def test_the_history_fill_and_policy_temperature_reach_the_core():
+    """Both are search parameters only: a search with another fill or temperature sees other planes or priors."""
+    fen = "8/8/8/4k3/8/8/4P3/4K3 w - - 0 1"
+    for fill, history in (("fen_only", True), ("no", False)):
+        core = _core.SearchCore(_params(history_fill=fill), _core.NNCache(0))
+        core.set_position(fen, [])
+        planes = np.zeros((8, 112, 8, 8), np.float32)
+        assert core.gather(planes) == 1
+        assert planes[0, 13:104].any() == history, fill
+    logits = np.zeros((1, 1858), np.float32)
+    logits[0, 322] = 1.0  # e2e4
+    priors = {}
+    for temp in (1.0, 2.0):
+        core = _core.SearchCore(_params(policy_temperature=temp), _core.NNCache(0))
+        core.set_position(fen, [])
+        core.gather(np.zeros((8, 112, 8, 8), np.float32))
+        core.apply(logits, np.array([[0.3, 0.4, 0.3]], np.float32))
+        priors[temp] = max(e.p for e in core.root_edges())
+    assert priors[1.0] > priors[2.0] > 1 / 6
+
+
+def test_root_statistics_are_frozen_values_with_named_fields():
+    searcher = Searcher(FakeEvaluator(value=0.1), SearchParams(minibatch_size=8), pipeline=False)
+    searcher.search(chess.Board(), Limits(nodes=60))
+    core = searcher._core
+    edges = core.root_edges()
+    assert isinstance(edges[0], _core.RootEdge) and len(edges) == 20
+    assert sum(e.n for e in edges) == core.root_info().n - 1 == 59
+    assert edges[0].n == max(e.n for e in edges) and edges[0].proven is None and edges[0].v0 is not None
+    with pytest.raises(AttributeError):
+        edges[0].n = 5  # type: ignore[misc]
+    c = core.counters()
+    assert (c.playouts, c.nn_evals) == (60, 60) and c.seldepth >= 1 and c.tbhits == 0
+    v = core.edge_values(edges[0].edge)
+    assert v.pv[0] == core.root_moves()[edges[0].edge] and v.mate is None
+    node = core.node_info([v.pv[0]])
+    assert node.n == edges[0].n and node.expanded and sum(n for _, n in node.children) == node.n - 1
+    assert core.node_info(["a2a3", "a7a6", "h2h3"]) is None
+    assert "RootEdge" in repr(edges[0])
+    searcher.close()
+
+
 def test_bad_positions_and_moves_are_value_errors_naming_them():
-    core = _core.SearchCore({}, _core.NNCache(0))
+    core = _core.SearchCore(_params(), _core.NNCache(0))
     with pytest.raises(ValueError, match="invalid FEN"):
         core.set_position("not a fen", [])
     with pytest.raises(ValueError, match="illegal move \"e2e5\""):
         core.set_position(chess.STARTING_FEN, ["e2e5"])
     with pytest.raises(ValueError, match="opposite check"):
         core.set_position("k7/8/1K6/8/8/8/8/7Q w - - 0 1", [])
-    with pytest.raises(ValueError, match="minibatch_size"):
-        _core.SearchCore({"minibatch_size": 0}, _core.NNCache(0))
-    with pytest.raises(ValueError, match="input format"):
-        _core.SearchCore({"input_format": 7}, _core.NNCache(0))
 
 
 def test_an_illegal_position_is_a_search_error():

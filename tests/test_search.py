@@ -94,7 +94,7 @@ def test_two_fold_inside_the_tree_is_a_draw():
     searcher.search(chess.Board(), Limits(nodes=300))
     node = searcher.node_info(["g1f3", "g8f6", "f3g1", "f6g8"])
     assert node is not None
-    assert node["terminal"] == "twofold" and node["wl"] == 0.0 and node["d"] == 1.0
+    assert node.terminal == "twofold" and node.wl == 0.0 and node.d == 1.0
     # The same repetition whose first occurrence lies before the root is not a draw (cycle not in the tree).
     board = chess.Board()
     board.push_uci("g1f3")
@@ -102,7 +102,7 @@ def test_two_fold_inside_the_tree_is_a_draw():
     searcher = Searcher(FakeEvaluator(value=0.3, logits=_knight_logits()), SearchParams(minibatch_size=8))
     searcher.search(board, Limits(nodes=100))
     node = searcher.node_info(["f3g1", "f6g8"])
-    assert node is not None and node["terminal"] == "" and node["expanded"]
+    assert node is not None and node.terminal == "" and node.expanded
 
 
 def test_threefold_in_game_history_counts():
@@ -129,7 +129,7 @@ def test_tree_reuse_keeps_the_subtree(tiny_eval):
     board = chess.Board()
     first = searcher.search(board, Limits(nodes=1500))
     assert first.ponder_move is not None
-    kept = searcher.node_info([first.best_move, first.ponder_move])["n"]
+    kept = searcher.node_info([first.best_move, first.ponder_move]).n
     assert kept > 0
     board.push(first.best_move)
     board.push(first.ponder_move)
@@ -215,7 +215,7 @@ def test_a_ponder_miss_reuses_the_subtree_of_the_reply_really_played(tiny_eval):
     board = chess.Board()
     first = searcher.search(board, Limits(nodes=1500))
     after_ours = searcher.node_info([first.best_move])
-    replies = sorted(after_ours["children"].items(), key=lambda t: -t[1])
+    replies = sorted(after_ours.children, key=lambda t: -t[1])
     assert len(replies) >= 2
     predicted, missed = (chess.Move.from_uci(u) for u, _ in replies[:2])
     kept = replies[1][1]

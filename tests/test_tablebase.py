@@ -108,7 +108,7 @@ def test_search_probes_make_captures_into_the_tables_terminal(tables, tiny_net):
     searcher = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False, tablebases=tables.core)
     result = searcher.search(chess.Board(FIVE), Limits(nodes=400))
     assert result.tbhits > 0
-    assert searcher.node_info(["d1d8"])["terminal"] == "tablebase"
+    assert searcher.node_info(["d1d8"]).terminal == "tablebase"
     assert result.best_move.uci() == "d1d8" and result.score.mate is None and result.score.cp > 1000
     # Without tables: no hits.
     plain = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False).search(chess.Board(FIVE), Limits(nodes=100))

@@ -13,11 +13,15 @@ __all__ = ["AdaptiveStrengthConfig", "BookConfig", "EngineConfig", "SearchParams
 
 
 # --------------------------------------------------------------------------------------------------
-# Search (lichessbot/search reads these). Defaults: lc0 src/search/classic/params.cc (v0.33.0-dev),
-# see lc0 src/search/classic/params.cc.
+# Search (lichessbot/search reads these). Defaults: lc0 src/search/classic/params.cc (v0.33.0-dev).
 # --------------------------------------------------------------------------------------------------
 class SearchParams(Strict):
-    """PUCT search parameters. Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc)."""
+    """PUCT search parameters: the one declaration of each (name, range, default, source).
+
+    Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc; PolicyTemperature and HistoryFill:
+    src/neural/shared_params.cc). The Rust core has none of its own: it takes every parameter it reads
+    from here (``lichessbot.search.searcher.core_params``) and refuses a missing or unknown one.
+    """
 
     cpuct: float = Field(1.745, gt=0, description="CPuct: exploration constant at N = 0.")
     cpuct_base: float = Field(38739.0, gt=0, description="CPuctBase: visits scale of cpuct growth.")
@@ -31,6 +35,10 @@ class SearchParams(Strict):
     )
     fpu_value_at_root: float = Field(1.0, description="FpuValueAtRoot: used only when fpu_strategy_at_root != same.")
     policy_temperature: float = Field(1.359, gt=0, description="PolicyTemperature: softmax temperature of priors.")
+    history_fill: Literal["fen_only", "no", "always"] = Field(
+        "fen_only", description="HistoryFill: fill the network's history planes before the game's first position "
+        "with copies of it: fen_only (unless the game began at the start position), no, always.",
+    )
     minibatch_size: int = Field(
         0, ge=0, le=1024,
         description="MinibatchSize: positions per network batch; 0 = from the provider that runs: 256 on "

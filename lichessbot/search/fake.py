@@ -23,8 +23,6 @@ class FakeEvaluator:
     """``run(planes) -> (logits, wdl, None)`` without a network; ``search_cache`` is a real NN cache."""
 
     input_format = 1
-    history_fill = "fen_only"
-    policy_temperature = 1.359
     provider = "fake"
 
     def __init__(self, value: float = 0.0, draw: float = 0.2, cache_size: int = 0,

@@ -32,7 +32,7 @@ from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
 from lichessbot.search.types import Limits, RootLine, RootMove, SearchError, SearchResult, SearchStats, Stopper
 
-__all__ = ["Searcher", "SearchHandle", "core_params"]
+__all__ = ["SAMPLING_PARAMS", "Searcher", "SearchHandle", "core_params", "minibatch_of"]
 
 _log = structlog.get_logger(__name__)
 
@@ -40,14 +40,19 @@ _log = structlog.get_logger(__name__)
 _INFO_EVERY = 5.0
 
 
-def core_params(params: SearchParams, evaluator) -> dict:
-    """The dict :class:`lichessbot._core.SearchCore` takes: ``params`` (PolicyTemperature among them: the core
-    applies it to the priors, lc0 src/neural/wrapper.cc) plus the network's input format and the history
-    fill of ``evaluator``."""
-    d = params.model_dump()
-    d["minibatch_size"] = minibatch_of(params, evaluator)
-    d["input_format"] = int(getattr(evaluator, "input_format", 1))
-    d["history_fill"] = getattr(evaluator, "history_fill", "fen_only")
+#: The :class:`~lichessbot.config.SearchParams` fields the Python face reads itself (the move sampling at
+#: the root, :func:`lichessbot.search.stats.sample_by_temperature`); the core takes every other one.
+SAMPLING_PARAMS = frozenset({"temperature", "temp_decay_moves", "temp_cutoff_move", "temp_value_cutoff",
+                             "temp_visit_offset", "seed"})
+
+
+def core_params(params: SearchParams, *, input_format: int, minibatch_size: int) -> dict[str, float | int | bool | str]:
+    """The dict :class:`lichessbot._core.SearchCore` takes: every field of ``params`` but
+    :data:`SAMPLING_PARAMS`, the network's lc0 ``input_format`` and the resolved ``minibatch_size``
+    (>= 1, see :func:`minibatch_of`). The core refuses a missing or unknown key (ValueError naming it)."""
+    d: dict[str, float | int | bool | str] = params.model_dump(exclude=set(SAMPLING_PARAMS))
+    d["input_format"] = input_format
+    d["minibatch_size"] = minibatch_size
     return d
 
 
@@ -82,13 +87,13 @@ class Searcher:
         self.has_wdl = bool(getattr(getattr(evaluator, "network", None), "has_wdl", True))
         self._rng = np.random.default_rng(self.params.seed)
         cache = getattr(evaluator, "search_cache", None)
-        cp = core_params(self.params, evaluator)
+        #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
+        self.minibatch = mb = minibatch_of(self.params, evaluator)
+        cp = core_params(self.params, input_format=int(getattr(evaluator, "input_format", 1)), minibatch_size=mb)
         self._core = _core.SearchCore(cp, cache if cache is not None else _core.NNCache(0))
         self.tablebases = tablebases
         if tablebases is not None:
             self._core.set_tablebases(tablebases)
-        #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
-        self.minibatch = mb = cp["minibatch_size"]
         #: Batches at the network at once: the evaluator's ``inflight`` (an evaluation service: one more than
         #: its workers) or ``concurrency`` (one per CPU thread), at least 1.
         self._inflight = max(1, int(getattr(evaluator, "inflight", getattr(evaluator, "concurrency", 1)))) \
@@ -179,7 +184,7 @@ class Searcher:
 
     def _run(self, state: _State, ply: int) -> SearchResult:
         core = self._core
-        reused = core.root_info()[0]
+        reused = core.root_info().n
         self._t_first = None
         if core.root_needs_eval():
             n = core.gather(self._planes[0], None)
@@ -215,8 +220,9 @@ class Searcher:
                         core.apply(*self._network(planes[:rows]))
                 if state.on_info is not None:
                     now = time.perf_counter()
-                    playouts, depth_sum, seldepth, *_ = core.counters()
-                    key = (core.root_edges()[0][0], int(depth_sum / playouts) if playouts else 0, seldepth)
+                    c = core.counters()
+                    depth = int(c.depth_sum / c.playouts) if c.playouts else 0
+                    key = (core.root_edges()[0].edge, depth, c.seldepth)
                     if key != last_info or now - last_info_t > _INFO_EVERY:
                         last_info, last_info_t = key, now
                         state.on_info(self._stats(state, reused))
@@ -242,13 +248,13 @@ class Searcher:
             limit_t0 = state.limit_t0
         if limits.infinite:
             return ""
-        if limits.nodes is not None and self._core.root_info()[0] >= limits.nodes:
+        if limits.nodes is not None and self._core.root_info().n >= limits.nodes:
             return f"nodes limit {limits.nodes}"
         if limits.movetime is not None and time.perf_counter() - limit_t0 >= limits.movetime:
             return f"movetime {limits.movetime:.3f} s"
         if stopper is not None:
-            playouts = self._core.counters()[0]
-            reason = stopper.should_stop(self._stats(state, self._core.root_info()[0] - playouts))
+            playouts = self._core.counters().playouts
+            reason = stopper.should_stop(self._stats(state, self._core.root_info().n - playouts))
             if reason:
                 return reason
         return ""
@@ -257,23 +263,25 @@ class Searcher:
     def _root_moves(self) -> tuple[list[RootMove], list[int]]:
         """Root moves best first (lc0 ranking) and their edge indices."""
         rms, idx = [], []
-        for e, n, p, q, u, d, m, wl, fi, proven, _v0 in self._core.root_edges():
-            rms.append(RootMove(move=self._moves[e], n=n, p=p, q=q, u=u, d=d, m=m, wl=wl, in_flight=fi,
-                                proven=proven))
-            idx.append(e)
+        for e in self._core.root_edges():
+            rms.append(RootMove(move=self._moves[e.edge], n=e.n, p=e.p, q=e.q, u=e.u, d=e.d, m=e.m, wl=e.wl,
+                                in_flight=e.in_flight, proven=e.proven))
+            idx.append(e.edge)
         return rms, idx
 
     def _edge_values(self, edge: int) -> tuple[float, float, Score, list[chess.Move]]:
         """(wl, d, score, pv) of root edge ``edge``: W - L and D from the root side to move's view, its
         :class:`~lichessbot.score.Score` and its principal variation (that move first)."""
-        wl, d, mate, pv = self._core.edge_values(edge)
-        return wl, d, Score.from_wl_d(wl, d, mate, has_wdl=self.has_wdl), [chess.Move.from_uci(u) for u in pv]
+        v = self._core.edge_values(edge)
+        score = Score.from_wl_d(v.wl, v.d, v.mate, has_wdl=self.has_wdl)
+        return v.wl, v.d, score, [chess.Move.from_uci(u) for u in v.pv]
 
     def _stats(self, state: _State, reused: int) -> SearchStats:
         now = time.perf_counter()
         core = self._core
-        rn = core.root_info()[0]
-        playouts, depth_sum, seldepth, _evals, _hits, tbhits = core.counters()
+        rn = core.root_info().n
+        c = core.counters()
+        playouts = c.playouts
         rms, idx = self._root_moves()
         nps = playouts / (now - self._t_first) if self._t_first and now > self._t_first else 0.0
         limits = state.limits
@@ -281,8 +289,8 @@ class Searcher:
         _wl, _d, score, pv = self._edge_values(idx[0])
         return SearchStats(
             elapsed=now - state.t0, playouts=playouts, nodes=rn, reused_nodes=reused, nps=nps,
-            depth=depth_sum / playouts if playouts else 0.0, seldepth=seldepth, root_moves=rms,
-            legal_moves=len(rms), remaining_playouts_hint=hint, pv=pv, score=score, tbhits=tbhits,
+            depth=c.depth_sum / playouts if playouts else 0.0, seldepth=c.seldepth, root_moves=rms,
+            legal_moves=len(rms), remaining_playouts_hint=hint, pv=pv, score=score, tbhits=c.tbhits,
         )
 
     def _result(self, stats: SearchStats, reason: str, ply: int) -> SearchResult:
@@ -314,21 +322,19 @@ class Searcher:
             return []
         edges = self._core.root_edges()
         nn = self._core.root_nn_indices()
-        return st.verbose_lines(edges, self._moves, nn, self._core.root_info(), self._dsc(), self.params)
+        return st.verbose_lines(edges, self._moves, nn, self._core.root_info(), self._dsc())
 
     # ---------------------------------------------------------------------------------------------
-    def node_info(self, moves) -> dict | None:
-        """The node reached from the last search's root by ``moves`` (chess.Move or UCI strings): a dict
-        with ``n``, ``wl``, ``d``, ``m`` (wl and m from the view of the player who moved into it),
-        ``terminal`` ("", "end", "twofold", "tablebase"), ``expanded`` and ``children`` ({uci: visits}); None when
-        it is not in the tree."""
+    def node_info(self, moves) -> _core.NodeInfo | None:
+        """The node reached from the last search's root by ``moves`` (chess.Move or UCI strings), None when
+        it is not in the tree (see :class:`lichessbot._core.NodeInfo`)."""
         return self._core.node_info([m if isinstance(m, str) else m.uci() for m in moves])
 
     def tree_info(self) -> dict:
         """Sizes of the tree for tests and benchmarks: nodes and edges in the arenas, two-fold draws."""
         nodes, edges = self._core.tree_size()
         return {"nodes": nodes, "edges": edges, "twofold": self._core.count_twofold(),
-                "root_n": self._core.root_info()[0]}
+                "root_n": self._core.root_info().n}
 
     # ---------------------------------------------------------------------------------------------
     def root_pvs(self, k: int) -> list[tuple[RootMove, Score, list[chess.Move]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
+from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.search.types import RootMove
 
@@ -48,28 +49,28 @@ def sample_by_temperature(root_moves: list[RootMove], params: SearchParams, ply:
     return int(rng.choice(len(root_moves), p=w / w.sum()))
 
 
-def verbose_lines(edges: list[tuple], moves: list[chess.Move], nn_indices: list[int], root: tuple,
-                  dsc: float, params: SearchParams) -> list[str]:
+def verbose_lines(edges: list[_core.RootEdge], moves: list[chess.Move], nn_indices: list[int], root: _core.RootNode,
+                  dsc: float) -> list[str]:
     """lc0's VerboseMoveStats lines (lc0 search.cc ``GetVerboseStats``): worst first, then ``node``.
 
-    ``edges``: the core's ``root_edges()`` (best first: edge, n, p, q, u, d, m, wl, in_flight, proven,
-    v0); ``moves`` and ``nn_indices`` (lc0 policy index printed in brackets) in edge order; ``root``:
-    the core's ``root_info()`` (n, wl, d, m, visited policy, in flight), wl in the node's mover view.
+    ``edges``: the core's ``root_edges()`` (best first); ``moves`` and ``nn_indices`` (lc0 policy index
+    printed in brackets) in edge order; ``root``: the core's ``root_info()``, wl in the node's mover view;
+    ``dsc``: DrawScore for the root side to move.
     """
     lines = []
-    for e, n, p, q, u, d, m, wl, fi, proven, v0 in reversed(edges):
-        v = "(V:  -.----)" if v0 is None else f"(V: {v0:7.4f})"
+    for e in reversed(edges):
+        v = "(V:  -.----)" if e.v0 is None else f"(V: {e.v0:7.4f})"
         term = ""
-        if proven is not None:
-            term = " (W)" if proven > 0 else (" (L)" if proven < 0 else " (D)")
+        if e.proven is not None:
+            term = " (W)" if e.proven > 0 else (" (L)" if e.proven < 0 else " (D)")
         lines.append(
-            f"{moves[e].uci():<5} ({nn_indices[e]:^4}) N: {n:7d} (+{fi:2d}) (P: {p * 100:5.2f}%) "
-            f"(WL: {wl:8.5f}) (D: {d:6.3f}) (M: {m:4.1f}) (Q: {q:8.5f}) (U: {u:7.5f}) "
-            f"(S: {q + u:8.5f}) {v}{term}"
+            f"{moves[e.edge].uci():<5} ({nn_indices[e.edge]:^4}) N: {e.n:7d} (+{e.in_flight:2d}) "
+            f"(P: {e.p * 100:5.2f}%) (WL: {e.wl:8.5f}) (D: {e.d:6.3f}) (M: {e.m:4.1f}) (Q: {e.q:8.5f}) (U: {e.u:7.5f}) "
+            f"(S: {e.q + e.u:8.5f}) {v}{term}"
         )
-    rn, rwl, rd, rm, vp, rfi = root
+    r = root
     lines.append(
-        f"node  ({len(edges):4d}) N: {rn:7d} (+{rfi:2d}) (P: {vp * 100:5.2f}%) "
-        f"(WL: {-rwl:8.5f}) (D: {rd:6.3f}) (M: {rm:4.1f}) (Q: {-rwl + dsc * rd:8.5f})"
+        f"node  ({len(edges):4d}) N: {r.n:7d} (+{r.in_flight:2d}) (P: {r.visited_policy * 100:5.2f}%) "
+        f"(WL: {-r.wl:8.5f}) (D: {r.d:6.3f}) (M: {r.m:4.1f}) (Q: {-r.wl + dsc * r.d:8.5f})"
     )
     return lines

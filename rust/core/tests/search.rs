@@ -1,6 +1,8 @@
 //! The search core driven as Python drives it: gather, a network (here uniform logits and a fixed
 //! value), apply.
 
+mod common;
+
 use std::sync::Arc;
 
 use lichessbot_core::cache::NNCache;
@@ -10,7 +12,7 @@ use lichessbot_core::search::{PLANES_PER_POSITION, POLICY_SIZE, Search};
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 fn search(minibatch: usize, cache: usize) -> Search {
-    Search::new(Params { minibatch_size: minibatch, ..Params::default() }, Arc::new(NNCache::new(cache)))
+    Search::new(Params { minibatch_size: minibatch, ..common::params() }, Arc::new(NNCache::new(cache)))
 }
 
 /// Search until the root has `nodes` visits; every network batch gets uniform logits and W/D/L
@@ -151,7 +153,7 @@ fn v2_canonical_formats_see_the_history_back_to_the_last_zeroing_move() {
     let mut line = ["g1f3", "g8f6", "f3g1", "f6g8"].repeat(2);
     line.extend(["b1c3", "b8c6", "c3b5", "c6b4", "b5a3", "b4a6"]);
     let moves: Vec<String> = line.iter().map(|m| m.to_string()).collect();
-    let params = Params { minibatch_size: 4, input_format: 5, fill: Fill::FenOnly, ..Params::default() };
+    let params = Params { minibatch_size: 4, input_format: 5, fill: Fill::FenOnly, ..common::params() };
     let mut s = Search::new(params, Arc::new(NNCache::new(0)));
     s.set_position(START, &moves, false, false).unwrap();
     let mut planes = vec![0f32; 4 * PLANES_PER_POSITION];

@@ -1,5 +1,7 @@
 //! Syzygy probes inside the search, with the 3-4-piece tables of ../shared (skipped when absent).
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -40,7 +42,7 @@ fn position(fen: &str) -> Chess {
 fn a_capture_into_the_tables_is_a_tablebase_terminal() {
     let Some(tb) = tables() else { return };
     assert_eq!(tb.max_pieces(), 4);
-    let mut s = Search::new(Params { minibatch_size: 8, ..Params::default() }, Arc::new(NNCache::new(0)));
+    let mut s = Search::new(Params { minibatch_size: 8, ..common::params() }, Arc::new(NNCache::new(0)));
     s.set_tablebases(Some(tb.clone()));
     // Five pieces; Qxd8+ reaches KQP v K (a win), and many captures reach four pieces.
     s.set_position("3rk3/8/8/8/8/8/4P3/3QK3 w - - 0 1", &[], false, false).unwrap();
@@ -55,7 +57,7 @@ fn a_capture_into_the_tables_is_a_tablebase_terminal() {
 #[test]
 fn no_probes_when_the_root_is_in_the_tables() {
     let Some(tb) = tables() else { return };
-    let mut s = Search::new(Params { minibatch_size: 8, ..Params::default() }, Arc::new(NNCache::new(0)));
+    let mut s = Search::new(Params { minibatch_size: 8, ..common::params() }, Arc::new(NNCache::new(0)));
     s.set_tablebases(Some(tb));
     s.set_position("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1", &[], false, false).unwrap();
     run(&mut s, 200);

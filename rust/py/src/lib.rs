@@ -5,13 +5,18 @@
 //! arrays. Long work (gathering a batch, applying outputs) runs with the GIL released. A Rust panic
 //! is caught here and raised as `RuntimeError("search core panic: ...")`: it never takes the process
 //! down.
+//!
+//! Rooms: `params` (the search parameters' boundary), `stats` (the search's statistics as frozen
+//! values).
+
+mod params;
+mod stats;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use lichessbot_core::cache::NNCache as CoreCache;
 use lichessbot_core::encoding::{self, Fill};
-use lichessbot_core::params::Params;
 use lichessbot_core::policy;
 use lichessbot_core::position::{PosInfo, replay_game};
 use lichessbot_core::search::{PLANES_PER_POSITION, Search};
@@ -22,6 +27,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position, PositionError};
+
+use crate::stats::{EdgeValues, NodeInfo, RootEdge, RootNode, SearchCounters};
 
 fn panic_message(err: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = err.downcast_ref::<&str>() {
@@ -133,109 +140,19 @@ fn parse_position(fen: &str) -> PyResult<Chess> {
         .map_err(|e| PyValueError::new_err(format!("illegal position {fen:?}: {e}")))
 }
 
-macro_rules! getter {
-    ($name:ident, $t:ty) => {
-        fn $name(d: &Bound<'_, PyDict>, key: &str, default: $t) -> PyResult<$t> {
-            match d.get_item(key)? {
-                Some(v) if !v.is_none() => v.extract::<$t>().map_err(|e| PyValueError::new_err(format!("{key}: {e}"))),
-                _ => Ok(default),
-            }
-        }
-    };
-}
-getter!(get_f64, f64);
-getter!(get_u32, u32);
-getter!(get_usize, usize);
-getter!(get_bool, bool);
-getter!(get_string, String);
-
-fn parse_fill(s: &str) -> PyResult<Fill> {
-    match s {
-        "fen_only" => Ok(Fill::FenOnly),
-        "no" => Ok(Fill::No),
-        "always" => Ok(Fill::Always),
-        _ => Err(PyValueError::new_err(format!("unknown history fill mode {s:?} (expected fen_only, no, always)"))),
-    }
-}
-
-fn check_format(f: u32) -> PyResult<u32> {
-    if encoding::INPUT_FORMATS.contains(&f) {
-        Ok(f)
-    } else {
-        Err(PyValueError::new_err(format!(
-            "unknown lc0 input format {f} (expected one of {:?})",
-            encoding::INPUT_FORMATS
-        )))
-    }
-}
-
-/// Search parameters from a dict with the keys of `lichessbot.config.SearchParams` plus
-/// `input_format` and `history_fill`; missing keys take lc0's defaults.
-fn params_from(d: &Bound<'_, PyDict>) -> PyResult<Params> {
-    let def = Params::default();
-    let fpu_strategy: String = get_string(d, "fpu_strategy", "reduction".to_string())?;
-    let fpu_absolute = fpu_strategy == "absolute";
-    let fpu_value: f64 = get_f64(d, "fpu_value", def.fpu_value)?;
-    let at_root: String = get_string(d, "fpu_strategy_at_root", "same".to_string())?;
-    let (root_fpu_absolute, root_fpu_value) = if at_root == "same" {
-        (fpu_absolute, fpu_value)
-    } else {
-        (at_root == "absolute", get_f64(d, "fpu_value_at_root", 1.0)?)
-    };
-    let minibatch_size: usize = get_usize(d, "minibatch_size", def.minibatch_size)?;
-    if minibatch_size == 0 {
-        return Err(PyValueError::new_err("minibatch_size must be >= 1"));
-    }
-    let fill: String = get_string(d, "history_fill", "fen_only".to_string())?;
-    Ok(Params {
-        cpuct: get_f64(d, "cpuct", def.cpuct)?,
-        cpuct_base: get_f64(d, "cpuct_base", def.cpuct_base)?,
-        cpuct_factor: get_f64(d, "cpuct_factor", def.cpuct_factor)?,
-        fpu_absolute,
-        fpu_value,
-        root_fpu_absolute,
-        root_fpu_value,
-        policy_temperature: get_f64(d, "policy_temperature", def.policy_temperature)?,
-        minibatch_size,
-        max_out_of_order_evals_factor: get_f64(d, "max_out_of_order_evals_factor", def.max_out_of_order_evals_factor)?,
-        max_collision_visits: get_u32(d, "max_collision_visits", def.max_collision_visits)?,
-        max_collision_visits_scaling_start: get_u32(
-            d,
-            "max_collision_visits_scaling_start",
-            def.max_collision_visits_scaling_start,
-        )?,
-        max_collision_visits_scaling_end: get_u32(
-            d,
-            "max_collision_visits_scaling_end",
-            def.max_collision_visits_scaling_end,
-        )?,
-        max_collision_visits_scaling_power: get_f64(
-            d,
-            "max_collision_visits_scaling_power",
-            def.max_collision_visits_scaling_power,
-        )?,
-        two_fold_draws: get_bool(d, "two_fold_draws", def.two_fold_draws)?,
-        sticky_endgames: get_bool(d, "sticky_endgames", def.sticky_endgames)?,
-        draw_score: get_f64(d, "draw_score", def.draw_score)?,
-        input_format: check_format(get_u32(d, "input_format", def.input_format)?)?,
-        fill: parse_fill(&fill)?,
-    })
-}
-
-/// One game's search tree: `SearchCore(params: dict, cache: NNCache)`. Not thread-safe by itself:
-/// the Python `Searcher` drives it from one thread at a time.
+/// One game's search tree: `SearchCore(params: dict, cache: NNCache)`, `params` holding exactly the
+/// keys of `lichessbot_core::params::KEYS` (see `params::params_from`). Not thread-safe by itself: the
+/// Python `Searcher` drives it from one thread at a time.
 #[pyclass(name = "SearchCore", module = "lichessbot._core")]
 struct PySearchCore {
     search: Search,
 }
 
-type RootEdgeTuple = (usize, u32, f32, f64, f64, f32, f32, f64, u32, Option<i8>, Option<f32>);
-
 #[pymethods]
 impl PySearchCore {
     #[new]
     fn new(params: &Bound<'_, PyDict>, cache: &PyNNCache) -> PyResult<PySearchCore> {
-        Ok(PySearchCore { search: Search::new(params_from(params)?, cache.inner.clone()) })
+        Ok(PySearchCore { search: Search::new(params::params_from(params)?, cache.inner.clone()) })
     }
 
     /// Set the position to search (the game from `fen` plus UCI `moves`); returns the reused visits.
@@ -314,20 +231,15 @@ impl PySearchCore {
         self.search.pending_leaves()
     }
 
-    /// (N, wl, d, m, visited policy, in flight) of the root; wl and m from the view of the player who
-    /// moved into the root (lc0's node view).
-    fn root_info(&self) -> (u32, f64, f32, f32, f64, u32) {
+    /// The root's statistics (wl and m from the view of the player who moved into the root).
+    fn root_info(&self) -> RootNode {
         let r = self.search.root_node();
-        (r.n, r.wl, r.d, r.m, r.vp, r.in_flight)
+        RootNode { n: r.n, wl: r.wl, d: r.d, m: r.m, visited_policy: r.vp, in_flight: r.in_flight }
     }
 
-    /// Root edges best first: (edge, n, p, q, u, d, m, wl, in_flight, proven, v0) each.
-    fn root_edges(&self) -> Vec<RootEdgeTuple> {
-        self.search
-            .root_edges()
-            .into_iter()
-            .map(|e| (e.edge, e.n, e.p, e.q, e.u, e.d, e.m, e.wl, e.in_flight, e.proven, e.v0))
-            .collect()
+    /// Statistics of every root edge, best first (lc0's ranking).
+    fn root_edges(&self) -> Vec<RootEdge> {
+        self.search.root_edges().into_iter().map(RootEdge::from).collect()
     }
 
     /// UCI strings of the root edges in edge order (python-chess spelling).
@@ -340,16 +252,24 @@ impl PySearchCore {
         self.search.root_nn_indices()
     }
 
-    /// (wl, d, mate, pv) of root edge `edge` from the root side to move's view.
+    /// Value, mate and PV (at most `max_pv` moves) of root edge `edge`, root side to move's view.
     #[pyo3(signature = (edge, max_pv=100))]
-    fn edge_values(&self, edge: usize, max_pv: usize) -> (f64, f64, Option<i64>, Vec<String>) {
-        self.search.edge_values(edge, max_pv)
+    fn edge_values(&self, edge: usize, max_pv: usize) -> EdgeValues {
+        let (wl, d, mate, pv) = self.search.edge_values(edge, max_pv);
+        EdgeValues { wl, d, mate, pv }
     }
 
-    /// (playouts, depth_sum, seldepth, nn_evals, cache_hits, tbhits) of the current search.
-    fn counters(&self) -> (u64, u64, u32, u64, u64, u64) {
+    /// The counters of the current search.
+    fn counters(&self) -> SearchCounters {
         let s = &self.search;
-        (s.playouts, s.depth_sum, s.seldepth, s.nn_evals, s.cache_hits, s.tbhits)
+        SearchCounters {
+            playouts: s.playouts,
+            depth_sum: s.depth_sum,
+            seldepth: s.seldepth,
+            nn_evals: s.nn_evals,
+            cache_hits: s.cache_hits,
+            tbhits: s.tbhits,
+        }
     }
 
     /// (nodes, edges) in the arenas.
@@ -357,43 +277,62 @@ impl PySearchCore {
         (self.search.tree.nodes.len(), self.search.tree.edges.len())
     }
 
-    /// The node reached from the root by UCI `moves`: a dict with n, wl, d, m, terminal ("" / "end" /
-    /// "twofold" / "tablebase"), expanded, and children {uci: visits}; None when not in the tree.
-    fn node_info<'py>(&self, py: Python<'py>, moves: Vec<String>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        use lichessbot_core::tree::{EXPANDED, TERMINAL_END, TERMINAL_TABLEBASE, TERMINAL_TWOFOLD, unpack_move};
-        let Some((node, pos)) = self.search.node_at(&moves) else {
-            return Ok(None);
-        };
+    /// The node reached from the root by UCI `moves`; None when it is not in the tree.
+    fn node_info(&self, moves: Vec<String>) -> Option<NodeInfo> {
+        use lichessbot_core::tree::{EXPANDED, NONE, TERMINAL_END, TERMINAL_TABLEBASE, TERMINAL_TWOFOLD, unpack_move};
+        let (node, pos) = self.search.node_at(&moves)?;
         let tree = &self.search.tree;
         let nd = &tree.nodes[node as usize];
-        let d = PyDict::new(py);
-        d.set_item("n", nd.n)?;
-        d.set_item("wl", nd.wl)?;
-        d.set_item("d", nd.d)?;
-        d.set_item("m", nd.m)?;
-        let term = match nd.terminal {
+        let terminal = match nd.terminal {
             TERMINAL_END => "end",
             TERMINAL_TWOFOLD => "twofold",
             TERMINAL_TABLEBASE => "tablebase",
             _ => "",
         };
-        d.set_item("terminal", term)?;
-        d.set_item("expanded", nd.state == EXPANDED && nd.num_edges > 0)?;
-        let children = PyDict::new(py);
         let mode = self.search.castling_mode();
-        for (i, e) in tree.edges_of(node).iter().enumerate() {
-            let c = tree.child(node, i as u8);
-            if c != lichessbot_core::tree::NONE {
-                children.set_item(unpack_move(e.mv, &pos).to_uci(mode).to_string(), tree.nodes[c as usize].n)?;
-            }
-        }
-        d.set_item("children", children)?;
-        Ok(Some(d))
+        let children = tree
+            .edges_of(node)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                let c = tree.child(node, i as u8);
+                (c != NONE).then(|| (unpack_move(e.mv, &pos).to_uci(mode).to_string(), tree.nodes[c as usize].n))
+            })
+            .collect();
+        Some(NodeInfo {
+            n: nd.n,
+            wl: nd.wl,
+            d: nd.d,
+            m: nd.m,
+            terminal: terminal.to_string(),
+            expanded: nd.state == EXPANDED && nd.num_edges > 0,
+            children,
+        })
     }
 
     /// Two-fold draws scored inside the tree below the root.
     fn count_twofold(&self) -> usize {
         self.search.count_twofold()
+    }
+}
+
+fn parse_fill(s: &str) -> PyResult<Fill> {
+    match s {
+        "fen_only" => Ok(Fill::FenOnly),
+        "no" => Ok(Fill::No),
+        "always" => Ok(Fill::Always),
+        _ => Err(PyValueError::new_err(format!("unknown history fill mode {s:?} (expected fen_only, no, always)"))),
+    }
+}
+
+fn check_format(f: u32) -> PyResult<u32> {
+    if encoding::INPUT_FORMATS.contains(&f) {
+        Ok(f)
+    } else {
+        Err(PyValueError::new_err(format!(
+            "unknown lc0 input format {f} (expected one of {:?})",
+            encoding::INPUT_FORMATS
+        )))
     }
 }
 
@@ -445,6 +384,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNNCache>()?;
     m.add_class::<PySearchCore>()?;
     m.add_class::<PyTablebases>()?;
+    m.add_class::<RootEdge>()?;
+    m.add_class::<RootNode>()?;
+    m.add_class::<SearchCounters>()?;
+    m.add_class::<EdgeValues>()?;
+    m.add_class::<NodeInfo>()?;
     m.add_function(wrap_pyfunction!(encode_game, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
