@@ -1,13 +1,20 @@
 """Type stubs of the Rust search core (rust/py/src, built by maturin as ``lichessbot._core``).
 
 Arrays cross without copies: planes float32 C-contiguous ``[M, 112, 8, 8]``, logits float32 ``[B, 1858]``,
-wdl float32 ``[B, 3]``, mlh float32 ``[B]``. The GIL is released in ``set_position``, ``gather`` and
-``apply``; a panic inside the core is raised as ``RuntimeError("search core panic: ...")``.
+wdl float32 ``[B, 3]``, mlh float32 ``[B]``. The GIL is released in ``set_position``, ``gather``, ``apply``
+and the encoders; a panic inside the core is raised as ``RuntimeError("search core panic: ...")``.
 Statistics come back as frozen values with named fields, copied out of the tree when asked for.
 """
 
 import numpy as np
 import numpy.typing as npt
+
+#: lc0's 1858 policy entries as UCI strings from the mover's view, in policy-index order (castling as
+#: king takes rook, e.g. "e1h1"; a knight promotion is the plain move): lc0 src/neural/tables/policy_map.h.
+POLICY_MOVES: tuple[str, ...]
+#: The lc0 input formats the encoder supports (lc0 proto/net.proto ``NetworkFormat.InputFormat``): classical 1,
+#: castling-plane 2, canonical 3, canonical + hectoplies 4, canonical v2 5, armageddon 132 and 133.
+INPUT_FORMATS: tuple[int, ...]
 
 class NNCache:
     """The process's NN cache (position hash + repetitions -> priors and values), thread-safe;
@@ -178,8 +185,17 @@ class SearchCore:
     def node_info(self, moves: list[str]) -> NodeInfo | None: ...
     def count_twofold(self) -> int: ...
 
-def encode_game(fen: str, moves: list[str], chess960: bool = False, input_format: int = 1,
-                fill: str = "fen_only") -> tuple[npt.NDArray[np.float32], list[tuple[str, int]]]:
-    """Planes float32 [112, 8, 8] of the game's last position and its legal moves with their policy indices."""
+def encode_positions(
+    games: list[tuple[str, list[str]]], *, input_format: int, history_fill: str, chess960: bool = False,
+) -> tuple[npt.NDArray[np.float32], list[list[tuple[str, int]]]]:
+    """Planes float32 ``[B, 112, 8, 8]`` of the last position of each (FEN, UCI moves) game, and per game its
+    legal moves as (UCI, lc0 policy index) with the input format's canonical transform. ValueError naming
+    the game for a bad FEN or move; ValueError for an unknown input format or history fill."""
+
+def encode_plies(
+    fen: str, moves: list[str], *, input_format: int, history_fill: str, chess960: bool = False,
+) -> tuple[npt.NDArray[np.float32], list[list[tuple[str, int]]]]:
+    """Planes float32 ``[len(moves) + 1, 112, 8, 8]`` of every position of one game (each with the history
+    before it) and per position its legal moves as (UCI, lc0 policy index). ValueError as ``encode_positions``."""
 
 def _panic_for_tests() -> None: ...

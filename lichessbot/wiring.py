@@ -30,26 +30,21 @@ def network_of(engine: EngineConfig) -> Network:
     return load_network(engine.network, engine.input_format)
 
 
-def evaluator_of(engine: EngineConfig, network: Network, *,
-                 policy_temperature: float | None = None) -> Evaluator | TritonEvaluator:
+def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEvaluator:
     """The process's evaluator for ``network``: onnxruntime on ``engine.backend`` (``auto``, ``tensorrt``,
     ``cuda``, ``cpu``) or a Triton client (``triton``), with ``engine.threads``, ``engine.nn_cache_size``
-    (entries) and ``engine.precision``.
-
-    Args:
-        policy_temperature: PolicyTemperature of the evaluator's priors; None: ``engine.search``'s (UCI
-            sets it apart from the config).
+    (entries) and ``engine.precision``. (The policy temperature and history fill are search parameters:
+    the search core applies them.)
 
     Raises:
         lichessbot.engine.network.NetworkError: onnxruntime refuses the model.
         RuntimeError: the Triton server cannot be reached (backend ``triton``).
     """
-    temp = engine.search.policy_temperature if policy_temperature is None else policy_temperature
     if engine.backend == "triton":
         return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
-                               cache_size=engine.nn_cache_size, policy_temperature=temp)
+                               cache_size=engine.nn_cache_size)
     return Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
-                     policy_temperature=temp, precision=engine.precision)
+                     precision=engine.precision)
 
 
 def searcher_of(evaluator: Evaluator | TritonEvaluator | EvalService, params: SearchParams, *, game: str = "",

@@ -18,7 +18,8 @@ from tests.tinynet import build_tiny_onnx
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 NETS = SHARED / "nets"
-REF = SHARED / "ref"
+#: lc0's reference figures (tests/data/lc0ref/README.md).
+LC0REF = REPO / "tests" / "data" / "lc0ref"
 STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None)
 
 
@@ -28,6 +29,11 @@ def shared_file(rel: str) -> Path:
     if not p.exists():
         pytest.skip(f"../shared/{rel} is not available")
     return p
+
+
+def maia_net(name: str) -> Path:
+    """../shared/nets/``name`` (e.g. "maia-1100.pb.gz"), or skip the test when it is absent."""
+    return shared_file(f"nets/{name}")
 
 
 @pytest.fixture(scope="session")

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import gzip
-import json
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import numpy_helper
 
 from lichessbot.cli import main as cli_main
 from lichessbot.engine import protowire as pw
 from lichessbot.engine.lc0_weights import convert_pb_gz, decode_layer
 from lichessbot.engine.network import NetworkError
 from lichessbot.engine.onnx_build import conv_policy_map
-from tests.conftest import shared_file
 
 
 def _session(model: bytes | str) -> ort.InferenceSession:
@@ -40,54 +37,6 @@ def test_conv_policy_map_geometry():
     assert table[159] == 63 * 64 + 6  # g1f3: knight two up, one left (plane 63), from g1
     assert table[1828] == 69 * 64 + 52  # e7e8q: push promotion to queen (plane 69), from e7
     assert table[1515] == 0 * 64 + 52  # e7e8 (= knight promotion): north, distance 1
-
-
-def test_conv_policy_map_equals_leela2onnx_table():
-    model = onnx.load(str(shared_file("nets/maia-1100.onnx")))
-    ref = next(numpy_helper.to_array(t) for t in model.graph.initializer if t.name == "/const/mapping_table")
-    np.testing.assert_array_equal(conv_policy_map(), ref)
-
-
-# ----------------------------------------------------------------------------- real Maia nets
-
-
-def _reference_positions(name: str) -> list[dict]:
-    lines = []
-    for suffix in ("", "_fen"):
-        with open(shared_file(f"ref/lc0ref_maia{name}{suffix}.jsonl")) as fh:
-            lines += [json.loads(line) for line in fh]
-    return lines
-
-
-def _planes_from_reference(lines: list[dict]) -> np.ndarray:
-    """float32 [B, 112, 8, 8] straight from lc0's own masks/values (bit i = row i//8, column i%8)."""
-    x = np.zeros((len(lines), 112, 64), np.float32)
-    for i, line in enumerate(lines):
-        planes = line["lc0_input_planes"]
-        masks = np.array([int(h, 16) for h in planes["masks_hex"]], np.uint64)
-        bits = np.unpackbits(masks.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        x[i] = bits * np.asarray(planes["values"], np.float32)[:, None]
-    return x.reshape(-1, 112, 8, 8)
-
-
-@pytest.mark.parametrize("name", ["1100", "1900"])
-def test_maia_conversion_matches_lc0_and_leela2onnx(name):
-    model, input_format = convert_pb_gz(shared_file(f"nets/maia-{name}.pb.gz"))
-    assert input_format == 1
-    lines = _reference_positions(name)
-    x = _planes_from_reference(lines)
-    ours = _run(_session(model), x)
-    assert ours["/output/policy"].shape == (len(lines), 1858) and ours["/output/wdl"].shape == (len(lines), 3)
-    for i, line in enumerate(lines):
-        ref = line["nn_exact_blas"]
-        idx = [line["moves_nn_index"][m] for m in ref["policy_logits"]]
-        np.testing.assert_allclose(ours["/output/policy"][i, idx], list(ref["policy_logits"].values()),
-                                   rtol=0, atol=1e-4)
-        wdl = ours["/output/wdl"][i]
-        assert abs((wdl[0] - wdl[2]) - ref["q"]) < 1e-4, line["tag"]
-    theirs = _run(_session(str(shared_file(f"nets/maia-{name}.onnx"))), x)
-    for key in ("/output/policy", "/output/wdl"):
-        np.testing.assert_allclose(ours[key], theirs[key], rtol=0, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- synthetic nets

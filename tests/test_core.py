@@ -14,12 +14,12 @@ from lichessbot.config import SearchParams
 from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
 from lichessbot.search.searcher import SAMPLING_PARAMS, core_params
-from tests.conftest import REPO, shared_file
+from tests.conftest import LC0REF, REPO
 
 
-def _ref_cases():
-    path = shared_file("ref/lc0ref_maia1100.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def ref_positions() -> list[dict]:
+    """lc0's reference positions (tests/data/lc0ref/positions.jsonl): 59 games with lc0's planes and indices."""
+    return [json.loads(line) for line in (LC0REF / "positions.jsonl").read_text().splitlines() if line.strip()]
 
 
 def game_of(uci_position: str) -> tuple[str, list[str]]:
@@ -33,16 +33,24 @@ def game_of(uci_position: str) -> tuple[str, list[str]]:
     return fen, rest[1:] if rest and rest[0] == "moves" else rest
 
 
+def lc0_planes(ref: dict) -> np.ndarray:
+    """lc0's (masks_hex, values) -> float32 [112, 8, 8]: the value where the bit is set, else 0."""
+    masks = np.array([int(h, 16) for h in ref["masks_hex"]], dtype=np.uint64)
+    bits = np.unpackbits(masks.view(np.uint8).reshape(112, 8), axis=-1, bitorder="little").astype(np.float32)
+    return (bits * np.array(ref["values"], dtype=np.float32)[:, None]).reshape(112, 8, 8)
+
+
 def test_core_planes_and_policy_indices_equal_lc0s_own():
-    for case in _ref_cases():
-        fen, moves = game_of(case["uci_position"])
-        planes, indices = _core.encode_game(fen, moves)
-        ref = case["lc0_input_planes"]
-        for p, (mask, value) in enumerate(zip(ref["masks_hex"], ref["values"])):
-            bits = np.unpackbits(np.frombuffer(int(mask, 16).to_bytes(8, "little"), np.uint8), bitorder="little")
-            np.testing.assert_array_equal(planes[p].reshape(64), bits.astype(np.float32) * np.float32(value),
-                                          err_msg=f"plane {p} of {case['uci_position']}")
-        assert dict(indices) == case["moves_nn_index"], case["uci_position"]
+    cases = ref_positions()
+    assert len(cases) == 59
+    planes, indices = _core.encode_positions([game_of(c["uci_position"]) for c in cases], input_format=1,
+                                             history_fill="fen_only")
+    assert planes.shape == (59, 112, 8, 8) and planes.dtype == np.float32
+    for case, got, idx in zip(cases, planes, indices):
+        want = lc0_planes(case["lc0_input_planes"])
+        bad = [p for p in range(112) if not np.array_equal(got[p], want[p])]
+        assert not bad, (case["tag"], bad)
+        assert dict(idx) == case["moves_nn_index"], case["tag"]
 
 
 def _params(**over) -> dict:
@@ -92,7 +100,7 @@ def test_the_history_fill_and_policy_temperature_reach_the_core():
         assert core.gather(planes) == 1
         assert planes[0, 13:104].any() == history, fill
     logits = np.zeros((1, 1858), np.float32)
-    logits[0, 322] = 1.0  # e2e4
+    logits[0, _core.POLICY_MOVES.index("e2e4")] = 1.0
     priors = {}
     for temp in (1.0, 2.0):
         core = _core.SearchCore(_params(policy_temperature=temp), _core.NNCache(0))

@@ -9,9 +9,9 @@ import numpy as np
 import onnx
 import pytest
 
-from lichessbot.engine.encoding import game_history, position_key
-from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.position_eval import PositionEval, encode_boards, evaluate_boards
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = REPO / "lichessbot" / "data" / "default.onnx"
@@ -23,10 +23,9 @@ def evaluator() -> Evaluator:
     return Evaluator(load_network("default"), backend="cpu", threads=1, cache_size=0)
 
 
-def evaluate(ev: Evaluator, board: chess.Board):
-    hist = game_history(board)
-    moves = list(board.legal_moves)
-    return moves, ev.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))])[0]
+def evaluate(ev: Evaluator, board: chess.Board) -> tuple[list[chess.Move], PositionEval]:
+    (res,) = evaluate_boards(ev, [board], input_format=1)
+    return list(res.moves), res
 
 
 def test_shipped_file_has_lc0_interface_and_fits_the_package_limits():
@@ -49,9 +48,7 @@ def test_default_net_gives_a_distribution_and_a_legal_move_at_the_start(evaluato
     assert abs(sum(ev.wdl) - 1) < 1e-5 and all(0 <= x <= 1 for x in ev.wdl)
     assert moves[int(np.argmax(ev.priors))] in board.legal_moves
     # raw outputs for a batch of two: same rows for the same input
-    from lichessbot.engine.encoding import encode
-
-    planes = encode([game_history(board)] * 2)
+    planes = encode_boards([board] * 2, input_format=1, history_fill="fen_only")[0]
     logits, wdl, mlh = evaluator.run(planes)
     assert logits.shape == (2, 1858) and wdl.shape == (2, 3) and mlh is None
     np.testing.assert_allclose(logits[0], logits[1], atol=1e-5)

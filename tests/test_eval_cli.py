@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import chess
 import pytest
 
 from lichessbot.cli import main
-from tests.conftest import shared_file
+from lichessbot.config import SearchParams
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.engine.position_eval import evaluate_boards
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -16,16 +20,21 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("suffix", ["onnx", "pb.gz"])
-def test_eval_maia_startpos_json_gives_lc0_priors(capsys, suffix):
-    net = shared_file(f"nets/maia-1100.{suffix}")
-    code, out, _ = run_cli(capsys, "eval", "--network", str(net), "--startpos", "--json")
+def test_eval_json_is_the_networks_view_through_the_search_encoder_and_policy_map(capsys, tiny_net):
+    code, out, _ = run_cli(capsys, "eval", "--network", str(tiny_net), "--startpos", "--moves", "e2e4 c7c5",
+                           "--json", "--policy-temperature", "1.7", "--history-fill", "always")
     assert code == 0
     doc = json.loads(out)
-    assert doc["moves"]["e2e4"] == pytest.approx(0.6606, abs=1e-4)
-    assert doc["moves"]["d2d4"] == pytest.approx(0.2098, abs=1e-4)
-    assert len(doc["moves"]) == 20 and sum(doc["moves"].values()) == pytest.approx(1.0, abs=1e-4)
-    assert doc["q"] == pytest.approx(0.04558, abs=1e-4) and len(doc["wdl"]) == 3
+    board = chess.Board()
+    for uci in ("e2e4", "c7c5"):
+        board.push_uci(uci)
+    ev = Evaluator(load_network(str(tiny_net)), backend="cpu", cache_size=0)
+    (want,) = evaluate_boards(ev, [board], input_format=1,
+                              params=SearchParams(policy_temperature=1.7, history_fill="always"))
+    assert doc["moves"] == {m.uci(): round(p, 6) for m, p in sorted(zip(want.moves, want.priors.tolist()),
+                                                                      key=lambda mp: -mp[1])}
+    assert doc["wdl"] == [round(x, 6) for x in want.wdl] and doc["q"] == round(want.q, 6)
+    assert list(doc["moves"]) != [m.uci() for m in want.moves]  # ranked by prior, not in move order
 
 
 def test_eval_json_uses_e1g1_castling_and_moves_from_fen(capsys, tiny_net):

@@ -9,7 +9,6 @@ from onnx import TensorProto, helper
 from lichessbot.engine import network as network_mod
 from lichessbot.engine.network import Network, NetworkError, load_network
 from lichessbot.errors import LichessbotError
-from tests.conftest import shared_file
 from tests.tinynet import build_tiny_onnx, tiny_model
 
 
@@ -22,11 +21,6 @@ def test_tiny_onnx_loads_with_heads_detected(tmp_path):
 def test_onnx_input_format_defaults_to_classical(tiny_net):
     net = load_network(str(tiny_net))
     assert net.input_format == 1 and net.has_wdl and not net.has_mlh
-
-
-def test_maia_onnx_is_recognised():
-    net = load_network(str(shared_file("nets/maia-1100.onnx")))
-    assert net.has_wdl and not net.has_mlh and net.name == "maia-1100"
 
 
 def test_network_error_is_a_user_error_and_a_value_error():

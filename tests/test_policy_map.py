@@ -1,18 +1,24 @@
-"""The 1858-entry policy map: lc0's order and check values, a bijection over legal moves, lc0's indices."""
+"""The core's 1858-entry policy map: lc0's order and check values, castling and promotions, a bijection over
+the legal moves of random games, the canonical transform."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 
 import chess
 import pytest
 
-from lichessbot.engine.encoding import choose_transform, game_history, snapshot
-from lichessbot.engine.policy_map import MOVES, MOVES_SHA256, move_from_index, move_index, move_indices
-from tests.conftest import shared_file
-from tests.test_encoding import board_from_uci_position
+from lichessbot import _core
+from lichessbot.engine.position_eval import encode_boards
+
+MOVES = _core.POLICY_MOVES
+#: sha256 of "\n".join(lc0's 1858 policy moves): the table as lc0 src/neural/tables/policy_map.h orders it.
+MOVES_SHA256 = "4a901f49851725496e39e34648dd58f240950fa6b72a0bbf6b2816b9af767cc7"
+
+
+def indices(board: chess.Board, input_format: int = 1) -> dict[str, int]:
+    return encode_boards([board], input_format=input_format, history_fill="fen_only")[1][0]
 
 
 def test_table_has_lc0_order_and_hash():
@@ -33,69 +39,56 @@ def test_check_indices_from_the_spec(uci, index):
 
 def test_castling_is_king_takes_rook_for_both_colours_and_both_notations():
     b = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    s = snapshot(b)
-    assert move_index(chess.Move.from_uci("e1g1"), s) == 103 and move_index(chess.Move.from_uci("e1h1"), s) == 103
-    assert move_index(chess.Move.from_uci("e1c1"), s) == 97 and move_index(chess.Move.from_uci("e1a1"), s) == 97
+    assert indices(b)["e1g1"] == 103 and indices(b)["e1c1"] == 97
+    b960 = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", chess960=True)
+    assert indices(b960)["e1h1"] == 103 and indices(b960)["e1a1"] == 97
     b.turn = chess.BLACK
-    s = snapshot(b)
-    assert move_index(chess.Move.from_uci("e8g8"), s) == 103 and move_index(chess.Move.from_uci("e8c8"), s) == 97
+    assert indices(b)["e8g8"] == 103 and indices(b)["e8c8"] == 97
+
+
+def test_chess960_castling_when_the_king_moves_two_files_is_still_king_takes_rook():
+    # King on d1, rooks on b1 and h1: castling is king takes rook (d1h1, d1b1) though the king lands on g1/c1.
+    b = chess.Board("1r1k3r/8/8/8/8/8/8/1R1K3R w HBhb - 0 1", chess960=True)
+    got = indices(b)
+    assert got["d1h1"] == MOVES.index("d1h1") and got["d1b1"] == MOVES.index("d1b1")
 
 
 def test_black_moves_are_mirrored_and_knight_promotion_is_plain():
-    s = snapshot(chess.Board("4k3/8/8/8/8/8/p3p3/4K3 b - - 0 1"))
-    assert move_index(chess.Move.from_uci("e2e1q"), s) == 1828
-    assert move_index(chess.Move.from_uci("e2e1n"), s) == 1515
-    assert move_index(chess.Move.from_uci("a2b1r"), s) == 1796
-    s = snapshot(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"))
-    assert move_index(chess.Move.from_uci("e7e5"), s) == 322 and move_index(chess.Move.from_uci("g8f6"), s) == 159
+    got = indices(chess.Board("4k3/8/8/8/8/8/p3p3/1N5K b - - 0 1"))
+    assert got["e2e1q"] == 1828 and got["e2e1n"] == 1515 and got["a2b1r"] == 1796 and got["a2a1n"] == MOVES.index(
+        "a7a8")
+    got = indices(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"))
+    assert got["e7e5"] == 322 and got["g8f6"] == 159
 
 
-def test_every_legal_move_of_random_games_maps_to_a_distinct_index_and_back():
+def test_every_legal_move_of_random_games_maps_to_a_distinct_index_of_its_own_move():
     rng = random.Random(7)
     positions = 0
     for _ in range(40):
         b = chess.Board()
         while not b.is_game_over() and b.ply() < 160:
-            s = snapshot(b)
-            legal = list(b.legal_moves)
-            idx = move_indices(legal, s)
-            assert len(set(idx.tolist())) == len(legal)
-            for mv, i in zip(legal, idx.tolist()):
-                back = move_from_index(i, s)
-                if b.is_castling(mv):
-                    assert back.from_square == mv.from_square
-                    assert b.piece_at(back.to_square) == chess.Piece(chess.ROOK, b.turn)
+            got = indices(b)
+            assert set(got) == {m.uci() for m in b.legal_moves}
+            assert len(set(got.values())) == len(got)
+            for mv in b.legal_moves:
+                entry = MOVES[got[mv.uci()]]
+                if b.is_castling(mv):  # king takes rook, from the mover's view
+                    rook = chess.square_name(chess.H1 if chess.square_file(mv.to_square) > 4 else chess.A1)
+                    assert entry == "e1" + rook
                 else:
-                    assert back.from_square == mv.from_square and back.to_square == mv.to_square
-                    assert back.promotion == (None if mv.promotion == chess.KNIGHT else mv.promotion)
+                    m = mv if b.turn == chess.WHITE else chess.Move(chess.square_mirror(mv.from_square),
+                                                                     chess.square_mirror(mv.to_square), mv.promotion)
+                    want = m.uci()[:4] + ("" if m.promotion in (None, chess.KNIGHT) else m.uci()[4:])
+                    assert entry == want, (b.fen(), mv)
             positions += 1
-            # prefer promotions and captures now and then to reach those cases
-            promos = [m for m in legal if m.promotion]
+            legal = list(b.legal_moves)
+            promos = [m for m in legal if m.promotion]  # reach promotions and captures now and then
             b.push(rng.choice(promos) if promos and rng.random() < 0.7 else rng.choice(legal))
     assert positions > 3000
 
 
-def test_canonical_transform_keeps_indices_distinct():
-    b = chess.Board("8/8/8/8/8/2k5/8/K1Q5 w - - 0 1")
-    s = snapshot(b)
-    t = choose_transform(s, 3)
-    assert t != 0
-    idx = move_indices(list(b.legal_moves), s, t)
-    assert len(set(idx.tolist())) == b.legal_moves.count()
-
-
-def test_every_reference_position_has_lc0_indices():
-    for name in ("ref/lc0ref_maia1100.jsonl", "ref/lc0ref_maia1100_fen.jsonl"):
-        path = shared_file(name)
-        for line in path.read_text().splitlines():
-            rec = json.loads(line)
-            board = board_from_uci_position(rec["uci_position"])
-            s = game_history(board)[-1]
-            moves = [chess.Move.from_uci(u) for u in rec["moves_nn_index"]]
-            assert set(moves) == set(board.legal_moves), rec["tag"]
-            assert move_indices(moves, s).tolist() == list(rec["moves_nn_index"].values()), rec["tag"]
-
-
-def test_a_move_without_an_entry_is_refused():
-    with pytest.raises(ValueError, match="a1b4"):
-        move_index(chess.Move.from_uci("a1b4"), snapshot(chess.Board()))
+def test_canonical_transform_keeps_indices_distinct_and_changes_them():
+    b = chess.Board("8/8/8/8/8/3k4/8/K1Q5 w - - 0 1")
+    plain, canonical = indices(b, 1), indices(b, 3)
+    assert len(set(canonical.values())) == b.legal_moves.count()
+    assert plain != canonical

@@ -8,13 +8,15 @@ import chess
 import numpy as np
 import pytest
 
+from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
-from lichessbot.engine.policy_map import MOVES
 from lichessbot.search import Limits, Searcher, SearchError
 from lichessbot.search.fake import FakeEvaluator
 from tests.conftest import shared_file
+
+MOVES = _core.POLICY_MOVES
 
 
 @pytest.fixture(scope="module")

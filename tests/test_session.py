@@ -15,8 +15,8 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 @pytest.fixture(scope="module")
 def planes() -> np.ndarray:
-    rows = [_core.encode_game(START, moves)[0] for moves in ([], ["e2e4"], ["e2e4", "c7c5"], ["d2d4", "g8f6"])]
-    return np.stack(rows)
+    games = [(START, moves) for moves in ([], ["e2e4"], ["e2e4", "c7c5"], ["d2d4", "g8f6"])]
+    return _core.encode_positions(games, input_format=1, history_fill="fen_only")[0]
 
 
 def test_io_binding_gives_the_outputs_of_a_plain_run(tiny_net, planes):

@@ -41,7 +41,7 @@ def test_one_legal_move_is_played_at_once_in_a_real_search():
 
 
 def test_a_clear_best_move_stops_before_its_target_and_banks_the_rest():
-    from lichessbot.engine.policy_map import MOVES
+    from lichessbot._core import POLICY_MOVES as MOVES
 
     prior = np.zeros(1858, dtype=np.float32)  # e2e4 gets 99 % of the prior among 20 moves
     prior[MOVES.index("e2e4")] = 1.359 * np.log(0.99 * 19 / 0.01)

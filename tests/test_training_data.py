@@ -1,7 +1,9 @@
 """training/dataset.py: generated games become exactly the planes and targets the engine would feed.
 
 The training pipeline is not a package of the runtime (it needs torch); its data step does not, so it is
-loaded here from its file and checked against the engine's own encoder on real python-chess games.
+loaded here from its file and checked against what the search itself feeds the network: the planes the
+core's ``gather`` writes for the root of ``position [startpos|fen F] moves ...`` and the policy indices of the
+root's edges (a path of its own: the search's expansion, not the encoder the dataset calls).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import chess.engine
 import numpy as np
 import pytest
 
-from lichessbot.engine.encoding import encode, game_history
-from lichessbot.engine.policy_map import move_index
+from lichessbot import _core
+from lichessbot.config import SearchParams
+from lichessbot.engine.position_eval import encode_boards
+from lichessbot.search.searcher import core_params
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,6 +37,17 @@ def _training_module(name: str):
 @pytest.fixture(scope="module")
 def dataset():
     return _training_module("dataset")
+
+
+def engine_feed(board: chess.Board) -> tuple[np.ndarray, dict[str, int]]:
+    """What the search feeds the network at ``board`` (its move stack is the game): the root's planes float32
+    [112, 8, 8] as the core gathers them with the default search parameters, and {uci: policy index} of the
+    root's edges."""
+    core = _core.SearchCore(core_params(SearchParams(), input_format=1, minibatch_size=1), _core.NNCache(0))
+    core.set_position(board.root().fen(), [m.uci() for m in board.move_stack])
+    planes = np.zeros((1, 112, 8, 8), np.float32)
+    assert core.gather(planes) == 1
+    return planes[0], dict(zip(core.root_moves(), core.root_nn_indices()))
 
 
 def _record(board: chess.Board, ply: int, wdl=(500, 300, 200)) -> dict:
@@ -64,12 +79,10 @@ def test_encoded_games_equal_the_engine_planes_with_play_time_history_fill(datas
     assert planes.shape == (len(boards), 112, 8, 8) and planes.dtype == np.float32
     for k, board in enumerate(boards):
         # what the engine feeds for `position [startpos|fen F] moves ...` (lc0's default fill, fen_only)
-        expected = encode([game_history(board)], input_format=1, fill="fen_only")[0]
+        expected, root_index = engine_feed(board)
         np.testing.assert_array_equal(planes[k], expected, err_msg=f"ply {k}")
         rec = game["positions"][k]
-        cur = game_history(board)[-1]
-        assert list(pol_idx[k][:len(rec["moves"])]) == [move_index(chess.Move.from_uci(m), cur)
-                                                        for m in rec["moves"]]
+        assert list(pol_idx[k][:len(rec["moves"])]) == [root_index[m] for m in rec["moves"]]
         assert (pol_idx[k][len(rec["moves"]):] == -1).all()
         np.testing.assert_allclose(pol_p[k].sum(), 1.0, rtol=1e-6)
         # value target: 0.7 x Stockfish's WDL (side to move) + 0.3 x the result from the side to move's view
@@ -165,21 +178,21 @@ def test_mirror_augmentation_equals_encoding_the_mirrored_game(dataset):
         board.push_uci(uci)
         mirrored.push(_mirror_move(chess.Move.from_uci(uci)))
     assert board.has_legal_en_passant() and mirrored.has_legal_en_passant()
-    hist, mhist = game_history(board)[-8:], game_history(mirrored)[-8:]
-    planes = encode([hist, hist, game_history(chess.Board())[-1:]], input_format=1, fill="fen_only")
-    want = encode([mhist], input_format=1, fill="fen_only")[0]
-    pol = np.array([[move_index(m, hist[-1]) for m in list(board.legal_moves)[:5]]] * 3, np.int64)
-    pol[2] = [move_index(m, game_history(chess.Board())[-1]) for m in list(chess.Board().legal_moves)[:5]]
+    planes, (index, _, start_index) = encode_boards([board, board, chess.Board()], input_format=1,
+                                                    history_fill="fen_only")
+    want, (mindex,) = encode_boards([mirrored], input_format=1, history_fill="fen_only")
+    want = want[0]
+    pol = np.array([[index[m.uci()] for m in list(board.legal_moves)[:5]]] * 3, np.int64)
+    pol[2] = [start_index[m.uci()] for m in list(chess.Board().legal_moves)[:5]]
     orig = planes.copy()
     n = dataset.mirror_augment(planes, pol, np.random.default_rng(0), p=1.0)
     assert n == 2  # the start position keeps its castling rights and is left alone
     np.testing.assert_array_equal(planes[0], want)
     np.testing.assert_array_equal(planes[2], orig[2])
     assert not np.array_equal(planes[0], orig[0])
-    want_idx = [move_index(_mirror_move(m), mhist[-1]) for m in list(board.legal_moves)[:5]]
+    want_idx = [mindex[_mirror_move(m).uci()] for m in list(board.legal_moves)[:5]]
     assert pol[0].tolist() == want_idx
     # every legal move of the mirrored position is the image of one of the original's
     perm = dataset.mirror_permutation()
     assert sorted(perm.tolist()) == list(range(1858))
-    assert sorted(perm[[move_index(m, hist[-1]) for m in board.legal_moves]].tolist()) == \
-        sorted(move_index(m, mhist[-1]) for m in mirrored.legal_moves)
+    assert sorted(perm[[index[m.uci()] for m in board.legal_moves]].tolist()) == sorted(mindex.values())

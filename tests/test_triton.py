@@ -90,7 +90,8 @@ def test_triton_gives_the_outputs_of_the_local_session(triton):
     url, servicer, net = triton
     remote = TritonEvaluator(url, "tiny", input_format=net.input_format)
     local = Evaluator(net, backend="cpu", threads=1, cache_size=0)
-    planes = np.stack([_core.encode_game(chess.STARTING_FEN, m)[0] for m in ([], ["e2e4"], ["d2d4", "d7d5"])])
+    games = [(chess.STARTING_FEN, m) for m in ([], ["e2e4"], ["d2d4", "d7d5"])]
+    planes = _core.encode_positions(games, input_format=1, history_fill="fen_only")[0]
     a, b = local.run(planes), remote.run(planes)
     np.testing.assert_allclose(a[0], b[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(a[1], b[1], rtol=1e-5, atol=1e-5)

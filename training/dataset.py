@@ -9,11 +9,12 @@ For every ``raw/*.jsonl`` shard, ``prepare`` writes ``packed/<name>.npz`` (redon
 * ``pol_p``: float32 [N, K] -- their target probabilities;
 * ``wdl``: float32 [N, 3] -- the value target: ``a * stockfish_wdl + (1 - a) * game_result`` (side to move).
 
-Planes come from the engine's own encoder (``lichessbot.engine.encoding.encode`` with
-``game_history``-style snapshots and ``fill="fen_only"``, the engine's play-time default: games from the
-standard position get no fill, games recorded from a FEN (``"fen"`` in the game line) get the FEN position
-repeated, exactly as a match opening or a lichess "from position" game is fed) and policy indices from
-``lichessbot.engine.policy_map.move_index``, so training inputs match what the engine feeds.
+Planes and policy indices come from the search core's own encoder and policy map
+(``lichessbot._core.encode_plies``: every position of a game with the history before it, lc0's repetition
+rule, input format 1 and the search's default ``history_fill``, "fen_only": games from the standard
+position get no fill, games recorded from a FEN (``"fen"`` in the game line) get the FEN position
+repeated, exactly as a match opening or a lichess "from position" game is fed), so training inputs are
+what the engine feeds.
 """
 
 from __future__ import annotations
@@ -24,55 +25,49 @@ from pathlib import Path
 import chess
 import numpy as np
 
+from lichessbot import _core
+from lichessbot.config import SearchParams
+
 K = 5
-#: lc0's HistoryFill as the engine plays (UCI default "fen_only"): a game recorded from a FEN gets its
-#: missing history filled with copies of the FEN position, a game from the start position gets none.
-FILL = "fen_only"
+#: lc0's HistoryFill as the engine plays (the search's default, "fen_only"): a game recorded from a FEN gets
+#: its missing history filled with copies of the FEN position, a game from the start position gets none.
+FILL = SearchParams().history_fill
 #: value target = SF_WEIGHT · Stockfish WDL + (1 − SF_WEIGHT) · game result (train.py --sf-weight)
 SF_WEIGHT = 0.7
 RESULT_WDL = {"1-0": (1.0, 0.0, 0.0), "0-1": (0.0, 0.0, 1.0), "1/2-1/2": (0.0, 1.0, 0.0)}
 
 
-def _engine_encoder():
-    """(encoding, policy_map): the engine's own modules, so training planes equal what the engine feeds."""
-    from lichessbot.engine import encoding, policy_map  # noqa: PLC0415
-
-    return encoding, policy_map
-
-
 def encoder_name() -> str:
     """Marks packed files with the encoder and fill they were made with (a change repacks them)."""
-    return f"{_engine_encoder()[0].__name__}:{FILL}"
+    return f"lichessbot._core.encode_plies:{FILL}"
 
 
 def encode_game(game: dict, sf_weight: float):
     """Planes (float32 [n,112,8,8]), policy idx/probs and WDL targets for the recorded positions of a game."""
-    encoding, policy_map = _engine_encoder()
-    board = chess.Board(game.get("fen", chess.STARTING_FEN))
-    for uci in game["moves"]:
-        board.push_uci(uci)
-    history = encoding.game_history(board)  # one snapshot per ply, repetitions counted, as the engine does
+    fen = game.get("fen", chess.STARTING_FEN)
+    all_planes, legal = _core.encode_plies(fen, list(game["moves"]), input_format=1, history_fill=FILL)
+    first_turn = chess.Board(fen).turn
     res = RESULT_WDL[game["result"]]
-    hists, idx, probs, wdls = [], [], [], []
+    rows, idx, probs, wdls = [], [], [], []
     for rec in game["positions"]:
         ply = rec["ply"]
-        cur = history[ply]
-        hists.append(history[max(0, ply - 7):ply + 1])
+        rows.append(ply)
+        where = dict(legal[ply])  # UCI of each legal move -> its policy index
         ii = np.full(K, -1, np.int16)
         pp = np.zeros(K, np.float32)
         for j, (m, p) in enumerate(zip(rec["moves"][:K], rec["probs"][:K])):
-            ii[j] = policy_map.move_index(chess.Move.from_uci(m), cur)
+            ii[j] = where[m]
             pp[j] = p
         pp /= pp.sum()
         idx.append(ii)
         probs.append(pp)
-        stm_res = res if cur.turn == chess.WHITE else res[::-1]
+        white = first_turn == chess.WHITE if ply % 2 == 0 else first_turn == chess.BLACK
+        stm_res = res if white else res[::-1]
         sf = np.array(rec["wdl"], np.float32) / 1000.0 if rec.get("wdl") else np.array(stm_res, np.float32)
         wdls.append(sf_weight * sf + (1 - sf_weight) * np.array(stm_res, np.float32))
-    if not hists:
+    if not rows:
         return None
-    planes = encoding.encode(hists, input_format=1, fill=FILL)
-    return planes, np.stack(idx), np.stack(probs), np.stack(wdls)
+    return all_planes[rows], np.stack(idx), np.stack(probs), np.stack(wdls)
 
 
 def pack_planes(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,16 +130,16 @@ def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print, workers: in
 def mirror_permutation() -> np.ndarray:
     """int64 [1858]: the policy index of each lc0 move mirrored left-right (files a<->h).
 
-    The table (``policy_map.MOVES``, built as in docs/lc0-conventions.md §4) is every queen-line and
-    knight move plus the promotions from the mover's view, so it is closed under the mirror and this is a
-    permutation; the mirror is the square map of lc0's "Mirror" transform (``policy_map`` transform bit 1).
+    The table (``lichessbot._core.POLICY_MOVES``, built as in docs/lc0-conventions.md §4) is every queen-line
+    and knight move plus the promotions from the mover's view, so it is closed under the mirror and this is a
+    permutation; the mirror is the square map of lc0's "Flip" transform (files a<->h, transform bit 1).
     It is only a valid label transform for positions without castling rights: castling is the one rule
     that is not left-right symmetric. Raises KeyError if a mirrored entry were missing from the table.
     """
-    _, policy_map = _engine_encoder()
-    where = {m: i for i, m in enumerate(policy_map.MOVES)}
+    moves = _core.POLICY_MOVES
+    where = {m: i for i, m in enumerate(moves)}
     mirror_file = str.maketrans("abcdefgh", "hgfedcba")
-    return np.array([where[m[:4].translate(mirror_file) + m[4:]] for m in policy_map.MOVES], np.int64)
+    return np.array([where[m[:4].translate(mirror_file) + m[4:]] for m in moves], np.int64)
 
 
 def mirror_augment(planes: np.ndarray, pol_idx: np.ndarray, rng: np.random.Generator, p: float = 0.5,

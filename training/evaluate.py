@@ -83,15 +83,12 @@ def build_suites(n_mate: int = 200, n_open: int = 40, seed: int = 7) -> None:
 
 
 def policy(evaluator, board: chess.Board):
-    """The network's priors at 1 node: (legal moves, float32 [n] priors in that order, summing to 1),
-    through the engine's own Evaluator (NN cache not read)."""
-    from lichessbot.engine.encoding import game_history, position_key  # noqa: PLC0415
-    from lichessbot.engine.evaluator import EvalRequest  # noqa: PLC0415
+    """The network's priors at 1 node: (legal moves, float32 [n] priors in that order, summing to 1), through
+    the search's encoder, policy map and policy temperature (``lichessbot.engine.position_eval``)."""
+    from lichessbot.engine.position_eval import evaluate_boards  # noqa: PLC0415
 
-    hist = game_history(board)
-    moves = list(board.legal_moves)
-    ev = evaluator.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))], lookup=False)[0]
-    return moves, ev.priors
+    (ev,) = evaluate_boards(evaluator, [board], input_format=evaluator.network.input_format)
+    return list(ev.moves), ev.priors
 
 
 def policy_move(evaluator, board: chess.Board) -> chess.Move:

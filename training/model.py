@@ -17,7 +17,7 @@ from torch import nn
 
 import chess
 
-from lichessbot.engine.policy_map import MOVES  # lc0's 1858 moves (docs/lc0-conventions.md §4)
+from lichessbot._core import POLICY_MOVES as MOVES  # lc0's 1858 moves (docs/lc0-conventions.md §4)
 
 N_PLANES = 73  # 56 queen-line planes (8 directions x 7 distances), 8 knight planes, 9 underpromotion planes
 

@@ -5,9 +5,10 @@
 For each batch size (1, 8, 32, 64, 128, 256 by default) it runs the network on real positions from
 seeded random games for about ``--seconds`` seconds after one warm-up batch and reports evaluations
 per second (batch size x batches / wall seconds), with as many batches at once as the evaluator runs
-(``--threads`` > 1 on the CPU: one batch per thread). It also measures the Python side: ``encode``
-microseconds per position at the largest batch, and the full ``Evaluator.evaluate`` path (encode, run,
-priors over legal moves; cache off) in positions per second.
+(``--threads`` > 1 on the CPU: one batch per thread). It also measures the path around the network:
+the core's ``encode_positions`` (replaying each game and encoding its last position) in microseconds per
+position at the largest batch, and the whole of :func:`lichessbot.engine.position_eval.evaluate_boards`
+(encode, run, priors over the legal moves) in positions per second.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import time
 
 import chess
 
+from lichessbot.config import SearchParams
 from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
-from lichessbot.engine.encoding import encode, game_history, position_key
-from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.position_eval import encode_boards, evaluate_boards
 
 __all__ = ["add_arguments", "bench_positions", "run"]
 
@@ -43,16 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
 
 
-def bench_positions(n: int, seed: int = 1):
-    """``n`` EvalRequests from seeded random games (histories of the last 8 positions, legal moves)."""
+def bench_positions(n: int, seed: int = 1) -> list[chess.Board]:
+    """``n`` boards (with their move stacks): every position of seeded random games of up to 120 plies."""
     rng = random.Random(seed)
-    out: list[EvalRequest] = []
+    out: list[chess.Board] = []
     while len(out) < n:
         board = chess.Board()
         while not board.is_game_over() and board.ply() < 120 and len(out) < n:
             board.push(rng.choice(list(board.legal_moves)))
-            hist = game_history(board)[-8:]
-            out.append(EvalRequest(history=hist, moves=list(board.legal_moves), key=position_key(hist[-1])))
+            out.append(board.copy())
     return out
 
 
@@ -93,11 +94,11 @@ def run(args: argparse.Namespace) -> int:
 
     net = load_network(args.network, args.input_format)
     ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=0)
-    reqs = bench_positions(max(batches))
-    hists = [r.history for r in reqs]
+    boards = bench_positions(max(batches))
+    fill = SearchParams().history_fill
     rows = []
     for b in batches:
-        planes = encode(hists[:b], ev.input_format)
+        planes = encode_boards(boards[:b], input_format=net.input_format, history_fill=fill)[0]
         count, elapsed = _timed(lambda planes=planes: ev.run(planes), args.seconds, ev.concurrency)
         rows.append({"batch": b, "evals_per_s": round(b * count / elapsed, 1),
                      "ms_per_batch": round(1000 * elapsed / count, 3)})
@@ -105,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
             r = rows[-1]
             print(f"batch {b:5d}: {r['evals_per_s']:10.1f} evals/s  {r['ms_per_batch']:8.3f} ms/batch", flush=True)
     big = max(batches)
-    count, elapsed = _timed(lambda: encode(hists[:big], ev.input_format), min(args.seconds, 1.0))
+    count, elapsed = _timed(lambda: encode_boards(boards[:big], input_format=net.input_format, history_fill=fill),
+                            min(args.seconds, 1.0))
     encode_us = 1e6 * elapsed / (count * big)
-    count, elapsed = _timed(lambda: ev.evaluate(reqs[:big]), args.seconds)
+    count, elapsed = _timed(lambda: evaluate_boards(ev, boards[:big], input_format=net.input_format), args.seconds)
     evaluate_ps = big * count / elapsed
     result = {"network": net.name, "provider": ev.provider, "threads": args.threads,
               "concurrency": ev.concurrency, "results": rows,
@@ -116,6 +118,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"encode: {encode_us:.1f} us/position at batch {big}; evaluate (encode + run + priors): "
+        print(f"encode (core): {encode_us:.1f} us/position at batch {big}; evaluate (encode + run + priors): "
               f"{evaluate_ps:.1f} positions/s at batch {big}  [{net.name}, {ev.provider}]")
     return 0

@@ -3,9 +3,10 @@
     lichessbot eval --network PATH (--startpos | --fen FEN) [--moves "e2e4 e7e5 ..."] [--json]
                     [--policy-temperature T]
 
-Priors are at temperature 1 by default (the network's own softmax; lc0's search uses 1.359). Moves are
-printed in UCI with standard castling (e1g1). JSON output: ``{"moves": {"e2e4": 0.6606, ...},
-"wdl": [w, d, l], "q": q}``, priors as probabilities, best first.
+Priors are at temperature 1 by default (the network's own softmax; the search uses its
+``policy_temperature``). Moves are printed in UCI with standard castling (e1g1). JSON output:
+``{"moves": {"e2e4": 0.6606, ...}, "wdl": [w, d, l], "q": q}``, priors as probabilities, best first.
+The position goes through the search's own encoder and policy map (:mod:`lichessbot.engine.position_eval`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import typing
 
 import chess
 import structlog
 
-from lichessbot.engine.encoding import game_history, position_key
-from lichessbot.engine.evaluator import EvalRequest, Evaluator
+from lichessbot.config import SearchParams
+from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.position_eval import evaluate_boards
 from lichessbot.errors import LichessbotError
 
 __all__ = ["EvalInputError", "add_arguments", "board_from_args", "configure_stderr_logging", "run"]
@@ -38,13 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moves", default="", help='UCI moves played from there, e.g. "e2e4 e7e5"')
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--policy-temperature", type=float, default=1.0,
-                        help="softmax temperature of the priors (default 1.0; lc0's search uses 1.359)")
+                        help="softmax temperature of the priors (default 1.0, the network's own softmax; the "
+                        f"search uses {SearchParams().policy_temperature})")
     parser.add_argument("--input-format", type=int, default=None,
                         help="lc0 input format of a .onnx file (default 1, classical)")
     parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="cpu",
                         help="onnxruntime execution provider (default cpu)")
-    parser.add_argument("--history-fill", choices=("fen_only", "no", "always"), default="fen_only",
-                        help="lc0 HistoryFill mode (default fen_only, as lc0's UCI default)")
+    fill = SearchParams().history_fill
+    parser.add_argument("--history-fill", choices=typing.get_args(SearchParams.model_fields["history_fill"].annotation),
+                        default=fill, help=f"lc0 HistoryFill mode (default {fill}, the search's)")
 
 
 def configure_stderr_logging() -> None:
@@ -87,11 +92,10 @@ def run(args: argparse.Namespace) -> int:
     board = board_from_args(None if args.startpos else args.fen, args.moves)
 
     net = load_network(args.network, args.input_format)
-    ev = Evaluator(net, backend=args.backend, cache_size=0, policy_temperature=args.policy_temperature,
-                   history_fill=args.history_fill)
-    hist = game_history(board)
-    moves = list(board.legal_moves)
-    (res,) = ev.evaluate([EvalRequest(history=hist, moves=moves, key=position_key(hist[-1]))])
+    ev = Evaluator(net, backend=args.backend, cache_size=0)
+    params = SearchParams(policy_temperature=args.policy_temperature, history_fill=args.history_fill)
+    (res,) = evaluate_boards(ev, [board], input_format=net.input_format, params=params)
+    moves = list(res.moves)
     ranked = sorted(zip(moves, res.priors.tolist()), key=lambda mp: -mp[1])
     if args.json:
         out = {"moves": {m.uci(): round(p, 6) for m, p in ranked}, "wdl": [round(x, 6) for x in res.wdl],
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"network {net.name} ({ev.provider}), {board.fen()}")
     print(f"W {res.wdl[0]:.4f}  D {res.wdl[1]:.4f}  L {res.wdl[2]:.4f}  Q {res.q:+.4f}"
-          + (f"  M {res.m:.1f}" if net.has_mlh else "") + "  (side to move)")
+          + (f"  M {res.m:.1f}" if res.m is not None else "") + "  (side to move)")
     if not moves:
         print("no legal moves")
     for m, p in ranked:

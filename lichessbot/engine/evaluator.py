@@ -1,14 +1,11 @@
-"""The network evaluator: onnxruntime session, batched evaluation, priors, the NN cache in front.
+"""The network evaluator: the onnxruntime session that runs batches of planes, and the search's NN cache.
 
-One :class:`Evaluator` per process is shared by every game and search thread. ``run`` and ``evaluate``
-are thread-safe: onnxruntime's ``InferenceSession.run`` may be called concurrently and releases the
-GIL while it computes; the cache has its own lock.
-
-Priors follow lc0 src/neural/wrapper.cc ``SoftmaxPolicy``: the
-legal moves' logits, minus their maximum, divided by the policy temperature (lc0's default 1.359,
-src/neural/shared_params.cc), exponentiated and normalized (exact ``exp``, where lc0 uses an
-approximation). Values follow lc0 src/neural/backends/onnx/network_onnx.cc: Q = W - L, D = draw
-probability, from the side to move's view; a scalar-value net gives W = (1+q)/2, D = 0, L = (1-q)/2.
+One :class:`Evaluator` per process is shared by every game and search thread. ``run`` is thread-safe:
+onnxruntime's ``InferenceSession.run`` may be called concurrently and releases the GIL while it computes.
+It returns the raw outputs; priors (the policy map and the softmax at the policy temperature) are the
+search core's, or :mod:`lichessbot.engine.position_eval`'s outside the search. Values follow lc0
+src/neural/backends/onnx/network_onnx.cc: W, D, L from the side to move's view; a scalar-value net gives
+W = (1+q)/2, D = 0, L = (1-q)/2.
 """
 
 from __future__ import annotations
@@ -16,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import threading
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +22,6 @@ import onnxruntime as ort
 import structlog
 
 from lichessbot import _core
-from lichessbot.engine.cache import NNCache
-from lichessbot.engine.encoding import choose_transform, encode
 from lichessbot.engine.network import (
     INPUT_NAME,
     MLH_NAME,
@@ -37,11 +31,9 @@ from lichessbot.engine.network import (
     Network,
     NetworkError,
 )
-from lichessbot.engine.policy_map import move_indices
 from lichessbot.engine.session import BoundRunner, float16_model
-from lichessbot.engine.types import EvalRequest, Evaluation
 
-__all__ = ["BACKENDS", "EvalRequest", "Evaluation", "Evaluator", "select_providers"]
+__all__ = ["BACKENDS", "Evaluator", "select_providers"]
 
 log = structlog.get_logger("lichessbot.engine")
 
@@ -92,25 +84,17 @@ class Evaluator:
     ``backend``: "auto" (TensorRT > CUDA > CPU, the first that really starts), "tensorrt", "cuda" or
     "cpu". ``threads``: on the CPU, batches evaluated side by side, one thread each (0 = one per core,
     at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider, onnxruntime intra-op threads (0: its default).
-    ``cache_size``: NN
-    cache entries (0 disables it). ``policy_temperature``: softmax temperature of the priors (lc0
-    PolicyTemperature, default 1.359). ``history_fill``: lc0 HistoryFill ("fen_only", "no", "always").
+    ``cache_size``: entries of the search's NN cache (0 disables it).
     Raises NetworkError when onnxruntime cannot load the model.
     """
 
     def __init__(self, network: Network, *, backend: str = "auto", threads: int = 0, cache_size: int = 200_000,
-                 policy_temperature: float = 1.359, history_fill: str = "fen_only", precision: str = "fp32",
-                 io_binding: bool | None = None) -> None:
-        if policy_temperature <= 0:
-            raise NetworkError(f"policy temperature must be > 0, got {policy_temperature}")
+                 precision: str = "fp32", io_binding: bool | None = None) -> None:
         if precision not in ("fp32", "fp16"):
             raise NetworkError(f"precision must be fp32 or fp16, got {precision!r}")
         self.precision = precision
         self.network = network
         self.input_format = network.input_format
-        self.policy_temperature = float(policy_temperature)
-        self.history_fill = history_fill
-        self.cache = NNCache(cache_size)  # for evaluate()
         #: The NN cache of every search of the process (the Rust core's, keyed by position hash).
         self.search_cache = _core.NNCache(cache_size)
         wanted = select_providers(backend)
@@ -145,7 +129,6 @@ class Evaluator:
         self._outputs = [POLICY_NAME, WDL_NAME if network.has_wdl else VALUE_NAME]
         if network.has_mlh:
             self._outputs.append(MLH_NAME)
-        self._lock = threading.Lock()
         #: Runs through I/O binding (default: on CUDA; ``io_binding=True`` forces it, e.g. on the CPU).
         self._bound = None
         if io_binding or (io_binding is None and self.provider == _CUDA):
@@ -153,7 +136,6 @@ class Evaluator:
             device = "cuda" if self.provider in (_CUDA, _TRT) else "cpu"
             self._bound = BoundRunner(self._session, INPUT_NAME, [(o, widths[o]) for o in self._outputs], device,
                                       MAX_BATCH)
-        self.evaluations = 0  #: positions sent to the network (cache misses), for stats
         self._default_minibatch: int | None = None
 
     @staticmethod
@@ -208,8 +190,7 @@ class Evaluator:
         return self._default_minibatch
 
     def clear_cache(self) -> None:
-        """Empty both NN caches (lc0 clears its cache on ``ucinewgame``)."""
-        self.cache.clear()
+        """Empty the NN cache (lc0 clears its cache on ``ucinewgame``)."""
         self.search_cache.clear()
 
     # ----------------------------------------------------------------------------------------------
@@ -234,45 +215,3 @@ class Evaluator:
             wdl = np.stack([(1 + v) / 2, np.zeros_like(v), (1 - v) / 2], axis=1)
         mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
         return logits, wdl, mlh
-
-    def evaluate(self, requests: Sequence[EvalRequest], *, lookup: bool = True) -> list[Evaluation]:
-        """Evaluations of ``requests``, in order: cache hits first, every miss in one network batch.
-
-        Equal keys within one call are evaluated once. Results are stored in the cache. Thread-safe.
-        ``lookup=False``: the caller already looked every request up and missed (the search does, to
-        back cache hits up out of order), so the cache is not read again and its counters stay exact.
-        """
-        results: list[Evaluation | None] = [None] * len(requests)
-        pending: dict[tuple[Hashable, int], list[int]] = {}  # (key, n_moves) -> request indices
-        for i, req in enumerate(requests):
-            ev = self.cache.get(req.key, len(req.moves)) if lookup else None
-            if ev is not None:
-                results[i] = ev
-            else:
-                pending.setdefault((req.key, len(req.moves)), []).append(i)
-        if pending:
-            firsts = [idxs[0] for idxs in pending.values()]
-            planes = encode([requests[i].history for i in firsts], self.input_format, self.history_fill)
-            logits, wdl, mlh = self.run(planes)
-            with self._lock:
-                self.evaluations += len(firsts)
-            for row, idxs in enumerate(pending.values()):
-                req = requests[idxs[0]]
-                ev = self._make(req, logits[row], wdl[row], None if mlh is None else mlh[row])
-                self.cache.put(req.key, ev)
-                for i in idxs:
-                    results[i] = ev
-        return results  # type: ignore[return-value]
-
-    def _make(self, req: EvalRequest, logits: np.ndarray, wdl: np.ndarray, mlh: float | None) -> Evaluation:
-        s = req.history[-1]
-        if req.moves:
-            idx = move_indices(req.moves, s, choose_transform(s, self.input_format))
-            x = logits[idx].astype(np.float64)
-            x = np.exp((x - x.max()) / self.policy_temperature)
-            priors = (x / x.sum()).astype(np.float32)
-        else:
-            priors = np.zeros(0, dtype=np.float32)
-        priors.flags.writeable = False  # shared through the cache
-        w, d, l_ = (float(v) for v in wdl)
-        return Evaluation(priors=priors, wdl=(w, d, l_), q=w - l_, m=0.0 if mlh is None else float(mlh))

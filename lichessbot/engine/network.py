@@ -16,7 +16,7 @@ from pathlib import Path
 
 import onnx
 
-from lichessbot.engine.encoding import INPUT_FORMATS
+from lichessbot import _core
 from lichessbot.engine.lc0_weights import convert_pb_gz
 from lichessbot.errors import NetworkError
 
@@ -106,8 +106,8 @@ def load_network(spec: str = "default", input_format: int | None = None) -> Netw
     ``input_format`` applies to ONNX files, which do not record it (default 1, classical); a ``.pb.gz``
     file's own format is used. Raises NetworkError for a missing, unreadable or unsuitable file.
     """
-    if input_format is not None and input_format not in INPUT_FORMATS:
-        raise NetworkError(f"input format {input_format} is not an lc0 input format {INPUT_FORMATS}")
+    if input_format is not None and input_format not in _core.INPUT_FORMATS:
+        raise NetworkError(f"input format {input_format} is not an lc0 input format {_core.INPUT_FORMATS}")
     if spec == "default":
         path = _default_path()
         if not path.is_file():

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from lichessbot.engine.policy_map import MOVES  # the 1858 UCI strings, lc0's order
+from lichessbot._core import POLICY_MOVES as MOVES  # the 1858 UCI strings, lc0's order
 
 OPSET = 17
 IR_VERSION = 8
@@ -106,7 +106,7 @@ def _square(name: str) -> int:
 
 @lru_cache(maxsize=1)
 def conv_policy_map() -> np.ndarray:
-    """int64 [1858]: for each lc0 policy index (:data:`policy_map.MOVES`), the flat index
+    """int64 [1858]: for each lc0 policy index (:data:`lichessbot._core.POLICY_MOVES`), the flat index
     ``plane*64 + from_square`` into the conv policy head's [73, 8, 8] output. Read-only (cached)."""
     out = np.empty(len(MOVES), np.int64)
     for i, uci in enumerate(MOVES):

@@ -48,8 +48,8 @@ class EvalService:
     """Merges the batches of every search in the process into network calls (see the module docs).
 
     ``evaluator`` provides ``run(planes) -> (logits, wdl, mlh)`` and ``concurrency``; its other
-    attributes (``search_cache``, ``input_format``, ``history_fill``, ``policy_temperature``,
-    ``network``, ``provider``, ``default_minibatch()``, ``clear_cache()``) are forwarded, so a service
+    attributes (``search_cache``, ``input_format``, ``network``, ``provider``, ``default_minibatch()``,
+    ``clear_cache()``) are forwarded, so a service
     stands wherever an evaluator does. ``max_batch``: positions per call (default
     :data:`GPU_MAX_BATCH` on a GPU provider, :data:`CPU_MAX_BATCH` on the CPU).
     """

@@ -65,15 +65,13 @@ class TritonEvaluator:
     provider = "triton"
 
     def __init__(self, url: str, model: str = "lichessbot", *, input_format: int = 1, cache_size: int = 200_000,
-                 policy_temperature: float = 1.359, history_fill: str = "fen_only", timeout: float = 10.0) -> None:
+                 timeout: float = 10.0) -> None:
         # Deferred on purpose: tritonclient is the optional [triton] extra; only backend "triton" needs it.
         import tritonclient.grpc as grpcclient  # noqa: PLC0415
 
         self._grpc = grpcclient
         self.url, self.model, self.timeout = url, model, timeout
         self.input_format = input_format
-        self.policy_temperature = float(policy_temperature)
-        self.history_fill = history_fill
         self.search_cache = _core.NNCache(cache_size)
         self.concurrency = TRITON_CONCURRENCY
         self._local = threading.local()

@@ -1,6 +1,10 @@
-//! The Rust encoder and policy map against the Python oracle (lichessbot/engine/encoding.py and
-//! policy_map.py): every case of `tests/data/encoding_cases.jsonl` (made by
-//! `tests/data/make_encoding_cases.py`, see there) is replayed with shakmaty and compared exactly.
+//! The Rust encoder and policy map against the figures of the Python oracle they replaced: every case of
+//! `tests/data/encoding_cases.jsonl` is replayed with shakmaty and compared exactly. The cases were made
+//! by `tests/data/make_encoding_cases.py` from the Python encoder and policy map
+//! (lichessbot/engine/encoding.py, policy_map.py; both, and the script, are in git history at commit
+//! 2923088: the core's encoder is now the project's only one and is checked against lc0's own planes
+//! and indices in tests/test_core.py). They stay as a regression fixture: 115 positions, each in several
+//! input formats and fill modes.
 
 use std::collections::HashMap;
 

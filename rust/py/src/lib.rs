@@ -7,8 +7,9 @@
 //! down.
 //!
 //! Rooms: `params` (the search parameters' boundary), `stats` (the search's statistics as frozen
-//! values).
+//! values), `encode` (the input encoder and policy map for `eval`, `bench nn` and training).
 
+mod encode;
 mod params;
 mod stats;
 
@@ -16,17 +17,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use lichessbot_core::cache::NNCache as CoreCache;
-use lichessbot_core::encoding::{self, Fill};
-use lichessbot_core::policy;
-use lichessbot_core::position::{PosInfo, replay_game};
 use lichessbot_core::search::{PLANES_PER_POSITION, Search};
 use lichessbot_core::tablebase::Tablebases as CoreTablebases;
-use numpy::{PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray4};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray4};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, Position, PositionError};
+use shakmaty::{CastlingMode, Chess, PositionError};
 
 use crate::stats::{EdgeValues, NodeInfo, RootEdge, RootNode, SearchCounters};
 
@@ -41,7 +39,7 @@ fn panic_message(err: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Run `f`, turning a panic into `RuntimeError`.
-fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(e) => Err(PyRuntimeError::new_err(format!("search core panic: {}", panic_message(e)))),
@@ -316,63 +314,6 @@ impl PySearchCore {
     }
 }
 
-fn parse_fill(s: &str) -> PyResult<Fill> {
-    match s {
-        "fen_only" => Ok(Fill::FenOnly),
-        "no" => Ok(Fill::No),
-        "always" => Ok(Fill::Always),
-        _ => Err(PyValueError::new_err(format!("unknown history fill mode {s:?} (expected fen_only, no, always)"))),
-    }
-}
-
-fn check_format(f: u32) -> PyResult<u32> {
-    if encoding::INPUT_FORMATS.contains(&f) {
-        Ok(f)
-    } else {
-        Err(PyValueError::new_err(format!(
-            "unknown lc0 input format {f} (expected one of {:?})",
-            encoding::INPUT_FORMATS
-        )))
-    }
-}
-
-fn game_positions(fen: &str, moves: &[String], chess960: bool) -> PyResult<(Vec<PosInfo>, Chess)> {
-    let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-    let (positions, pos, _) = replay_game(fen, moves, mode).map_err(PyValueError::new_err)?;
-    Ok((positions, pos))
-}
-
-/// The lc0 input planes of the last position of a game: float32 `[112, 8, 8]`, and the policy index
-/// of every legal move there as {uci: index} (with the canonical transform of the input format).
-/// Raises ValueError for a bad FEN, move, input format or fill mode.
-#[pyfunction]
-#[pyo3(signature = (fen, moves, chess960=false, input_format=1, fill="fen_only"))]
-#[allow(clippy::type_complexity)]
-fn encode_game<'py>(
-    py: Python<'py>,
-    fen: &str,
-    moves: Vec<String>,
-    chess960: bool,
-    input_format: u32,
-    fill: &str,
-) -> PyResult<(Bound<'py, PyArray3<f32>>, Vec<(String, u16)>)> {
-    let fill = parse_fill(fill)?;
-    let input_format = check_format(input_format)?;
-    let (positions, pos) = game_positions(fen, &moves, chess960)?;
-    let start = positions.len().saturating_sub(8);
-    let hist: Vec<&PosInfo> = positions[start..].iter().collect();
-    let mut out = vec![0f32; PLANES_PER_POSITION];
-    let transform = encoding::encode(&hist, input_format, fill, &mut out);
-    let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-    let moves = pos
-        .legal_moves()
-        .iter()
-        .filter_map(|m| policy::nn_index(m, pos.turn(), transform).map(|i| (m.to_uci(mode).to_string(), i)))
-        .collect();
-    let arr = numpy::PyArray1::from_vec(py, out).reshape([112, 8, 8])?;
-    Ok((arr, moves))
-}
-
 /// Panic inside the boundary guard (for tests: a panic must surface as RuntimeError, not kill Python).
 #[pyfunction]
 fn _panic_for_tests() -> PyResult<()> {
@@ -389,7 +330,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SearchCounters>()?;
     m.add_class::<EdgeValues>()?;
     m.add_class::<NodeInfo>()?;
-    m.add_function(wrap_pyfunction!(encode_game, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::encode_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::encode_plies, m)?)?;
+    m.add("POLICY_MOVES", PyTuple::new(m.py(), encode::policy_moves())?)?;
+    m.add("INPUT_FORMATS", PyTuple::new(m.py(), lichessbot_core::encoding::INPUT_FORMATS)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }
