@@ -1,4 +1,10 @@
-"""Shared fixtures: the ../shared fixtures (skipped cleanly when absent) and tiny test networks."""
+"""Shared fixtures: the data under tests/data, tiny test networks, the fake server, and the closing line
+that names why tests were skipped.
+
+Everything the suite needs is in the repository (tests/data: Syzygy tables, lc0's reference figures)
+except the Maia networks, which tests/data/fetch.sh links or downloads into tests/data/nets; the two tests
+that need them skip without them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import io
 import shutil
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,24 +23,39 @@ from lichessbot.play.logs import configure_logging
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-NETS = SHARED / "nets"
+DATA = REPO / "tests" / "data"
+#: Seven 3-4-piece Syzygy tables (tests/data/syzygy/SOURCE.md).
+SYZYGY = DATA / "syzygy"
 #: lc0's reference figures (tests/data/lc0ref/README.md).
-LC0REF = REPO / "tests" / "data" / "lc0ref"
+LC0REF = DATA / "lc0ref"
+#: The Maia networks, put here by tests/data/fetch.sh (not in the repository).
+NETS = DATA / "nets"
+#: The reason a test that needs the Maia networks skips without them.
+NO_MAIA = "maia nets not found, run tests/data/fetch.sh"
 STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None)
 
 
-def shared_file(rel: str) -> Path:
-    """A file under ../shared, or skip the test when it is absent."""
-    p = SHARED / rel
-    if not p.exists():
-        pytest.skip(f"../shared/{rel} is not available")
-    return p
-
-
 def maia_net(name: str) -> Path:
-    """../shared/nets/``name`` (e.g. "maia-1100.pb.gz"), or skip the test when it is absent."""
-    return shared_file(f"nets/{name}")
+    """tests/data/nets/``name`` (e.g. "maia-1100.pb.gz"), or skip the test with :data:`NO_MAIA`."""
+    path = NETS / name
+    if not path.exists():
+        pytest.skip(NO_MAIA)
+    return path
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One closing line with every skipped test's reason, e.g. "2 tests skipped: 2 maia nets not found, run
+    tests/data/fetch.sh"."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    reasons: Counter[str] = Counter()
+    for report in skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    parts = "; ".join(f"{n} {reason}" for reason, n in reasons.most_common())
+    terminalreporter.write_line(f"{len(skipped)} test{'s' if len(skipped) > 1 else ''} skipped: {parts}")
 
 
 @pytest.fixture(scope="session")

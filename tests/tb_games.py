@@ -2,7 +2,7 @@
 
 ``python -m tests.tb_games [--games 10] [--nodes 20000]`` plays ``--games`` games of each of KQ v K,
 KR v K and KBN v K (we have the pieces, a win for the side to move) and of drawn KP v K (we have the
-lone king), and prints the results. Needs ../shared/tablebases/syzygy and Stockfish.
+lone king), and prints the results. Needs Stockfish; the tables are tests/data/syzygy.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import chess.engine
 
 from lichessbot.tablebase import Tablebases
 
-TABLES = Path(__file__).resolve().parents[2] / "shared" / "tablebases" / "syzygy"
+TABLES = Path(__file__).resolve().parent / "data" / "syzygy"
 
 #: Our pieces (white, to move) and the wanted WDL for white: wins, and KP v K draws held by the king.
 ENDGAMES: dict[str, tuple[str, str, int]] = {

@@ -15,6 +15,9 @@ import numpy as np
 import pytest
 
 from lichessbot.config import ConfigError, StrengthConfig, parse_config
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.engine.position_eval import evaluate_boards
 from lichessbot.search import RootMove
 from lichessbot.strength import (
     Level,
@@ -27,7 +30,7 @@ from lichessbot.strength import (
 )
 from lichessbot.strength import calibrate as cal
 from lichessbot.uci import UciEngine
-from tests.conftest import STOCKFISH, shared_file
+from tests.conftest import STOCKFISH
 from tests.test_uci import _wait_for
 
 
@@ -219,11 +222,16 @@ def test_uci_strength_table_that_does_not_load_is_an_error_line(tmp_path):
     eng.handle("quit")
 
 
-def test_maia_preset_plays_human_moves_from_the_policy_at_one_node():
-    net = shared_file("nets/maia-1100.onnx")
-    eng, out = _uci(f"setoption name WeightsFile value {net}", "setoption name StrengthPreset value maia",
-                    "setoption name Seed value 5")
+def test_maia_preset_plays_sampled_moves_from_the_policy_at_one_node():
+    """The preset plays the loaded network from its policy at 1 node; which network does not matter for that,
+    so the default one stands in for a Maia net. Its moves are the policy's, among those with at least
+    min_prior (0.05) of the top prior at the search's policy temperature (0.04 here: the search stores priors
+    in 16 bits)."""
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    (policy,) = evaluate_boards(Evaluator(load_network("default"), backend="cpu", threads=1), [board], input_format=1)
+    top = float(policy.priors.max())
+    allowed = {m.uci() for m, p in zip(policy.moves, policy.priors.tolist()) if p >= 0.04 * top}
+    eng, out = _uci("setoption name StrengthPreset value maia", "setoption name Seed value 5")
     moves = set()
     for _ in range(12):
         out.truncate(0)
@@ -235,7 +243,7 @@ def test_maia_preset_plays_human_moves_from_the_policy_at_one_node():
         moves.add(lines[-1].split()[1])
     eng.handle("quit")
     assert len(moves) >= 2  # sampled, not always the top prior
-    assert moves <= {"f1b5", "f1c4", "d2d4", "b1c3", "d2d3", "f1e2", "c2c3", "h2h3", "g2g3", "a2a3"}  # sane
+    assert moves <= allowed and len(allowed) < board.legal_moves.count()
 
 
 # -- calibration ------------------------------------------------------------------------------------------

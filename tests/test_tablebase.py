@@ -14,7 +14,7 @@ from lichessbot.config import ConfigError, parse_config
 from lichessbot.search import Limits, Searcher
 from lichessbot.tablebase import TB_CP, TablebaseError, Tablebases
 from lichessbot.uci import UciEngine
-from tests.conftest import shared_file
+from tests.conftest import SYZYGY
 from tests.test_uci import _wait_for
 
 KQK = "4k3/8/8/8/8/8/8/3QK3 w - - 0 1"
@@ -24,7 +24,8 @@ FIVE = "3rk3/8/8/8/8/8/4P3/3QK3 w - - 0 1"
 
 @pytest.fixture(scope="module")
 def syzygy() -> str:
-    return str(shared_file("tablebases/syzygy"))
+    """Seven 3-4-piece tables (tests/data/syzygy/SOURCE.md)."""
+    return str(SYZYGY)
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,9 @@ def test_positions_outside_the_tables_are_not_probed(tables):
     assert tables.root_move(chess.Board(FIVE)) is None
     assert tables.root_move(chess.Board("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1")) is None  # castling rights
     assert Tablebases([tables.paths[0]], max_pieces=3).root_move(chess.Board(KQK)) is not None
-    kqkr = chess.Board("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1")
-    assert tables.root_move(kqkr) is not None
-    assert Tablebases([tables.paths[0]], max_pieces=3).root_move(kqkr) is None
+    kqpk = chess.Board("4k3/8/8/8/8/8/4P3/3QK3 w - - 0 1")
+    assert tables.root_move(kqpk) is not None
+    assert Tablebases([tables.paths[0]], max_pieces=3).root_move(kqpk) is None
 
 
 def test_bad_paths_are_refused_naming_the_key(tmp_path):

@@ -1,4 +1,5 @@
-//! Syzygy probes inside the search, with the 3-4-piece tables of ../shared (skipped when absent).
+//! Syzygy probes inside the search, with the seven 3-4-piece tables of tests/data/syzygy (the
+//! repository's; tests/data/syzygy/SOURCE.md).
 
 mod common;
 
@@ -12,13 +13,9 @@ use lichessbot_core::tablebase::Tablebases;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess};
 
-fn tables() -> Option<Arc<Tablebases>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tablebases/syzygy");
-    if !dir.is_dir() {
-        eprintln!("skipped: {} is absent", dir.display());
-        return None;
-    }
-    Some(Arc::new(Tablebases::open(&[dir.to_string_lossy().into_owned()], 0).unwrap()))
+fn tables() -> Arc<Tablebases> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/syzygy");
+    Arc::new(Tablebases::open(&[dir.to_string_lossy().into_owned()], 0).unwrap())
 }
 
 fn run(s: &mut Search, nodes: u64) {
@@ -40,7 +37,7 @@ fn position(fen: &str) -> Chess {
 
 #[test]
 fn a_capture_into_the_tables_is_a_tablebase_terminal() {
-    let Some(tb) = tables() else { return };
+    let tb = tables();
     assert_eq!(tb.max_pieces(), 4);
     let mut s = Search::new(Params { minibatch_size: 8, ..common::params() }, Arc::new(NNCache::new(0)));
     s.set_tablebases(Some(tb.clone()));
@@ -56,7 +53,7 @@ fn a_capture_into_the_tables_is_a_tablebase_terminal() {
 
 #[test]
 fn no_probes_when_the_root_is_in_the_tables() {
-    let Some(tb) = tables() else { return };
+    let tb = tables();
     let mut s = Search::new(Params { minibatch_size: 8, ..common::params() }, Arc::new(NNCache::new(0)));
     s.set_tablebases(Some(tb));
     s.set_position("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1", &[], false, false).unwrap();
@@ -66,7 +63,7 @@ fn no_probes_when_the_root_is_in_the_tables() {
 
 #[test]
 fn probes_give_the_side_to_moves_wdl_and_dtz() {
-    let Some(tb) = tables() else { return };
+    let tb = tables();
     use shakmaty_syzygy::Wdl;
     // KQ v K, white to move: a win; black to move: a loss.
     assert_eq!(tb.probe_wdl_after_zeroing(&position("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")), Some(Wdl::Win));
