@@ -13,7 +13,7 @@ from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_source
 from lichessbot.search import Searcher, SearchResult
 from lichessbot.tablebase import Tablebases
 from lichessbot.timeman import TimeManager
-from tests.conftest import shared_file
+from tests.conftest import SYZYGY
 from tests.test_book import write_book
 
 KQK = "4k3/8/8/8/8/8/8/3QK3 w - - 0 1"
@@ -41,7 +41,7 @@ def test_the_first_source_with_a_move_decides_and_nothing_is_searched():
 
 
 def test_the_local_book_is_asked_before_the_local_tables(tmp_path):
-    tables = Tablebases([str(shared_file("tablebases/syzygy"))])
+    tables = Tablebases([str(SYZYGY)])
     board = chess.Board(KQK)
     with Book({"standard": [str(write_book(tmp_path / "b.bin", [(board, "d1d7", 1)]))]}) as book:
         sources = move_sources(book=book, tablebases=tables)
