@@ -248,8 +248,50 @@ fn write_slot(masks: &mut [u64; NUM_PLANES], base: usize, pos: &PosInfo, undo_ep
 /// position with rule50 = 0; v2 formats skip older positions that are not repetitions. Plane 109 is
 /// rule50 in plies, divided by 100 for formats >= 4 (hectoplies). No heap allocation.
 pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f32]) -> u8 {
+    encode_into(history, input_format, fill, InputRow::Planes(out))
+}
+
+/// Bytes of one position in the compact form: 112 masks (u64) and 112 values (f32), little-endian.
+pub const COMPACT_SIZE: usize = NUM_PLANES * 12;
+
+/// Where one encoded position goes: the float planes (`112 * 64` f32), or the compact form, lc0's
+/// `InputPlane` pairs (src/neural/network.h: a 64-bit mask and a value per plane): [`COMPACT_SIZE`]
+/// bytes, the 112 masks as little-endian u64 (bit `r*8 + f` set where plane `[r][f]` holds the value)
+/// then the 112 values as little-endian f32. 1,344 bytes where the planes are 28,672; lc0's CUDA backend
+/// expands the same pairs on the device (src/neural/backends/cuda/common_kernels.cu `expandPlanes`).
+pub enum InputRow<'a> {
+    /// `112 * 64` f32 per position, fully overwritten.
+    Planes(&'a mut [f32]),
+    /// [`COMPACT_SIZE`] bytes per position, fully overwritten.
+    Compact(&'a mut [u8]),
+}
+
+impl InputRow<'_> {
+    /// Row `i` of the batch held in `self`.
+    pub fn row(&mut self, i: usize) -> InputRow<'_> {
+        match self {
+            InputRow::Planes(p) => InputRow::Planes(&mut p[i * INPUT_SIZE..(i + 1) * INPUT_SIZE]),
+            InputRow::Compact(b) => InputRow::Compact(&mut b[i * COMPACT_SIZE..(i + 1) * COMPACT_SIZE]),
+        }
+    }
+
+    /// Positions the buffer holds.
+    pub fn capacity(&self) -> usize {
+        match self {
+            InputRow::Planes(p) => p.len() / INPUT_SIZE,
+            InputRow::Compact(b) => b.len() / COMPACT_SIZE,
+        }
+    }
+}
+
+/// As [`encode`], into either form of [`InputRow`] (panics unless the row holds exactly one position).
+/// No heap allocation.
+pub fn encode_into(history: &[&PosInfo], input_format: u32, fill: Fill, out: InputRow<'_>) -> u8 {
     assert!(INPUT_FORMATS.contains(&input_format), "unknown lc0 input format {input_format}");
-    assert_eq!(out.len(), INPUT_SIZE, "encode() writes 112 * 64 floats");
+    match &out {
+        InputRow::Planes(p) => assert_eq!(p.len(), INPUT_SIZE, "encode() writes 112 * 64 floats"),
+        InputRow::Compact(b) => assert_eq!(b.len(), COMPACT_SIZE, "the compact form is 112 * 12 bytes"),
+    }
     let n = history.len();
     assert!(n > 0, "encode() needs at least one position");
     let cur = history[n - 1];
@@ -326,13 +368,26 @@ pub fn encode(history: &[&PosInfo], input_format: u32, fill: Fill, out: &mut [f3
         }
     }
 
-    for (plane, &mask) in out.chunks_exact_mut(64).zip(masks.iter()) {
-        for (row, byte) in plane.chunks_exact_mut(8).zip(mask.to_le_bytes()) {
-            row.copy_from_slice(&BYTE_ROWS[usize::from(byte)]);
+    match out {
+        InputRow::Planes(out) => {
+            for (plane, &mask) in out.chunks_exact_mut(64).zip(masks.iter()) {
+                for (row, byte) in plane.chunks_exact_mut(8).zip(mask.to_le_bytes()) {
+                    row.copy_from_slice(&BYTE_ROWS[usize::from(byte)]);
+                }
+            }
+            if rule50 != 1.0 {
+                out[109 * 64..110 * 64].fill(rule50);
+            }
         }
-    }
-    if rule50 != 1.0 {
-        out[109 * 64..110 * 64].fill(rule50);
+        InputRow::Compact(b) => {
+            let (m, v) = b.split_at_mut(NUM_PLANES * 8);
+            for (chunk, mask) in m.chunks_exact_mut(8).zip(masks.iter()) {
+                chunk.copy_from_slice(&mask.to_le_bytes());
+            }
+            for (p, chunk) in v.chunks_exact_mut(4).enumerate() {
+                chunk.copy_from_slice(&(if p == 109 { rule50 } else { 1.0f32 }).to_le_bytes());
+            }
+        }
     }
     transform
 }
@@ -368,6 +423,34 @@ mod tests {
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    #[test]
+    fn the_compact_form_expands_to_the_planes() {
+        let fens = [
+            ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", vec!["e2e4", "c7c5", "g1f3"]),
+            ("8/8/4k3/8/2R5/8/4K3/8 b - - 37 80", vec!["e6d5", "c4c8"]),
+        ];
+        for fmt in INPUT_FORMATS {
+            for (fen, moves) in &fens {
+                let h = play(fen, moves);
+                let refs: Vec<&PosInfo> = h.iter().collect();
+                let mut planes = vec![f32::NAN; INPUT_SIZE];
+                let t1 = encode(&refs, fmt, Fill::FenOnly, &mut planes);
+                let mut bytes = [0xAAu8; COMPACT_SIZE];
+                let t2 = encode_into(&refs, fmt, Fill::FenOnly, InputRow::Compact(&mut bytes));
+                assert_eq!(t1, t2);
+                for p in 0..NUM_PLANES {
+                    let m = u64::from_le_bytes(bytes[p * 8..p * 8 + 8].try_into().unwrap());
+                    let o = NUM_PLANES * 8 + p * 4;
+                    let v = f32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+                    for sq in 0..64 {
+                        let want = if m >> sq & 1 == 1 { v } else { 0.0 };
+                        assert_eq!(planes[p * 64 + sq], want, "format {fmt} plane {p} square {sq}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn fill_parses() {

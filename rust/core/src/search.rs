@@ -15,7 +15,7 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
 use crate::backup::make_terminal;
 use crate::cache::NNCache;
-use crate::encoding;
+use crate::encoding::{self, InputRow};
 use crate::params::Params;
 use crate::policy;
 use crate::position::{PosInfo, has_mating_material, repetitions};
@@ -206,6 +206,12 @@ impl Search {
     /// (0 is possible: everything was backed up at once). The first call on a new root gathers the
     /// root alone.
     pub fn gather(&mut self, out: &mut [f32], nodes_limit: Option<u64>) -> usize {
+        self.gather_into(InputRow::Planes(out), nodes_limit)
+    }
+
+    /// As [`Search::gather`], into either input form ([`InputRow`]: the float planes, or the compact
+    /// masks and values of `M` positions); the minibatch is capped by the positions the buffers hold.
+    pub fn gather_into(&mut self, mut out: InputRow<'_>, nodes_limit: Option<u64>) -> usize {
         let mut batch = self.spare.pop().unwrap_or_default();
         batch.leaves.clear();
         batch.paths.clear();
@@ -227,7 +233,7 @@ impl Search {
             self.tree.alloc_edges(root, legal.iter().map(pack_move));
             self.tree.nodes[root as usize].state = PENDING;
             let cur = &self.positions[self.positions.len() - 1];
-            let transform = encode_history(&self.positions, &[], &self.params, &mut out[..PLANES_PER_POSITION]);
+            let transform = encode_history(&self.positions, &[], &self.params, out.row(0));
             batch.leaves.push(Leaf {
                 node: root,
                 path_start: 0,
@@ -242,7 +248,7 @@ impl Search {
             return 1;
         }
         let p = &self.params;
-        let mb = p.minibatch_size.min(out.len() / PLANES_PER_POSITION);
+        let mb = p.minibatch_size.min(out.capacity());
         let mut budget: i64 = match nodes_limit {
             Some(limit) => limit as i64 - i64::from(self.tree.nodes[root as usize].n) - self.pending_leaves() as i64,
             None => i64::MAX,
@@ -270,7 +276,7 @@ impl Search {
             } else {
                 budget -= 1;
                 let row = batch.leaves.len();
-                match self.expand(leaf, ply, &mut out[row * PLANES_PER_POSITION..(row + 1) * PLANES_PER_POSITION]) {
+                match self.expand(leaf, ply, out.row(row)) {
                     Expansion::Terminal => {
                         let nd = self.tree.nodes[leaf as usize];
                         let depth = self.backup_path(nd.wl, f64::from(nd.d), f64::from(nd.m));
@@ -383,7 +389,7 @@ impl Search {
     /// apply the terminal rules (mate, stalemate, insufficient material, rule 50, threefold, with
     /// TwoFoldDraws a repetition whose cycle lies in the tree, and with tables a Syzygy hit), store the legal moves, then look the
     /// NN cache up, or write the planes into `row` for the network.
-    fn expand(&mut self, leaf: u32, ply: u32, row: &mut [f32]) -> Expansion {
+    fn expand(&mut self, leaf: u32, ply: u32, row: InputRow<'_>) -> Expansion {
         // Replay the path from the root.
         self.path_pos.clear();
         self.path_pos.push(self.positions[self.positions.len() - 1].clone());
@@ -572,7 +578,7 @@ fn sort_edges(edges: &mut [Edge]) {
 /// positions, or for the v2 canonical formats (5, 133, which skip non-repetitions: lc0
 /// src/neural/encoder.cc `EncodePositionForNN`) everything back to the last zeroing move, rule50 + 1
 /// positions. Up to 8 positions live on the stack; only a v2 format with a long rule50 allocates.
-fn encode_history<'a>(newest: &'a [PosInfo], older: &'a [PosInfo], params: &Params, row: &mut [f32]) -> u8 {
+fn encode_history<'a>(newest: &'a [PosInfo], older: &'a [PosInfo], params: &Params, row: InputRow<'_>) -> u8 {
     let cur = newest.last().expect("a history has its current position");
     let need = if matches!(params.input_format, 5 | 133) { cur.rule50 as usize + 1 } else { 8 };
     let fill = |hist: &mut [&'a PosInfo]| -> usize {
@@ -587,10 +593,10 @@ fn encode_history<'a>(newest: &'a [PosInfo], older: &'a [PosInfo], params: &Para
     if need <= 8 {
         let mut hist: [&PosInfo; 8] = [cur; 8];
         let n = fill(&mut hist[..need]);
-        encoding::encode(&hist[..n], params.input_format, params.fill, row)
+        encoding::encode_into(&hist[..n], params.input_format, params.fill, row)
     } else {
         let mut hist = vec![cur; need];
         let n = fill(&mut hist);
-        encoding::encode(&hist[..n], params.input_format, params.fill, row)
+        encoding::encode_into(&hist[..n], params.input_format, params.fill, row)
     }
 }

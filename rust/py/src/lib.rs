@@ -17,9 +17,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use lichessbot_core::cache::NNCache as CoreCache;
+use lichessbot_core::encoding::{COMPACT_SIZE, InputRow};
 use lichessbot_core::search::{PLANES_PER_POSITION, Search};
 use lichessbot_core::tablebase::Tablebases as CoreTablebases;
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray4};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray2, PyReadwriteArray4};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -201,6 +202,28 @@ impl PySearchCore {
         }
         let search = &mut self.search;
         guard(|| Ok(py.detach(|| search.gather(out, nodes_limit))))
+    }
+
+    /// Gather one batch in the compact input form into `inputs` (uint8 `[M, 1344]`, C-contiguous,
+    /// M >= minibatch): per position 112 masks (little-endian u64: bit `r*8 + f` of plane p set where
+    /// the plane holds its value) then 112 values (little-endian f32), lc0's `InputPlane` pairs
+    /// (src/neural/network.h); the network's ONNX prologue expands them (lichessbot/engine/compact.py).
+    /// Returns the rows written. Raises ValueError for another shape.
+    #[pyo3(signature = (inputs, nodes_limit=None))]
+    fn gather_compact(
+        &mut self,
+        py: Python<'_>,
+        mut inputs: PyReadwriteArray2<'_, u8>,
+        nodes_limit: Option<u64>,
+    ) -> PyResult<usize> {
+        let out = inputs
+            .as_slice_mut()
+            .map_err(|_| PyValueError::new_err("inputs must be a C-contiguous uint8 [M, 1344] array"))?;
+        if out.len() < COMPACT_SIZE || out.len() % COMPACT_SIZE != 0 {
+            return Err(PyValueError::new_err("inputs must be uint8 [M, 1344] with M >= 1"));
+        }
+        let search = &mut self.search;
+        guard(|| Ok(py.detach(|| search.gather_into(InputRow::Compact(out), nodes_limit))))
     }
 
     /// Back up the network's outputs for the oldest gathered batch: logits float32 `[B, 1858]`, wdl
