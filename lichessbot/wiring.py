@@ -33,8 +33,9 @@ def network_of(engine: EngineConfig) -> Network:
 def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEvaluator:
     """The process's evaluator for ``network``: onnxruntime on ``engine.backend`` (``auto``, ``tensorrt``,
     ``cuda``, ``cpu``) or a Triton client (``triton``), with ``engine.threads``, ``engine.nn_cache_size``
-    (entries) and ``engine.precision``. (The policy temperature and history fill are search parameters:
-    the search core applies them.)
+    (entries), ``engine.precision`` and ``engine.compact_input``, warmed up
+    (:meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`: a log line says how long it took). (The policy
+    temperature and history fill are search parameters: the search core applies them.)
 
     Raises:
         lichessbot.engine.network.NetworkError: onnxruntime refuses the model.
@@ -43,8 +44,10 @@ def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEv
     if engine.backend == "triton":
         return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
                                cache_size=engine.nn_cache_size)
-    return Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
-                     precision=engine.precision)
+    evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
+                          precision=engine.precision, compact=engine.compact_input)
+    evaluator.warm_up()  # every batch shape before the first move needs it (GPU: cuDNN's tuning per bucket)
+    return evaluator
 
 
 def searcher_of(evaluator: Evaluator | TritonEvaluator | EvalService, params: SearchParams, *, game: str = "",

@@ -15,6 +15,7 @@ import numpy as np
 
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.runner import NetOutputs
 
 LOGITS = (((np.arange(1858, dtype=np.int64) * 7919) % 1858) * 0.003).astype(np.float32)
 
@@ -25,8 +26,7 @@ class DeterministicEvaluator:
     def __init__(self, tiny_path: str, cache_size: int = 1_000_000) -> None:
         self.inner = Evaluator(load_network(str(tiny_path)), backend="cpu", threads=1, cache_size=cache_size)
         self.network = self.inner.network
-        self.input_format = self.inner.input_format
-        self.provider = self.inner.provider
+        self.info = self.inner.info
         self.search_cache = self.inner.search_cache
 
     def reset(self) -> None:
@@ -36,6 +36,6 @@ class DeterministicEvaluator:
     def clear_cache(self) -> None:
         self.reset()
 
-    def run(self, planes: np.ndarray):
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0, out=None) -> NetOutputs:
         _, wdl, mlh = self.inner.run(planes)
-        return np.ascontiguousarray(np.broadcast_to(LOGITS, (len(planes), 1858))), wdl, mlh
+        return NetOutputs(np.ascontiguousarray(np.broadcast_to(LOGITS, (len(planes), 1858))), wdl, mlh)

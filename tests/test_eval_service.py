@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lichessbot.config import SearchParams, parse_config
+from lichessbot.engine.runner import NetOutputs
 from lichessbot.engine.service import EvalService
 from lichessbot.play.engine_thinker import Engine
 from lichessbot.search import Limits, Searcher
@@ -29,15 +30,15 @@ class _Recorder(FakeEvaluator):
         self.values: list[float] = []  # the first plane value of each call's first position
         self.gate = threading.Event()
 
-    def run(self, planes):
+    def run(self, planes, *, game="", priority=0, out=None):
         self.calls.append(len(planes))
         self.values.append(float(planes[0, 0, 0, 0]))
         if len(self.calls) == 1:
             self.gate.wait(5)
-        out = super().run(planes)
-        logits = out[0].copy()
+        res = super().run(planes)
+        logits = res.logits.copy()
         logits[:, 0] = planes[:, 0, 0, 0]  # the caller's own first plane value comes back in its rows
-        return logits, out[1], out[2]
+        return NetOutputs(logits, res.wdl, res.mlh)
 
 
 def _submit(svc, value, rows, game, priority=0, results=None):
@@ -122,7 +123,7 @@ def test_on_a_gpu_a_second_worker_stages_the_next_call_only_when_half_a_call_wai
 
 def test_an_error_reaches_every_search_of_the_call_and_a_closed_service_refuses():
     class Failing(FakeEvaluator):
-        def run(self, planes):
+        def run(self, planes, *, game="", priority=0, out=None):
             raise ValueError("network failed")
 
     svc = EvalService(Failing())

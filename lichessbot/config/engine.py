@@ -115,7 +115,11 @@ class EngineConfig(Strict):
     nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
     precision: Literal["fp32", "fp16"] = Field(
         "fp32", description="Network precision on a GPU: fp16 through TensorRT's fp16 flag, or a float16 copy of "
-        "the network on CUDA (faster, about 1e-3 off).",
+        "the network on CUDA (its speed and accuracy on your GPU: lichessbot bench gpu --precision fp16).",
+    )
+    compact_input: bool = Field(
+        False, description="Hand the network lc0's compact input (112 bit-masks and values a position, 1,344 "
+        "bytes instead of 28,672), expanded inside the model (docs/scaling.md, \"Compact input\").",
     )
     ponder: bool = Field(False, description="Think on the opponent's time (lichess-bot: engine.ponder).")
     search: SearchParams = Field(default_factory=SearchParams)

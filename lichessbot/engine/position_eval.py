@@ -22,12 +22,13 @@ import numpy.typing as npt
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
+from lichessbot.engine.runner import NetOutputs
 
 __all__ = ["PositionEval", "encode_boards", "evaluate_boards", "softmax_priors"]
 
 
 class _Runs(Protocol):
-    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]: ...
+    def run(self, planes: np.ndarray) -> NetOutputs: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """The evaluation service: one per process, it merges the network batches of every search into one call.
 
 Every game's :class:`~lichessbot.search.Searcher` submits its leaf batches (planes already written by
-the search core) through :meth:`EvalService.run`, which blocks until that batch's rows come back. Worker
+the search core) through :meth:`EvalService.run`, which blocks until that batch's rows come back. The
+service is a :class:`~lichessbot.engine.runner.NetworkRunner` over another one (the process's evaluator),
+so a search cannot tell it from the evaluator itself. Worker
 threads (one per batch the evaluator runs at once, :attr:`Evaluator.concurrency`) take what is waiting,
 merge it into one network call of at most ``max_batch`` positions, run it and hand every search its
 rows. With one search running nothing waits: a batch runs as soon as a worker is free.
@@ -24,12 +26,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["EvalService", "GPU_MAX_BATCH", "CPU_MAX_BATCH"]
+from lichessbot import _core
+from lichessbot.engine.runner import NetInfo, NetOutputs, NetworkRunner, empty_outputs
+
+__all__ = ["EvalService", "GPU_MAX_BATCH", "GPU_WORKERS"]
 
 #: Positions per merged call on CUDA/TensorRT (lc0's onnx backend maximum; our TensorRT profile).
 GPU_MAX_BATCH = 1024
-#: Positions per call on the CPU when the evaluator cannot say its minibatch (ours).
-CPU_MAX_BATCH = 256
+#: Worker threads on a GPU (or any runner that is not the CPU): one call runs while the next is staged.
+GPU_WORKERS = 2
 
 
 @dataclass(eq=False)
@@ -39,38 +44,40 @@ class _Request:
     priority: int
     seq: int
     t: float
+    out: NetOutputs | None
     done: threading.Event = field(default_factory=threading.Event)
-    result: tuple | None = None
+    result: NetOutputs | None = None
     error: BaseException | None = None
 
 
 class EvalService:
     """Merges the batches of every search in the process into network calls (see the module docs).
 
-    ``evaluator`` provides ``run(planes) -> (logits, wdl, mlh)`` and ``concurrency``; its other
-    attributes (``search_cache``, ``input_format``, ``network``, ``provider``, ``default_minibatch()``,
-    ``clear_cache()``) are forwarded, so a service
-    stands wherever an evaluator does. ``max_batch``: positions per call (default
-    :data:`GPU_MAX_BATCH` on a GPU provider, :data:`CPU_MAX_BATCH` on the CPU).
+    ``evaluator``: the :class:`~lichessbot.engine.runner.NetworkRunner` that runs the merged calls (the
+    process's evaluator). ``max_batch``: positions per merged call (default: :data:`GPU_MAX_BATCH` on a GPU
+    provider, else the runner's ``info.max_batch`` -- on the CPU its minibatch: a merged call runs on one
+    core while the other workers wait, so calls of one ~30 ms minibatch keep every core busy, and a bigger
+    batch is no faster per position).
     """
 
-    def __init__(self, evaluator, *, max_batch: int | None = None) -> None:
+    def __init__(self, evaluator: NetworkRunner, *, max_batch: int | None = None) -> None:
         self.evaluator = evaluator
-        gpu = getattr(evaluator, "provider", "") in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
-        cpu = getattr(evaluator, "provider", "") == "CPUExecutionProvider"
-        if not (max_batch or getattr(evaluator, "max_batch", 0)) and cpu and hasattr(evaluator, "default_minibatch"):
-            # On the CPU a merged call runs on one core while the other workers wait: calls of one
-            # minibatch (the ~30 ms batch) keep every core busy, and a bigger batch is no faster per position.
-            max_batch = evaluator.default_minibatch()
-        self.max_batch = int(max_batch or getattr(evaluator, "max_batch", 0)
-                             or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
+        inner = evaluator.info
+        #: The NN cache of the runner (every search over the service shares it).
+        self.search_cache: _core.NNCache = evaluator.search_cache
+        cpu = inner.provider == "CPUExecutionProvider"
+        self.max_batch = int(max_batch or (GPU_MAX_BATCH if inner.gpu else inner.max_batch))
         #: Worker threads. On the CPU one per batch the evaluator runs at once (each runs on a core); on a
         #: GPU two, so that the next call's positions are staged while the current call runs (a worker
         #: stages only when half a call is waiting or no other worker is busy).
-        self.concurrency = max(1, int(getattr(evaluator, "concurrency", 1))) if cpu else 2
+        self.concurrency = max(1, inner.concurrency) if cpu else GPU_WORKERS
         #: Batches one search keeps at the service: one more than the workers, so that while a call runs
         #: every game already has its next batch waiting to be merged into the following call.
         self.inflight = self.concurrency + 1
+        self._info = NetInfo(name=inner.name, input_format=inner.input_format, has_wdl=inner.has_wdl,
+                             has_mlh=inner.has_mlh, provider=inner.provider, minibatch=inner.minibatch,
+                             concurrency=self.concurrency, inflight=self.inflight, max_batch=self.max_batch,
+                             compact=inner.compact)
         self._busy = 0
         self._cv = threading.Condition()
         self._queue: list[_Request] = []
@@ -90,19 +97,25 @@ class EvalService:
         for w in self._workers:
             w.start()
 
-    def __getattr__(self, name: str):
-        # Forward the evaluator's attributes (search_cache, input_format, provider, ...).
-        if name == "evaluator":
-            raise AttributeError(name)
-        return getattr(self.evaluator, name)
+    @property
+    def info(self) -> NetInfo:
+        """The runner's :class:`~lichessbot.engine.runner.NetInfo`, with the service's workers as
+        ``concurrency``, its ``inflight`` and its ``max_batch``."""
+        return self._info
+
+    def clear_cache(self) -> None:
+        """Empty the NN cache (the runner's)."""
+        self.evaluator.clear_cache()
 
     # ----------------------------------------------------------------------------------------------
-    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0) -> tuple:
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0,
+            out: NetOutputs | None = None) -> NetOutputs:
         """The network's outputs for ``planes`` float32 ``[B, 112, 8, 8]``: logits float32 ``[B, 1858]``,
-        wdl float32 ``[B, 3]``, mlh float32 ``[B]`` or None. Blocks until the merged call returns; re-raises
-        its error. ``game``: who asks (fairness, stats); ``priority``: 0 a running clock, 1 pondering.
+        wdl float32 ``[B, 3]``, mlh float32 ``[B]`` or None; into ``out``'s first B rows when given (no
+        allocation per call). Blocks until the merged call returns; re-raises its error. ``game``: who asks
+        (fairness, stats); ``priority``: 0 a running clock, 1 pondering.
         Raises RuntimeError once the service is closed."""
-        req = _Request(planes, game, priority, next(self._seq), time.perf_counter())
+        req = _Request(planes, game, priority, next(self._seq), time.perf_counter(), out)
         with self._cv:
             if self._closed:
                 raise RuntimeError("the evaluation service is closed")
@@ -144,6 +157,9 @@ class EvalService:
 
     def _loop(self) -> None:
         staging: np.ndarray | None = None
+        # This worker's output buffers: the merged call's outputs land here, then each request's rows are
+        # copied into its own buffers (no buffer is shared between two calls in flight).
+        outs = empty_outputs(self.max_batch, self._info.has_mlh)
         while True:
             with self._cv:
                 while not self._closed and (not self._queue or (
@@ -160,15 +176,19 @@ class EvalService:
                 if len(taken) == 1:
                     planes = taken[0].planes
                 else:
-                    if staging is None or len(staging) < total:
-                        staging = np.empty((max(total, self.max_batch), 112, 8, 8), dtype=np.float32)
+                    first = taken[0].planes
+                    if staging is None or len(staging) < total or staging.shape[1:] != first.shape[1:]:
+                        staging = np.empty((max(total, self.max_batch), *first.shape[1:]), dtype=first.dtype)
                     np.concatenate([r.planes for r in taken], axis=0, out=staging[:total])
                     planes = staging[:total]
-                logits, wdl, mlh = self.evaluator.run(planes)
-                at = 0
-                for r, n in zip(taken, sizes):
-                    r.result = (logits[at:at + n], wdl[at:at + n], None if mlh is None else mlh[at:at + n])
-                    at += n
+                if len(taken) == 1 and taken[0].out is not None:
+                    taken[0].result = self.evaluator.run(planes, out=taken[0].out)
+                else:
+                    merged = self.evaluator.run(planes, out=outs)
+                    at = 0
+                    for r, n in zip(taken, sizes):
+                        r.result = _copy_rows(merged.rows(at, at + n), r.out)
+                        at += n
             except BaseException as err:  # noqa: BLE001 - every waiting search gets the error
                 for r in taken:
                     r.error = err
@@ -207,3 +227,16 @@ class EvalService:
             self._batches = self._rows = self._requests = self._games_sum = 0
             self._wait_sum = 0.0
             self._share.clear()
+
+
+def _copy_rows(rows: NetOutputs, out: NetOutputs | None) -> NetOutputs:
+    """``rows`` (views of a worker's buffers) copied into ``out``'s first rows, or into new arrays."""
+    n = len(rows.logits)
+    if out is None:
+        return NetOutputs(rows.logits.copy(), rows.wdl.copy(), None if rows.mlh is None else rows.mlh.copy())
+    np.copyto(out.logits[:n], rows.logits)
+    np.copyto(out.wdl[:n], rows.wdl)
+    if rows.mlh is None or out.mlh is None:
+        return NetOutputs(out.logits[:n], out.wdl[:n], None)
+    np.copyto(out.mlh[:n], rows.mlh)
+    return NetOutputs(out.logits[:n], out.wdl[:n], out.mlh[:n])

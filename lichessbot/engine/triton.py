@@ -18,6 +18,7 @@ import structlog
 
 from lichessbot import _core
 from lichessbot.engine.network import INPUT_NAME, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, Network, NetworkError
+from lichessbot.engine.runner import NetInfo, NetOutputs
 
 __all__ = ["TritonEvaluator", "export_model_repository", "model_config"]
 
@@ -99,17 +100,22 @@ class TritonEvaluator:
             client = self._local.client = self._grpc.InferenceServerClient(url=self.url)
         return client
 
-    def default_minibatch(self) -> int:
-        """256, as on a local GPU."""
-        return 256
+    @property
+    def info(self) -> NetInfo:
+        """The model's heads (from Triton's metadata), the input format it was given; minibatch 256 as on a
+        local GPU, :data:`TRITON_CONCURRENCY` batches in flight, 1024 positions a call at most."""
+        return NetInfo(name=self.model, input_format=self.input_format, has_wdl=self.has_wdl, has_mlh=self.has_mlh,
+                       provider="triton", minibatch=256, concurrency=self.concurrency, inflight=self.concurrency,
+                       max_batch=1024)
 
     def clear_cache(self) -> None:
         """Empty the NN cache."""
         self.search_cache.clear()
 
-    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """As :meth:`lichessbot.engine.evaluator.Evaluator.run`, through Triton. Raises NetworkError
-        (naming the URL) when the call fails."""
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0,
+            out: NetOutputs | None = None) -> NetOutputs:
+        """As :meth:`lichessbot.engine.evaluator.Evaluator.run`, through Triton (``out`` is not written: the
+        arrays come from the gRPC answer). Raises NetworkError (naming the URL) when the call fails."""
         x = np.ascontiguousarray(planes, dtype=np.float32)
         inp = self._grpc.InferInput(INPUT_NAME, list(x.shape), "FP32")
         inp.set_data_from_numpy(x)
@@ -126,4 +132,4 @@ class TritonEvaluator:
             wdl = np.stack([(1 + v) / 2, np.zeros_like(v), (1 - v) / 2], axis=1)
         mlh = res.as_numpy(MLH_NAME).astype(np.float32).reshape(-1) if self.has_mlh else None
         self.evaluations += len(x)
-        return np.ascontiguousarray(logits), np.ascontiguousarray(wdl), mlh
+        return NetOutputs(np.ascontiguousarray(logits), np.ascontiguousarray(wdl), mlh)

@@ -1,4 +1,4 @@
-"""A zero-cost network with the :class:`~lichessbot.engine.evaluator.Evaluator` interface the search uses.
+"""A zero-cost network with the :class:`~lichessbot.engine.runner.NetworkRunner` interface the search uses.
 
 Used by ``lichessbot bench search`` to measure the tree's own cost per playout (the core still writes
 every leaf's planes and maps the priors through the policy map, as for a real network), and by tests.
@@ -14,16 +14,21 @@ import time
 import numpy as np
 
 from lichessbot import _core
+from lichessbot.engine.runner import NetInfo, NetOutputs
 from lichessbot.score import Score
 
 __all__ = ["FakeEvaluator", "GpuModelEvaluator"]
 
 
 class FakeEvaluator:
-    """``run(planes) -> (logits, wdl, None)`` without a network; ``search_cache`` is a real NN cache."""
+    """``run(planes) -> NetOutputs(logits, wdl, None)`` without a network; ``search_cache`` is a real NN
+    cache. ``provider``, ``concurrency`` and ``max_batch`` go into its :attr:`info` (a test may pose as the
+    CPU provider to get one evaluation-service worker)."""
 
     input_format = 1
     provider = "fake"
+    concurrency = 1
+    max_batch = 1024
 
     def __init__(self, value: float = 0.0, draw: float = 0.2, cache_size: int = 0,
                  logits: np.ndarray | None = None) -> None:
@@ -36,18 +41,23 @@ class FakeEvaluator:
         self._logits = np.zeros((0, 1858), dtype=np.float32)
         self._wdl_row = np.array(Score.from_wl_d(value, draw).wdl, dtype=np.float32)
 
-    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
-        """Logits float32 [B, 1858] (zeros or the fixed row), WDL float32 [B, 3] (constant), no moves-left head."""
+    @property
+    def info(self) -> NetInfo:
+        """Input format 1, WDL, no moves-left head; minibatch 256 (no batch cost, as on a GPU)."""
+        return NetInfo(name="fake", input_format=self.input_format, has_wdl=True, has_mlh=False,
+                       provider=self.provider, minibatch=256, concurrency=self.concurrency,
+                       inflight=self.concurrency, max_batch=self.max_batch)
+
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0,
+            out: NetOutputs | None = None) -> NetOutputs:
+        """Logits float32 [B, 1858] (zeros or the fixed row), WDL float32 [B, 3] (constant), no moves-left head
+        (``out`` is not written: the fake's arrays are fresh or constant)."""
         b = len(planes)
         if len(self._logits) < b:
             self._logits = np.ascontiguousarray(np.broadcast_to(self._row, (b, 1858)))
         self.evaluations += b
         self.batches.append(b)
-        return self._logits[:b], np.broadcast_to(self._wdl_row, (b, 3)).copy(), None
-
-    def default_minibatch(self) -> int:
-        """256: the zero-cost network has no batch cost (as on a GPU)."""
-        return 256
+        return NetOutputs(self._logits[:b], np.broadcast_to(self._wdl_row, (b, 3)).copy(), None)
 
     def clear_cache(self) -> None:
         """Empty the NN cache."""
@@ -68,7 +78,8 @@ class GpuModelEvaluator(FakeEvaluator):
         self.max_batch = max_batch
         self._lock = threading.Lock()
 
-    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+    def run(self, planes: np.ndarray, *, game: str = "", priority: int = 0,
+            out: NetOutputs | None = None) -> NetOutputs:
         """As :meth:`FakeEvaluator.run`, after holding the one "GPU" for the modelled time.
         Raises ValueError past ``max_batch`` positions."""
         if len(planes) > self.max_batch:

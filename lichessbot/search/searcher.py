@@ -5,7 +5,8 @@ expansion with the chess rules, the input encoding, the policy map and backup, i
 one evaluator (the onnxruntime session) and its NN cache with every other game of the process.
 
 One batch: the core gathers leaves with virtual loss and writes their planes into a float32
-``[B, 112, 8, 8]`` buffer (GIL released); the evaluator runs the network; the core consumes
+``[B, 112, 8, 8]`` buffer, or their compact form (uint8 ``[B, 1344]``, lc0's mask and value pairs) when the
+runner takes it (GIL released); the evaluator runs the network; the core consumes
 ``logits [B, 1858]``, ``wdl [B, 3]``, ``mlh [B]`` and backs them up (GIL released). With ``pipeline``
 the next batch is gathered while the network evaluates the previous ones: up to the evaluator's
 ``concurrency`` batches are at the network at once (on the CPU one per thread, each on one core), and
@@ -26,7 +27,7 @@ import structlog
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.service import EvalService
+from lichessbot.engine.runner import NetOutputs, NetworkRunner, empty_outputs
 from lichessbot.score import Score
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
@@ -56,51 +57,51 @@ def core_params(params: SearchParams, *, input_format: int, minibatch_size: int)
     return d
 
 
-def minibatch_of(params: SearchParams, evaluator) -> int:
-    """``params.minibatch_size``, or when it is 0 the evaluator's ``default_minibatch()`` (256 without one)."""
-    if params.minibatch_size:
-        return params.minibatch_size
-    default = getattr(evaluator, "default_minibatch", None)
-    return int(default()) if default is not None else 256
+def minibatch_of(params: SearchParams, runner: NetworkRunner) -> int:
+    """``params.minibatch_size``, or when it is 0 the runner's ``info.minibatch``."""
+    return params.minibatch_size or runner.info.minibatch
 
 
 class Searcher:
     """PUCT search for one game; keeps its tree between moves (tree reuse).
 
-    ``evaluator`` provides ``run(planes) -> (logits, wdl, mlh)`` (see
-    :meth:`lichessbot.engine.evaluator.Evaluator.run`) and ``search_cache`` (the process's
-    :class:`lichessbot._core.NNCache`). ``pipeline``: gather the next batch while the network
-    evaluates the previous one (default True). ``game``: a name for the evaluation service's fairness
-    and stats when ``evaluator`` is an :class:`~lichessbot.engine.service.EvalService`. ``tablebases``:
+    ``evaluator``: the :class:`~lichessbot.engine.runner.NetworkRunner` (an evaluator, or the evaluation
+    service over it); the search reads its ``info`` (input format, WDL head, minibatch, batches in flight)
+    and shares its ``search_cache`` (the process's :class:`lichessbot._core.NNCache`). ``pipeline``:
+    gather the next batch while the network evaluates the previous one (default True). ``game``: a name
+    for the evaluation service's fairness and stats. ``tablebases``:
     the process's :class:`lichessbot._core.Tablebases` to probe at expansion (lc0's rule, see
     docs/tablebases.md), or None.
     """
 
-    def __init__(self, evaluator, params: SearchParams | None = None, *, pipeline: bool = True,
+    def __init__(self, evaluator: NetworkRunner, params: SearchParams | None = None, *, pipeline: bool = True,
                  game: str = "", tablebases: _core.Tablebases | None = None) -> None:
         self.evaluator = evaluator
+        info = evaluator.info
         #: Who this search plays for, as the evaluation service sees it (fairness, stats).
         self.game = game
-        self._service = isinstance(evaluator, EvalService)
         self.params = params or SearchParams()
         self.pipeline = pipeline
-        self.has_wdl = bool(getattr(getattr(evaluator, "network", None), "has_wdl", True))
+        self.has_wdl = info.has_wdl
         self._rng = np.random.default_rng(self.params.seed)
-        cache = getattr(evaluator, "search_cache", None)
-        #: The minibatch this searcher uses (``MinibatchSize``, or the provider's default when 0).
+        #: The minibatch this searcher uses (``MinibatchSize``, or the runner's default when 0).
         self.minibatch = mb = minibatch_of(self.params, evaluator)
-        cp = core_params(self.params, input_format=int(getattr(evaluator, "input_format", 1)), minibatch_size=mb)
-        self._core = _core.SearchCore(cp, cache if cache is not None else _core.NNCache(0))
+        cp = core_params(self.params, input_format=info.input_format, minibatch_size=mb)
+        self._core = _core.SearchCore(cp, evaluator.search_cache)
         self.tablebases = tablebases
         if tablebases is not None:
             self._core.set_tablebases(tablebases)
-        #: Batches at the network at once: the evaluator's ``inflight`` (an evaluation service: one more than
-        #: its workers) or ``concurrency`` (one per CPU thread), at least 1.
-        self._inflight = max(1, int(getattr(evaluator, "inflight", getattr(evaluator, "concurrency", 1)))) \
-            if pipeline else 1
-        # One buffer per batch at the network, plus the one being gathered.
+        #: Batches at the network at once: the runner's ``info.inflight`` (an evaluation service: one more
+        #: than its workers; an evaluator: one per CPU thread), at least 1.
+        self._inflight = max(1, info.inflight) if pipeline else 1
+        # One buffer per batch at the network, plus the one being gathered; each with its output buffers,
+        # which the network writes into (no allocation per batch).
         buffers = self._inflight + 1 if pipeline else 1
-        self._planes = [np.zeros((mb, 112, 8, 8), dtype=np.float32) for _ in range(buffers)]
+        shape, dtype = info.input_shape()
+        self._planes: list[np.ndarray] = [np.zeros((mb, *shape), dtype=dtype) for _ in range(buffers)]
+        #: The core writes the compact input (lc0's mask and value pairs) when the runner takes it.
+        self._compact = info.compact
+        self._outs = [empty_outputs(mb, info.has_mlh) for _ in range(buffers)]
         self._moves: list[chess.Move] = []  # root edges, edge order
         self._executor: ThreadPoolExecutor | None = None
         self._handle: SearchHandle | None = None
@@ -174,21 +175,26 @@ class Searcher:
         except BaseException as err:  # noqa: BLE001 - handed to wait()
             state.error = err
 
-    def _network(self, planes: np.ndarray, priority: int = 0):
-        if self._service:
-            logits, wdl, mlh = self.evaluator.run(planes, game=self.game, priority=priority)
-        else:
-            logits, wdl, mlh = self.evaluator.run(planes)
-        return (np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(wdl, dtype=np.float32),
-                None if mlh is None else np.ascontiguousarray(mlh, dtype=np.float32).reshape(-1))
+    def _gather(self, buf: int, limit: int | None) -> int:
+        """One batch gathered by the core into buffer ``buf``, in the runner's input form; its rows."""
+        if self._compact:
+            return self._core.gather_compact(self._planes[buf], limit)
+        return self._core.gather(self._planes[buf], limit)
+
+    def _network(self, buf: int, rows: int, priority: int = 0) -> NetOutputs:
+        """The network's outputs for the first ``rows`` planes of buffer ``buf``, in that buffer's outputs."""
+        logits, wdl, mlh = self.evaluator.run(self._planes[buf][:rows], game=self.game, priority=priority,
+                                              out=self._outs[buf])
+        return NetOutputs(np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(wdl, dtype=np.float32),
+                          None if mlh is None else np.ascontiguousarray(mlh, dtype=np.float32).reshape(-1))
 
     def _run(self, state: _State, ply: int) -> SearchResult:
         core = self._core
         reused = core.root_info().n
         self._t_first = None
         if core.root_needs_eval():
-            n = core.gather(self._planes[0], None)
-            core.apply(*self._network(self._planes[0][:n]))
+            n = self._gather(0, None)
+            core.apply(*self._network(0, n))
         self._moves = [chess.Move.from_uci(u) for u in core.root_moves()]
         self._t_first = time.perf_counter()
         inflight = self._inflight
@@ -207,17 +213,16 @@ class Searcher:
                     break
                 limits = state.limits
                 limit = None if (limits.nodes is None or state.pondering) else limits.nodes
-                planes = self._planes[buf]
-                rows = core.gather(planes, limit)
+                rows = self._gather(buf, limit)
                 if len(pending) >= inflight or (pending and not rows):
                     core.apply(*pending.popleft().result())
                 if rows:
                     if executor is not None:
                         prio = 1 if state.pondering else 0
-                        pending.append(executor.submit(self._network, planes[:rows], prio))
+                        pending.append(executor.submit(self._network, buf, rows, prio))
                         buf = (buf + 1) % len(self._planes)
                     else:
-                        core.apply(*self._network(planes[:rows]))
+                        core.apply(*self._network(buf, rows))
                 if state.on_info is not None:
                     now = time.perf_counter()
                     c = core.counters()

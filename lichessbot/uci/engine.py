@@ -229,6 +229,8 @@ class UciEngine:
                 net = self.load_network()
                 self._evaluator = wiring.evaluator_of(self.engine, net)
                 self.send(f"info string loaded network {net.name} on {self._evaluator.provider}")
+                if isinstance(self._evaluator, Evaluator) and self._evaluator.gpu_warning:
+                    self.send(f"info string WARNING: {self._evaluator.gpu_warning}")
             elif self._cache_temperature != self.params.policy_temperature:
                 self._evaluator.clear_cache()  # the NN cache holds priors made at the old PolicyTemperature
             self._cache_temperature = self.params.policy_temperature
