@@ -30,12 +30,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
     "export-triton": ("lichessbot.engine.triton_cli", "write a Triton Inference Server model repository"),
     "match": ("lichessbot.match", "play a match between two UCI engines"),
+    "doctor": ("lichessbot.search.doctor", "print what a bug report needs: versions, GPU, providers, nps"),
     "calibrate": ("lichessbot.strength.calibrate",
                   "measure strength levels against Stockfish's UCI_Elo, write the table"),
 }
 _BENCH: dict[str, tuple[str, str]] = {
     "nn": ("lichessbot.engine.bench", "network evaluations per second by batch size"),
     "search": ("lichessbot.search.bench", "search nodes per second"),
+    "gpu": ("lichessbot.search.bench_gpu", "the GPU path: start-up, network alone per batch, nps, stop, check vs CPU"),
     "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
     "lc0cmp": ("lichessbot.search.lc0cmp", "root visit distribution of our search against lc0's"),
     "bot": ("lichessbot.play.bench", "soak: concurrent bullet games against the fake lichess server"),
@@ -67,7 +69,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, timeman, lc0cmp, bot, uci)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, lc0cmp, bot, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None

@@ -1,0 +1,130 @@
+"""``lichessbot doctor``: what a bug report needs, in one printout.
+
+    lichessbot doctor [--network default] [--backend auto] [--precision fp32] [--seconds 5] [--json]
+
+Versions (lichessbot, Python, onnxruntime and its package, numpy, python-chess, the platform); the
+NVIDIA GPUs the driver sees (name, memory, driver); CUDA's and cuDNN's libraries (where each loads from,
+or missing); the providers onnxruntime lists and the one that really started, with the reason when a GPU
+is left unused and the command that fixes it; the network (name, lc0 input format, heads); the warm-up;
+and the search's nps from the initial position for ``--seconds`` seconds (lc0's nps: playouts / seconds
+since the first playout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import json
+import platform
+import sys
+import time
+
+import chess
+import numpy as np
+import onnxruntime as ort
+
+from lichessbot import __version__
+from lichessbot.config import SearchParams
+from lichessbot.engine import gpu
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.search import Limits, Searcher
+
+__all__ = ["add_arguments", "report", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``lichessbot doctor``."""
+    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
+    parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
+    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="auto",
+                        help="onnxruntime execution provider (default auto)")
+    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds of the nps search (default 5)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def report(network: str = "default", *, input_format: int | None = None, backend: str = "auto",
+           precision: str = "fp32", seconds: float = 5.0) -> dict:
+    """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
+    ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
+    out: dict = {
+        "versions": {"lichessbot": __version__, "python": sys.version.split()[0], "onnxruntime": ort.__version__,
+                     "onnxruntime_packages": ort_dists, "numpy": np.__version__, "python-chess": chess.__version__,
+                     "platform": platform.platform()},
+        "gpus": [g.__dict__ for g in gpu.nvidia_gpus()],
+        "providers_listed": ort.get_available_providers(),
+    }
+    if len(ort_dists) > 1:
+        out["problems"] = ["onnxruntime and onnxruntime-gpu are both installed: they break each other's GPU "
+                           "providers; uninstall both, then install lichessbot again"]
+    if "CUDAExecutionProvider" in out["providers_listed"]:
+        out["cuda_libraries"] = gpu.cuda_libraries()
+        out["cuda_provider_error"] = gpu.cuda_provider_error()
+    net = load_network(network, input_format)
+    ev = Evaluator(net, backend=backend, precision=precision)
+    out["provider_started"] = ev.provider
+    out["gpu_warning"] = ev.gpu_warning
+    out["network"] = {"name": net.name, "source": net.source, "input_format": net.input_format,
+                      "wdl": net.has_wdl, "moves_left": net.has_mlh, "precision": precision}
+    out["warm_up_s"] = round(ev.warm_up(), 3)
+    with Searcher(ev, SearchParams()) as searcher:
+        handle = searcher.start(chess.Board(), Limits(infinite=True))
+        time.sleep(seconds)
+        handle.stop()
+        result = handle.wait()
+    out["search"] = {"seconds": seconds, "playouts": result.playouts, "nps": round(result.nps),
+                     "minibatch": searcher.minibatch, "bestmove": result.best_move.uci()}
+    ev.close()
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report (or JSON). Returns 0, or 1 when a GPU is left unused or a problem was found."""
+    if args.seconds <= 0:
+        raise ValueError("--seconds must be > 0")
+    rep = report(args.network, input_format=args.input_format, backend=args.backend, precision=args.precision,
+                 seconds=args.seconds)
+    if args.json:
+        print(json.dumps(rep))
+    else:
+        _print(rep)
+    return 1 if rep.get("gpu_warning") or rep.get("problems") else 0
+
+
+def _print(rep: dict) -> None:
+    v = rep["versions"]
+    print(f"lichessbot {v['lichessbot']}, Python {v['python']}, onnxruntime {v['onnxruntime']} "
+          f"({', '.join(f'{k} {x}' for k, x in v['onnxruntime_packages'].items()) or 'package unknown'}), "
+          f"numpy {v['numpy']}, python-chess {v['python-chess']}")
+    print(f"platform: {v['platform']}")
+    if rep["gpus"]:
+        for g in rep["gpus"]:
+            mem = f"{g['memory_mib']} MiB" if g["memory_mib"] else "memory unknown"
+            print(f"GPU: {g['name']}, {mem}, driver {g['driver'] or 'unknown'}")
+    else:
+        print("GPU: none (no NVIDIA driver answers)")
+    print(f"providers listed: {', '.join(rep['providers_listed'])}")
+    if "cuda_libraries" in rep:
+        for name, path in rep["cuda_libraries"].items():
+            print(f"  {name}: {path or 'missing'}")
+        print(f"  CUDA provider library: {rep['cuda_provider_error'] or 'loads'}")
+    print(f"provider started: {rep['provider_started']}")
+    if rep.get("gpu_warning"):
+        print(f"WARNING: {rep['gpu_warning']}")
+    for problem in rep.get("problems", []):
+        print(f"PROBLEM: {problem}")
+    n = rep["network"]
+    print(f"network: {n['name']} ({n['source']}), lc0 input format {n['input_format']}, "
+          f"{'WDL' if n['wdl'] else 'value'} head{', moves-left head' if n['moves_left'] else ''}, {n['precision']}")
+    print(f"warm-up: {rep['warm_up_s']:.2f} s")
+    s = rep["search"]
+    print(f"search: {s['nps']} nps over {s['seconds']:g} s ({s['playouts']} playouts, minibatch {s['minibatch']}, "
+          f"bestmove {s['bestmove']})")
