@@ -1,7 +1,11 @@
-# lichessbot: `lichessbot play` in a CUDA image.
+# lichessbot: `lichessbot play` on a GPU host (or the CPU).
 #
-# onnxruntime-gpu (>= 1.19) is built against CUDA 12 and cuDNN 9: the cudnn-runtime image ships both
-# (cuDNN, cuBLAS, cuFFT, cuRAND...). Without a GPU (or without --gpus) onnxruntime falls back to the CPU.
+# onnxruntime-gpu 1.31 is built against CUDA 13 and cuDNN 9. The image takes them from the same place as the
+# README's GPU install, NVIDIA's wheels (`pip install "lichessbot[cuda]"`), so CUDA always matches the wheel;
+# the base is a plain Python image. The host needs only the NVIDIA driver and the NVIDIA Container Toolkit
+# (`--gpus all` mounts the driver; the two NVIDIA_* variables below ask for it). Without a GPU (or without
+# --gpus) onnxruntime runs on the CPU, and the log says why when a GPU is there but unused.
+#   docker run --rm --gpus all --entrypoint lichessbot lichessbot doctor   # what runs, and how fast
 #
 #   docker build -t lichessbot .
 #   docker run --rm -it --gpus all -e LICHESS_BOT_TOKEN=lip_xxx \
@@ -25,26 +29,24 @@ COPY rust ./rust
 COPY lichessbot ./lichessbot
 RUN /opt/build/bin/maturin build --release --out /wheels
 
-FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04
+FROM python:3.11-slim-bookworm
 
-ENV DEBIAN_FRONTEND=noninteractive \
-    PYTHONUNBUFFERED=1 \
+ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
-
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    NVIDIA_VISIBLE_DEVICES=all \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
 
 RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 COPY --from=builder /wheels /wheels
-RUN pip install /wheels/*.whl && rm -rf /wheels
+# The wheel with its cuda extra: onnxruntime-gpu and CUDA 13 / cuDNN 9 from NVIDIA's wheels.
+RUN pip install "$(ls /wheels/*.whl)[cuda]" && rm -rf /wheels
 
 RUN useradd --create-home --uid 10001 bot \
  && mkdir -p /config /networks /data/game_records \
- && chown bot:bot /data/game_records
+ && chown -R bot:bot /data
 USER bot
 WORKDIR /data
 
