@@ -42,3 +42,45 @@ def test_concurrent_bound_calls_each_get_their_own_outputs(tiny_net):
         t.join(120)
     service.close()
     assert not wrong, f"{len(wrong)} of {len(calls)} calls got outputs that are not theirs"
+
+
+def test_the_bound_path_allocates_no_array_per_call(tiny_net):
+    """With the caller's output buffers (as every search passes them), a bound call copies the planes into
+    its slot and the outputs into those buffers: no array is allocated (numpy reports its allocations to
+    tracemalloc). A copy of the logits alone would be 32 x 1858 x 4 = 237,824 bytes."""
+    import tracemalloc
+
+    ev = Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0, io_binding=True)
+    planes = np.random.default_rng(3).integers(0, 2, size=(32, 112, 8, 8)).astype(np.float32)
+    out = empty_outputs(64, mlh=False)
+    ev.run(planes, out=out)  # the slot is made on the first call
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        for _ in range(20):
+            got = ev.run(planes, out=out)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert np.shares_memory(got.logits, out.logits)
+    assert peak < 20_000, f"{peak} bytes allocated at the peak of 20 bound calls"
+
+
+def test_bucketed_calls_are_padded_and_give_each_position_its_own_outputs(tiny_net, capsys):
+    import io
+    import json
+
+    from lichessbot.play.logs import configure_logging
+
+    net = load_network(str(tiny_net))
+    plain = Evaluator(net, backend="cpu", threads=1, cache_size=0)
+    bucketed = Evaluator(net, backend="cpu", threads=1, cache_size=0, buckets=True)
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    bucketed.warm_up(64)
+    line = next(json.loads(x) for x in buf.getvalue().splitlines() if "network warmed up" in x)
+    assert line["buckets"] == [8, 16, 32, 64] and line["seconds"] >= 0
+    planes = np.random.default_rng(5).integers(0, 2, size=(20, 112, 8, 8)).astype(np.float32)
+    for b in (1, 5, 8, 9, 20):
+        np.testing.assert_array_equal(plain.run(planes[:b]).logits, bucketed.run(planes[:b]).logits)
