@@ -108,13 +108,14 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
     Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
-    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase:
-    ``tablebase win, DTZ 13 | Kf2``.
+    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase
+    (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer: masters, 1,234 games, 42%
+    score | e4``. A search kept to the online tables' moves starts with their note.
     """
     if decision.source == "book":
         return f"book move {board.san(decision.move)}"
-    if decision.source == "tablebase":
-        return f"{decision.stop_reason} | {board.san(decision.move)}"
+    if decision.source in ("online_book", "tablebase", "online_tablebase"):
+        return f"{decision.note or decision.source} | {board.san(decision.move)}"[:MAX_CHAT]
     sc = decision.score
     if sc is None:
         parts = ["eval ?"]
@@ -123,6 +124,8 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
         w, d, l = (round(100 * x) for x in sc.wdl)
         parts.append(f"W {w}% D {d}% L {l}%")
     parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
+    if decision.note and decision.note != "fallback":
+        parts.insert(0, decision.note)
     head = " | ".join(parts)
     for n in range(8, 0, -1):
         pv = _pv_san(board, decision.pv or (decision.move,), n)

@@ -329,7 +329,8 @@ class Game:
         move on, when lichess runs the clock). None in games without a clock."""
         if self.record.clock_initial_ms is None or self.correspondence or self.color is None:
             return None
-        return our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
+        clock = our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
+        return clock._replace(initial=self.record.clock_initial_ms)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)
