@@ -333,7 +333,7 @@ class BotService:
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
-                        status=self.status)
+                        status=self.status, queued=self.admission.queued_names)
             if self._quit.is_set():
                 game.quit.set()
             self.games[gid] = game
