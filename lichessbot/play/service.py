@@ -39,6 +39,7 @@ from lichessbot.online import OnlineMoves
 from lichessbot.play.account import check_account
 from lichessbot.play.admission import Admission, Verdict
 from lichessbot.play.answers import ChallengeAnswers
+from lichessbot.play.arenas import ArenaPlayer
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.matchmaker import Matchmaker, MatchmakerOptions
@@ -107,6 +108,8 @@ class BotService:
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
+        #: Section tournaments (lichessbot/play/arenas.py): joins arenas, withdraws at a graceful stop.
+        self.arenas = ArenaPlayer(config.tournaments, client, self._stopping) if config.tournaments.enabled else None
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -140,6 +143,10 @@ class BotService:
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
+        arenas = None
+        if self.arenas is not None:
+            arenas = threading.Thread(target=self.arenas.run, name="arenas", daemon=True)
+            arenas.start()
         matchmaker = None
         if self.matchmaker is not None:
             matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
@@ -176,6 +183,9 @@ class BotService:
                 self._stopping.set()
                 self.matchmaker.wake()
                 matchmaker.join(timeout=15)
+            if arenas is not None:
+                self._stopping.set()  # quit or a fatal error: withdraw too
+                arenas.join(timeout=15)
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
