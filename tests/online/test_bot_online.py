@@ -70,10 +70,15 @@ def test_an_opening_position_gets_the_explorers_move_with_its_source_in_the_pgn(
     start = chess.Board()
     services.explorer[("masters", start.epd())] = explorer_json(start, {"g2g3": (500, 400, 100),
                                                                        "e2e4": (300, 300, 400)})
-    config = {"pgn_directory": str(tmp_path), "online_moves": online(services, lichess_opening_explorer={})}
+    config = {"pgn_directory": str(tmp_path), "online_moves": online(services, lichess_opening_explorer={}),
+              "chat": {"eval_room": "spectator", "eval_every": 1}, "status": {"enabled": True, "port": 0}}
     with BotRun(server, engine, config) as bot:
         game = bot.play(opponent=resign_after(4), limit=60)
         assert server.wait_for(lambda: list(tmp_path.glob("*.pgn")), 10)
+        snap = bot.service.status.game(game.id)
+    assert snap is not None and (snap.evals[0].source, snap.evals[0].note[:29]) == ("online_book",
+                                                                                   "explorer: masters, 1,000 game")
+    assert any(t.startswith("explorer: masters, 1,000 games") and t.endswith("| g3") for _, t in game.chat)
     assert game.posts[0][:2] == (0, "g2g3")  # the explorer's best score for white, not the engine's choice
     pgn = next(tmp_path.glob("*.pgn")).read_text()
     assert "1. g3 { explorer: masters, 1,000 games" in pgn
