@@ -4,6 +4,8 @@ local ones, ``suggest`` keeping the search to the tables' moves, and ``lichessbo
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import time
 from dataclasses import replace
 
@@ -81,3 +83,16 @@ def test_uci_asks_the_online_book_before_searching(make_online, services):
     assert "info string explorer: masters, 100 games" in out.getvalue()
     assert out.getvalue().splitlines()[-1] == "bestmove b2b3"
     assert "loaded network" not in out.getvalue()
+
+
+def test_lichessbot_uci_with_config_asks_the_online_sources_of_the_file(services, tmp_path):
+    start = chess.Board()
+    services.explorer[("lichess", start.epd())] = explorer_json(start, {"g1f3": (60, 30, 10)})
+    config = tmp_path / "config.yml"
+    config.write_text("token: lip_FileToken0\nonline_moves:\n  lichess_opening_explorer:\n    enabled: true\n"
+                      f"    source: lichess\n    url: {services.url}\n")
+    done = subprocess.run([sys.executable, "-m", "lichessbot", "uci", "--config", str(config)], capture_output=True,
+                          text=True, timeout=60, input="position startpos\ngo wtime 60000 btime 60000\nquit\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "bestmove g1f3"
+    assert services.requests[0][1:] == ("/lichess", services.requests[0][2], "Bearer lip_FileToken0")
