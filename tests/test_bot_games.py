@@ -15,6 +15,7 @@ from collections import Counter
 import chess
 import pytest
 
+from lichessbot import __version__
 from lichessbot.config import parse_config
 from lichessbot.play.account import NotBotError
 from lichessbot.play.chat import EVAL_REFUSAL
@@ -207,7 +208,7 @@ def test_chat_commands_greetings_evals_and_claiming_a_win_when_the_opponent_leav
     assert len(evals) >= 2 and all(len(t) <= 140 for _, t in chat)  # after our moves
     assert {r for r, _ in evals} == {"spectator"}  # never the player room
     assert ("player", EVAL_REFUSAL) in chat  # !eval asked by the opponent
-    assert ("spectator", "lichessbot with the tiny network") in chat
+    assert ("spectator", f"TestBot running lichessbot with the tiny network (lichessbot {__version__})") in chat
     assert any(t.startswith("Commands:") for _, t in chat)
 
 

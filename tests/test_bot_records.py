@@ -10,7 +10,18 @@ import chess
 import chess.pgn
 import structlog
 
-from lichessbot.play.chat import MAX_CHAT, ChatSender, answer_command, eval_line
+from lichessbot import __version__
+from lichessbot.play.chat import (
+    EVAL_REFUSAL,
+    HELP,
+    HOWTO,
+    MAX_CHAT,
+    WAIT_REFUSAL,
+    WAIT_REPLY,
+    ChatSender,
+    answer_command,
+    eval_line,
+)
 from lichessbot.play.game import parse_moves
 from lichessbot.play.logs import configure_logging
 from lichessbot.play.pgn import GameRecord, result_string, to_pgn
@@ -54,8 +65,15 @@ def test_book_moves_say_book():
 def test_chat_commands():
     assert answer_command("!eval", last_eval="eval +0.10", name="n") == "eval +0.10"
     assert answer_command("!EVAL please", last_eval=None, name="n") == "No evaluation yet."
-    assert answer_command(" !name", last_eval=None, name="lichessbot x") == "lichessbot x"
-    assert answer_command("!help", last_eval=None, name="n").startswith("Commands:")
+    assert answer_command(" !name", last_eval=None, name="Bot running x") == f"Bot running x (lichessbot {__version__})"
+    assert answer_command("!help", last_eval=None, name="n").startswith("Commands: !wait")
+    assert answer_command("!commands", last_eval=None, name="n") == HELP
+    assert answer_command("!howto", last_eval=None, name="n") == HOWTO
+    assert answer_command("!wait", last_eval=None, name="n", can_wait=True) == WAIT_REPLY
+    assert answer_command("!wait", last_eval=None, name="n") == WAIT_REFUSAL
+    assert answer_command("!queue", last_eval=None, name="n") == "No challenges queued."
+    assert answer_command("!Queue", last_eval=None, name="n", queue=["ann", "bob"]) == "Challenge queue: @ann, @bob"
+    assert answer_command("!eval", last_eval="eval +0.10", name="n", player_room_in_game=True) == EVAL_REFUSAL
     assert answer_command("good luck", last_eval=None, name="n") is None
     assert answer_command("", last_eval=None, name="n") is None
 

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import Field, SecretStr, ValidationError, model_validator
 
+from lichessbot.config.arenas import TournamentsConfig
 from lichessbot.config.base import TOKEN_ENV, Strict
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
@@ -65,6 +66,7 @@ __all__ = [
     "TablebaseConfig",
     "TimeControl",
     "TimemanConfig",
+    "TournamentsConfig",
     "check_template",
     "load_config",
     "parse_config",
@@ -87,6 +89,7 @@ class BotConfig(Strict):
     draw_or_resign: DrawOrResignConfig = Field(default_factory=DrawOrResignConfig)
     correspondence: CorrespondenceConfig = Field(default_factory=CorrespondenceConfig)
     matchmaking: MatchmakingConfig = Field(default_factory=MatchmakingConfig)
+    tournaments: TournamentsConfig = Field(default_factory=TournamentsConfig)
     abort_time: int = Field(
         30, ge=1, description="Seconds to wait for the opponent's first move before aborting (real-time games only; "
         "never in tournament games)."

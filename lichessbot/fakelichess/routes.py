@@ -71,6 +71,8 @@ class Routes:
         def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None: ...
         def _cancel_outgoing(self, h: Any, cid: str) -> None: ...
         def _push_broadcast(self, h: Any, round_id: str, body: bytes) -> None: ...
+        def _serve_arena(self, h: Any, method: str, parts: list[str], query: dict[str, list[str]],
+                         body: dict[str, Any]) -> None: ...
 
     # broadcasting ------------------------------------------------------------------------------
     def _event(self, obj: Any) -> None:
@@ -259,6 +261,10 @@ class Routes:
             return self._cancel_outgoing(h, parts[2])
         if method == "POST" and parts[:2] == ["api", "challenge"] and len(parts) == 4:
             return self._answer_challenge(h, parts[2], parts[3], body)
+        if (method == "POST" and parts[:2] == ["api", "tournament"] and len(parts) == 4
+                and parts[3] in ("join", "withdraw")) or (method == "GET" and parts[:2] == ["api", "team"]
+                                                          and parts[3:] == ["arena"]):
+            return self._serve_arena(h, method, parts, query, body)
         if method == "POST" and parts[:3] == ["api", "broadcast", "round"] and parts[4:] == ["push"]:
             return self._push_broadcast(h, parts[3], h.raw)
         if method == "POST" and parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:

@@ -43,6 +43,7 @@ from typing import Any
 import chess
 import chess.variant
 
+from lichessbot.fakelichess.arenas import ArenaRoutes
 from lichessbot.fakelichess.broadcast import BroadcastRoutes
 from lichessbot.fakelichess.game import FOREVER, FakeGame, make_board
 from lichessbot.fakelichess.http import END, make_handler
@@ -52,7 +53,7 @@ from lichessbot.fakelichess.routes import Routes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
-class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
+class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -96,12 +97,14 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
         self._ids = 0
         self._init_matchmaking()
         self._init_broadcast()
+        self._init_arenas()
         self._stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._threads = [threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True),
-                         threading.Thread(target=self._watch_clocks, daemon=True)]
+                         threading.Thread(target=self._watch_clocks, daemon=True),
+                         threading.Thread(target=self._pair_arenas, daemon=True)]
 
     # lifecycle ---------------------------------------------------------------------------------
     def __enter__(self) -> FakeLichess:
@@ -145,12 +148,13 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
                   variant: str = "standard", rated: bool = False, limit: float | None = 60, increment: int = 0,
                   days: int | None = None, speed: str | None = None, bot_color: str = "white", fen: str | None = None,
                   tournament: str | None = None, opponent: Opponent | None = None,
-                  rematch_of: str | None = None) -> str:
+                  rematch_of: str | None = None, announce: bool = True) -> str:
         """Send a challenge event; on accept the game starts with the server playing ``opponent``.
 
         ``limit`` None: correspondence with ``days`` per move (None: unlimited). chess960 without ``fen``
         gets a random start position; fromPosition needs ``fen``. ``rematch_of``: the game this challenge
-        is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game).
+        is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game). ``announce``
+        False: no challenge event (an arena pairing starts without one).
         """
         with self.lock:
             cid = self._new_id()
@@ -186,7 +190,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
             if rematch_of is not None:
                 ch["rematchOf"] = rematch_of
             self.challenges[cid] = ch
-            self._event(self._challenge_event(ch))
+            if announce:
+                self._event(self._challenge_event(ch))
             return cid
 
     def rematch(self, game_id: str, opponent: Opponent | None = None) -> str:

@@ -19,6 +19,7 @@ import structlog
 from berserk.formats import FormatHandler
 from berserk.session import Requestor
 
+from lichessbot.lichess.arenas import Arena, parse_arena
 from lichessbot.lichess.events import (
     Account,
     Challenge,
@@ -157,23 +158,48 @@ class LichessClient:
         self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
                    data={"reason": reason})
 
-    def online_bots(self, nb: int = 100) -> list[Account]:
-        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
+    def _ndjson(self, what: str, path: str, params: dict[str, Any]) -> list[Any]:
+        """``GET path`` answered with NDJSON: its objects (an unreadable line is logged and skipped)."""
         try:
-            response = self.session.request("GET", self.url + "/api/bot/online", params={"nb": nb})
+            response = self.session.request("GET", self.url + path, params=params)
         except (requests.RequestException, RequestDropped) as err:
-            raise LichessError(f"listing online bots: {_short(err)}") from None
+            raise LichessError(f"{what}: {_short(err)}") from None
         with response:
             if response.status_code >= 400:
-                raise _error("listing online bots", response, _body(response))
+                raise _error(what, response, _body(response))
             lines = []
             for line in response.text.splitlines():
                 if line.strip():
                     try:
                         lines.append(json.loads(line))
                     except ValueError:
-                        log.warning("malformed line skipped", endpoint="GET /api/bot/online")
-            return _parsed("GET /api/bot/online", lines, parse_account)
+                        log.warning("malformed line skipped", endpoint=f"GET {path}")
+            return lines
+
+    def online_bots(self, nb: int = 100) -> list[Account]:
+        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
+        return _parsed("GET /api/bot/online", self._ndjson("listing online bots", "/api/bot/online", {"nb": nb}),
+                       parse_account)
+
+    # arenas ------------------------------------------------------------------------------------
+    def join_arena(self, tournament_id: str, team: str | None = None) -> None:
+        """``POST /api/tournament/{id}/join`` (lichess-org/api api-tournament-id-join.yaml), a form with
+        ``team`` for a team battle; no ``pairMeAsap`` (lila pairs a bot whose event stream is open). A 400
+        (bots not allowed, not a team member, finished...) raises :class:`LichessError` with lila's reason."""
+        self._post(f"joining arena {tournament_id}", f"/api/tournament/{tournament_id}/join",
+                   data={"team": team} if team else {})
+
+    def withdraw_arena(self, tournament_id: str) -> None:
+        """``POST /api/tournament/{id}/withdraw`` (api-tournament-id-withdraw.yaml): leave a future arena,
+        pause a started one (no more pairings)."""
+        self._post(f"withdrawing from arena {tournament_id}", f"/api/tournament/{tournament_id}/withdraw")
+
+    def team_arenas(self, team_id: str, status: str = "started", nb: int = 50) -> list[Arena]:
+        """``GET /api/team/{teamId}/arena?status=&max=`` (api-team-teamId-arena.yaml): the team's arenas in
+        that state (``created``, ``started``, ``finished``), last starting first."""
+        return _parsed(f"GET /api/team/{team_id}/arena",
+                       self._ndjson(f"listing arenas of team {team_id}", f"/api/team/{team_id}/arena",
+                                    {"status": status, "max": nb}), parse_arena)
 
     def create_challenge(self, username: str, form: dict[str, str]) -> Challenge:
         """``POST /api/challenge/{username}`` with the spec's form; returns the challenge.

@@ -1,13 +1,20 @@
 """The move pipeline: book, tables, search, strength choice and time bookkeeping, one way for the bot and
 ``lichessbot uci`` (docs/interfaces.md, "pipeline").
 
-Imports point down: the book, the tablebases, the search, the time manager, the strength levels (and, with
-issue 29, the online sources); nothing here knows lichess or the UCI protocol.
+Imports point down: the book, the tablebases, the search, the time manager, the strength levels (and the online
+sources); nothing here knows lichess or the UCI protocol.
 """
 
 from lichessbot.pipeline.pipeline import InfoCallback, MovePipeline, SearchCallback, Thinking
-from lichessbot.pipeline.sources import BookSource, MoveSource, TablebaseSource, move_sources
-from lichessbot.pipeline.types import Decision, MoveRequest
+from lichessbot.pipeline.sources import (
+    BookSource,
+    MoveSource,
+    OnlineBookSource,
+    OnlineTableSource,
+    TablebaseSource,
+    move_sources,
+)
+from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
 
-__all__ = ["BookSource", "Decision", "InfoCallback", "MovePipeline", "MoveRequest", "MoveSource", "SearchCallback",
-           "TablebaseSource", "Thinking", "move_sources"]
+__all__ = ["BookSource", "Decision", "InfoCallback", "MovePipeline", "MoveRequest", "MoveSource", "OnlineBookSource",
+           "OnlineTableSource", "SearchCallback", "SearchOnly", "TablebaseSource", "Thinking", "move_sources"]

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import chess
 import structlog
 
 from lichessbot.pipeline.sources import MoveSource
-from lichessbot.pipeline.types import Decision, MoveRequest
-from lichessbot.search import Limits, Searcher, SearchHandle, SearchStats
+from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
+from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
 from lichessbot.strength import LevelPlayer
 from lichessbot.timeman import Budget, TimeManager
 
-__all__ = ["InfoCallback", "MovePipeline", "SearchCallback", "Thinking"]
+__all__ = ["InfoCallback", "MovePipeline", "SearchCallback", "Thinking", "keep_to"]
 
 _log = structlog.get_logger(__name__)
 
@@ -62,14 +62,37 @@ def _drop(pondered: _Ponder | None) -> None:
             pass
 
 
+def keep_to(result: SearchResult, only: SearchOnly) -> SearchResult:
+    """``result`` with its move among ``only.moves``: unchanged when it already is, else the search's
+    best-ranked root move of ``only.moves`` (lc0's ranking, ``result.root_moves`` best first) with its line,
+    or ``only.moves[0]`` when the search did not reach any of them. The core searches every root move
+    (it has no ``searchmoves``); the restriction is applied to the result."""
+    allowed = set(only.moves)
+    if result.best_move in allowed:
+        return result
+    complete = len(result.lines) == len(result.root_moves)
+    for i, rm in enumerate(result.root_moves):
+        if rm.move in allowed:
+            line = result.lines[i] if complete else None
+            pv = list(line.pv) if line is not None else [rm.move]
+            return replace(result, best_move=rm.move, ponder_move=pv[1] if len(pv) > 1 else None, pv=pv, q=rm.q,
+                           score=line.score if line is not None else result.score,
+                           stop_reason=f"{result.stop_reason}; kept to the tables' moves")
+    move = only.moves[0]
+    return replace(result, best_move=move, ponder_move=None, pv=[move],
+                   stop_reason=f"{result.stop_reason}; kept to the tables' moves")
+
+
 class Thinking:
     """A move being decided (:meth:`MovePipeline.begin`): a move source's decision, ready at once, or a search
     under way. ``ponderhit`` is True when the search is the ponder search going on."""
 
     def __init__(self, pipeline: MovePipeline, *, decision: Decision | None = None,
                  handle: SearchHandle | None = None, timeman: TimeManager | None = None,
-                 strength: LevelPlayer | None = None, ponderhit: bool = False) -> None:
+                 strength: LevelPlayer | None = None, ponderhit: bool = False,
+                 only: SearchOnly | None = None) -> None:
         self._pipeline = pipeline
+        self._only = only
         self._handle = handle
         self._timeman = timeman
         self._strength = strength
@@ -89,9 +112,10 @@ class Thinking:
 
     def wait(self) -> Decision:
         """The decision (call once): the source's, or the search's once it stops, with the strength level's
-        choice read from the result (:meth:`~lichessbot.strength.LevelPlayer.choose`) and the move recorded by
-        the time manager (:meth:`~lichessbot.timeman.TimeManager.move_done`; should that fail, the error is
-        logged and the move still stands).
+        choice read from the result (:meth:`~lichessbot.strength.LevelPlayer.choose`), kept to the online
+        tables' moves when a source said so (:func:`keep_to`), and the move recorded by the time manager
+        (:meth:`~lichessbot.timeman.TimeManager.move_done`; should that fail, the error is logged and the move
+        still stands).
 
         Raises:
             lichessbot.search.SearchError: the search failed.
@@ -104,11 +128,14 @@ class Thinking:
         finally:
             self._pipeline._finished(self._handle)
         result = self._strength.choose(result)
+        if self._only is not None:
+            result = keep_to(result, self._only)
         try:
             self._timeman.move_done(result)
         except Exception as err:  # noqa: BLE001 - the bookkeeping of the next move must not cost this one
             _log.error("time manager failed; the move stands", move=result.best_move.uci(), error=repr(err))
-        return Decision(move=result.best_move, source="search", result=result)
+        return Decision(move=result.best_move, source="search", result=result,
+                        note=self._only.note if self._only is not None else "")
 
 
 class MovePipeline:
@@ -141,7 +168,9 @@ class MovePipeline:
     def begin(self, board: chess.Board, request: MoveRequest, *, on_info: InfoCallback | None = None,
               on_search: SearchCallback | None = None) -> Thinking:
         """Start deciding the move in ``board`` (a copy the pipeline may keep): the first source's move, else a
-        search started here (or the ponder search, if it pondered ``board``, going on under ``request``).
+        search started here (or the ponder search, if it pondered ``board``, going on under ``request``). A
+        source that answers :class:`~lichessbot.pipeline.types.SearchOnly` ends the asking: the search's
+        move is then one of its moves (:func:`keep_to`).
 
         Raises:
             RuntimeError: the pipeline was closed.
@@ -149,11 +178,15 @@ class MovePipeline:
             Whatever ``searcher`` raises when it cannot give a searcher.
         """
         pondered = self._take_ponder()
+        only: SearchOnly | None = None
         for source in self.sources:
-            decision = source.move(board, request)
-            if decision is not None:
+            answer = source.move(board, request)
+            if isinstance(answer, SearchOnly):
+                only = answer
+                break
+            if answer is not None:
                 _drop(pondered)
-                return Thinking(self, decision=decision)
+                return Thinking(self, decision=answer)
         try:
             searcher = self.searcher()
         except BaseException:
@@ -182,7 +215,7 @@ class MovePipeline:
                 _drop(pondered)
                 handle = searcher.start(board, limits, stopper=stopper, on_info=on_info)
             self._current = handle
-        return Thinking(self, handle=handle, timeman=timeman, strength=strength, ponderhit=hit)
+        return Thinking(self, handle=handle, timeman=timeman, strength=strength, ponderhit=hit, only=only)
 
     def think(self, board: chess.Board, request: MoveRequest, *, on_info: InfoCallback | None = None,
               on_search: SearchCallback | None = None) -> Decision:

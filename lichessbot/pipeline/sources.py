@@ -1,22 +1,29 @@
-"""Move sources: where a move can come from before a search, asked in order (docs/interfaces.md, "pipeline").
+"""Move sources: where a move can come from before a search, asked in order (docs/interfaces.md, "pipeline";
+docs/online.md, "Order of the sources").
 
-The order is the one of issue 29: the local book, the online book (opening explorer), the local tables, the
-online tables; the first source with a move decides and nothing is searched. Today's sources are the local
-ones (:class:`BookSource`, :class:`TablebaseSource`); an online source is one more :class:`MoveSource` put
-in its place in the tuple :func:`move_sources` returns.
+The order: the local book (:class:`BookSource`), the online books (:class:`OnlineBookSource`: chessdb, cloud
+eval, opening explorer), the local tables (:class:`TablebaseSource`), the online tables
+(:class:`OnlineTableSource`); the first source with a move decides and nothing is searched. The online
+tables' ``suggest`` answers a :class:`~lichessbot.pipeline.types.SearchOnly`: the search then keeps to
+their moves.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 import chess
 
 from lichessbot.book import Book
-from lichessbot.pipeline.types import Decision, MoveRequest
+from lichessbot.online import Clock, OnlineGame, OnlineMove
+from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
 from lichessbot.tablebase import Tablebases
 
-__all__ = ["BookSource", "MoveSource", "TablebaseSource", "move_sources"]
+__all__ = ["BookSource", "MoveSource", "OnlineBookSource", "OnlineTableSource", "TablebaseSource", "move_sources",
+           "online_clock"]
+
+#: The share of a UCI ``go movetime`` that the online lookups of one move may take (seconds x this).
+MOVETIME_SHARE = 0.25
 
 
 class MoveSource(Protocol):
@@ -26,8 +33,8 @@ class MoveSource(Protocol):
 
     name: str
 
-    def move(self, board: chess.Board, request: MoveRequest) -> Decision | None:
-        """The source's move for ``board`` (legal there), or None."""
+    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
+        """The source's move for ``board`` (legal there), the moves the search must keep to, or None."""
         ...
 
 
@@ -60,12 +67,72 @@ class TablebaseSource:
         return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe())
 
 
-def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = None) -> tuple[MoveSource, ...]:
-    """The sources in the order they are asked: the local book, then the local tables (issue 29's online
-    book goes after the local book, its online tables after the local tables)."""
+def online_clock(request: MoveRequest) -> tuple[Clock, float | None]:
+    """The online sources' clock (seconds) for ``request`` and the caller's budget for the lookup: None,
+    or :data:`MOVETIME_SHARE` of a ``movetime`` without a clock (UCI ``go movetime``, the bot's
+    correspondence ``move_time``)."""
+    c = request.clock
+    clock = Clock(remaining=None if c is None else max(0, c.time) / 1000.0,
+                  increment=0.0 if c is None else max(0, c.inc) / 1000.0, initial=request.clock_initial)
+    budget = None
+    if c is None and request.movetime is not None:
+        budget = MOVETIME_SHARE * request.movetime
+    return clock, budget
+
+
+def _decision(found: OnlineMove, source: Literal["online_book", "online_tablebase"]) -> Decision | SearchOnly:
+    if found.move is None:
+        return SearchOnly(moves=found.search_moves, note=found.note, source=found.source)
+    return Decision(move=found.move, source=source, note=found.note, tablebase_score=found.score)
+
+
+class OnlineBookSource:
+    """The online books of one game (:meth:`lichessbot.online.OnlineGame.book_move`: chessdb, cloud eval,
+    opening explorer), each lookup within the budget docs/online.md gives; played at once. Never raises
+    (the online room counts failures and switches sources off)."""
+
+    name = "online_book"
+
+    def __init__(self, game: OnlineGame) -> None:
+        self.game = game
+
+    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
+        if request.infinite:
+            return None
+        clock, budget = online_clock(request)
+        found = self.game.book_move(board, clock, budget)
+        return None if found is None else _decision(found, "online_book")
+
+
+class OnlineTableSource:
+    """The online tables of one game (:meth:`lichessbot.online.OnlineGame.table_move`): their move, played
+    at once, or (``suggest``) the moves that keep their result, for the search."""
+
+    name = "online_tablebase"
+
+    def __init__(self, game: OnlineGame) -> None:
+        self.game = game
+
+    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
+        if request.infinite:
+            return None
+        clock, budget = online_clock(request)
+        found = self.game.table_move(board, clock, budget)
+        return None if found is None else _decision(found, "online_tablebase")
+
+
+def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = None,
+                 online: OnlineGame | None = None) -> tuple[MoveSource, ...]:
+    """The sources in the order they are asked: the local book, the online books, the local tables, the
+    online tables (docs/online.md). ``online``: this game's online sources (one :class:`OnlineGame` per
+    game: it counts the positions out of book), or None."""
     sources: list[MoveSource] = []
     if book is not None:
         sources.append(BookSource(book))
+    if online is not None and online.online.books:
+        sources.append(OnlineBookSource(online))
     if tablebases is not None:
         sources.append(TablebaseSource(tablebases))
+    if online is not None and online.online.tables:
+        sources.append(OnlineTableSource(online))
     return tuple(sources)

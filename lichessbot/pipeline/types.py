@@ -13,7 +13,13 @@ from lichessbot.score import Score
 from lichessbot.search import SearchResult
 from lichessbot.timeman import Clock
 
-__all__ = ["Decision", "MoveRequest"]
+__all__ = ["Decision", "MoveRequest", "SearchOnly", "Source"]
+
+#: Where a decision came from: the local book, the online books (explorer, cloud eval, chessdb), the local
+#: Syzygy tables, the online tables, or the search.
+Source = Literal["book", "online_book", "tablebase", "online_tablebase", "search"]
+#: The sources whose move is played without a search and with the tables' verdict.
+_TABLES = ("tablebase", "online_tablebase")
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class MoveRequest:
         first_moves_unclocked: lichess's clock does not run yet (each side's first move).
         movetime_overhead_ms: milliseconds kept back from ``movetime`` (UCI MovetimeOverhead); None: the time
             manager's ``move_overhead``.
+        clock_initial: the game's starting clock in seconds (lichess's ``gameFull`` clock), or None when
+            unknown (UCI): the online sources' ``max_time`` compares it.
 
     Without a clock and a movetime, or with ``infinite``, the search has no stopper: only ``nodes`` or
     ``stop`` end it (lc0's ``go infinite`` and ``go nodes``).
@@ -40,6 +48,7 @@ class MoveRequest:
     infinite: bool = False
     first_moves_unclocked: bool = False
     movetime_overhead_ms: int | None = None
+    clock_initial: float | None = None
 
     @property
     def timed(self) -> bool:
@@ -53,16 +62,20 @@ class Decision:
 
     Attributes:
         move: the move to play (legal in the board given to the pipeline).
-        source: "book", "tablebase" (the Syzygy root probe, no search) or "search".
+        source: "book", "online_book" (explorer, cloud eval, chessdb: docs/online.md), "tablebase" (the
+            Syzygy root probe, no search), "online_tablebase" or "search".
         result: the search behind a "search" decision (None for the others).
-        note: why a move was not searched: the tables' verdict for tablebase moves ("tablebase win,
-            DTZ 13"), "fallback" when the engine failed; "" otherwise.
-        tablebase_score: the tables' score of a tablebase move (a search's score is its result's).
+        note: where the move came from, for the PGN comment, chat, the eval line and the status page: the
+            tables' verdict for tablebase moves ("tablebase win, DTZ 13"), the online source's words
+            ("explorer: masters, 1,234 games"; a search kept to the online tables' moves: "tablebase win:
+            2 moves keep it"), "fallback" when the engine failed; "" otherwise.
+        tablebase_score: the tables' score of a (local or online) tablebase move (a search's score is its
+            result's).
         book: the book entry of a book move (file, weight), None otherwise.
     """
 
     move: chess.Move
-    source: Literal["book", "tablebase", "search"]
+    source: Source
     result: SearchResult | None = None
     note: str = ""
     tablebase_score: Score | None = None
@@ -83,14 +96,14 @@ class Decision:
         """The principal variation, starting with ``move`` (only ``move`` for a tablebase move)."""
         if self.result is not None:
             return tuple(self.result.pv)
-        return (self.move,) if self.source == "tablebase" else ()
+        return (self.move,) if self.source in _TABLES else ()
 
     @property
     def nodes(self) -> int:
-        """Nodes of the search (1 for a tablebase probe, 0 for a book move)."""
+        """Nodes of the search (1 for a tablebase probe, local or online; 0 for a book move)."""
         if self.result is not None:
             return self.result.nodes
-        return 1 if self.source == "tablebase" else 0
+        return 1 if self.source in _TABLES else 0
 
     @property
     def nps(self) -> float:
@@ -116,3 +129,19 @@ class Decision:
     def score_cp(self) -> int | None:
         """Centipawns with a mate as +-(100000 - moves) so thresholds compare (None without a score)."""
         return self.score.value_cp() if self.score is not None else None
+
+
+@dataclass(frozen=True)
+class SearchOnly:
+    """A move source's answer that is not a move: the search must choose among ``moves`` (the online
+    tables' ``suggest``: the moves that keep the tables' result, two or more).
+
+    Attributes:
+        moves: the legal moves the search keeps to.
+        note: the source's words ("tablebase win: 2 moves keep it"), the decision's ``note``.
+        source: the source's name (for logs).
+    """
+
+    moves: tuple[chess.Move, ...]
+    note: str
+    source: str = ""

@@ -89,7 +89,7 @@ class BotRun:
                                               pace_burst=20.0)
         self.client = LichessClient(token or server.token, server.url, settings)
         self.service = BotService(self.config, self.client, engine, upgrade=upgrade, reconnect_backoff=0.05,
-                                  matchmaker_options=matchmaker)
+                                  matchmaker_options=matchmaker, token=token or server.token)
         self.error: BaseException | None = None
         self.rc: int | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)

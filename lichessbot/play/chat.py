@@ -9,18 +9,32 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import chess
 import structlog
 
+from lichessbot import __version__
 from lichessbot.play.thinker import Decision
 
-__all__ = ["EVAL_REFUSAL", "MAX_CHAT", "ChatSender", "answer_command", "eval_line", "render_greeting"]
+__all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
+           "answer_command", "eval_line", "render_greeting"]
 
 #: lichess's limit on a chat line (characters).
 MAX_CHAT = 140
-HELP = "Commands: !eval (my current evaluation, spectator chat), !name (who I am), !help"
+#: The commands lichess-bot users know (lichess-bot lib/conversation.py: !help/!commands, !wait, !name, !eval,
+#: !queue; !howto from its earlier versions), in our words.
+HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
+        "(challenges waiting), !howto, !help")
+#: The answer to ``!howto``.
+HOWTO = ("How to run a bot: create a BOT account (lichess.org/api#tag/Bot) and run a bot program on it; "
+         "I am lichessbot, a neural-network engine.")
+#: Seconds ``!wait`` adds to ``abort_time`` (lichess-bot waits 60 s more too).
+WAIT_S = 60
+#: The answer to ``!wait`` when the game can still be aborted (the game then waits :data:`WAIT_S` more).
+WAIT_REPLY = f"Waiting {WAIT_S} seconds more for your first move..."
+#: The answer to ``!wait`` once both sides have moved (or in arenas and correspondence: nothing is aborted).
+WAIT_REFUSAL = "No need to wait: this game is not aborted any more."
 #: The answer to ``!eval`` in the player room while the game is on (an eval there would be outside help;
 #: lichess-bot refuses too).
 EVAL_REFUSAL = "Sorry, I don't share my evaluation with my opponent during the game. Spectators can ask in their chat."
@@ -108,13 +122,14 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
     Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
-    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase:
-    ``tablebase win, DTZ 13 | Kf2``.
+    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase
+    (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer: masters, 1,234 games, 42%
+    score | e4``. A search kept to the online tables' moves starts with their note.
     """
     if decision.source == "book":
         return f"book move {board.san(decision.move)}"
-    if decision.source == "tablebase":
-        return f"{decision.stop_reason} | {board.san(decision.move)}"
+    if decision.source in ("online_book", "tablebase", "online_tablebase"):
+        return f"{decision.note or decision.source} | {board.san(decision.move)}"[:MAX_CHAT]
     sc = decision.score
     if sc is None:
         parts = ["eval ?"]
@@ -123,6 +138,8 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
         w, d, l = (round(100 * x) for x in sc.wdl)
         parts.append(f"W {w}% D {d}% L {l}%")
     parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
+    if decision.note and decision.note != "fallback":
+        parts.insert(0, decision.note)
     head = " | ".join(parts)
     for n in range(8, 0, -1):
         pv = _pv_san(board, decision.pv or (decision.move,), n)
@@ -145,11 +162,21 @@ def render_greeting(template: str, **values: str) -> str:
         return template
 
 
-def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False) -> str | None:
-    """The answer to a chat command (``!eval``, ``!name``, ``!help``), or None for other lines.
+def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False,
+                   can_wait: bool = False, queue: Sequence[str] = ()) -> str | None:
+    """The answer to a chat command (``!help``/``!commands``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
+    ``!queue``; any case, words after the command ignored), or None for other lines.
 
-    ``player_room_in_game``: the line came from the player room while the game is on; ``!eval`` then gets
-    :data:`EVAL_REFUSAL` instead of the evaluation.
+    Args:
+        text: the chat line.
+        last_eval: the eval line of our last move (``!eval``), or None before it.
+        name: who we are, e.g. ``"TestBot running lichessbot with the maia-1900 network"`` (``!name`` adds
+            the version).
+        player_room_in_game: the line came from the player room while the game is on; ``!eval`` then gets
+            :data:`EVAL_REFUSAL` instead of the evaluation (lichess-bot refuses it to the opponent too).
+        can_wait: the game would still be aborted for a missing first move; ``!wait`` then answers
+            :data:`WAIT_REPLY` (the caller waits :data:`WAIT_S` seconds more), else :data:`WAIT_REFUSAL`.
+        queue: the challengers waiting for a slot, next first (``!queue``).
     """
     cmd = text.strip().lower().split(maxsplit=1)[0] if text.strip() else ""
     if cmd == "!eval":
@@ -157,7 +184,13 @@ def answer_command(text: str, *, last_eval: str | None, name: str, player_room_i
             return EVAL_REFUSAL
         return last_eval or "No evaluation yet."
     if cmd == "!name":
-        return name
+        return f"{name} (lichessbot {__version__})"
     if cmd in ("!help", "!commands"):
         return HELP
+    if cmd == "!howto":
+        return HOWTO
+    if cmd == "!wait":
+        return WAIT_REPLY if can_wait else WAIT_REFUSAL
+    if cmd == "!queue":
+        return f"Challenge queue: {', '.join('@' + n for n in queue)}" if queue else "No challenges queued."
     return None

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     client = LichessClient(token, config.url, ClientSettings())
     account = check_account(client, args.upgrade)
     engine = Engine(config)
-    service = BotService(config, client, engine, account=account)
+    service = BotService(config, client, engine, account=account, token=token)
     presses = 0
 
     def on_signal(signum: int, _frame: Any) -> None:

@@ -1,11 +1,13 @@
-"""The bot's engine: the move pipeline (book -> tablebase root probe -> search under the time manager ->
-strength level, :mod:`lichessbot.pipeline`) behind the game's :class:`~lichessbot.play.thinker.Thinker`.
+"""The bot's engine: the move pipeline (book -> online books -> tablebase root probe -> online tables ->
+search under the time manager -> strength level, :mod:`lichessbot.pipeline`) behind the game's
+:class:`~lichessbot.play.thinker.Thinker`.
 
 :class:`Engine` is built once per process from the config (through :mod:`lichessbot.wiring`): one network
 evaluator and one :class:`~lichessbot.engine.service.EvalService` shared by every game (thread-safe), the
-book and the tablebases (the move sources). Per game, :class:`EngineThinker` has its own
-:class:`~lichessbot.search.Searcher` (its own tree), :class:`~lichessbot.timeman.TimeManager` and
-:class:`~lichessbot.pipeline.MovePipeline`.
+book and the tablebases (the move sources), and the online sources once the service knows the account
+(:meth:`Engine.use_online`). Per game, :class:`EngineThinker` has its own
+:class:`~lichessbot.search.Searcher` (its own tree), :class:`~lichessbot.timeman.TimeManager`,
+:class:`~lichessbot.online.OnlineGame` and :class:`~lichessbot.pipeline.MovePipeline`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
-from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_sources
+from lichessbot.online import OnlineMoves
+from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, MoveSource, move_sources
 from lichessbot.play.thinker import ClockMs
 from lichessbot.search import SearchStats
 from lichessbot.status import LiveSearch, SearchLine
@@ -60,8 +63,11 @@ class Engine:
         self.book = Book.from_config(config.book, random.Random())
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = Tablebases.from_config(config.tablebases)
-        #: Book, then tables: the move sources every game asks before searching (thread-safe).
+        #: Book, then tables: the move sources every game asks before searching (thread-safe); a game with
+        #: online sources asks its own tuple (:meth:`sources_for`).
         self.sources = move_sources(book=self.book, tablebases=self.tablebases)
+        #: The online sources (docs/online.md), set by :meth:`use_online`; None: none.
+        self.online: OnlineMoves | None = None
         sc = ec.strength
         #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
         self.strength_table: StrengthTable | None = None
@@ -81,6 +87,18 @@ class Engine:
     def new_game(self, game_id: str | None = None) -> EngineThinker:
         """A thinker with its own search tree and time manager; ``game_id`` goes on its log lines."""
         return EngineThinker(self, game_id)
+
+    def use_online(self, online: OnlineMoves | None) -> None:
+        """Ask ``online`` (built by the service with the bot's token, pacer and account; closed by it) in the
+        games started from now on; None or one with no source on: none."""
+        self.online = online if online is not None and online.enabled else None
+
+    def sources_for(self, game_id: str | None) -> tuple[MoveSource, ...]:
+        """The move sources of a new game: the shared ones, with this game's online sources in their places
+        (local book, online books, local tables, online tables)."""
+        if self.online is None:
+            return self.sources
+        return move_sources(book=self.book, tablebases=self.tablebases, online=self.online.game(game_id or ""))
 
     def count_ponder(self, hit: bool) -> None:
         """Count a ponder search started (``hit`` False) or one the opponent's move confirmed (True)."""
@@ -145,7 +163,7 @@ class EngineThinker:
         #: This game's move pipeline; its strength level is full strength until :meth:`set_opponent` says
         #: otherwise (or engine.strength.elo / preset sets a level for every game), docs/strength.md.
         self.pipeline = MovePipeline(lambda: searcher, wiring.timeman_of(engine.config.timeman, game_id),
-                                     sources=engine.sources, strength=self._level_player(None, False))
+                                     sources=engine.sources_for(game_id), strength=self._level_player(None, False))
         self.on_live: Callable[[Any], None] | None = None
 
     @property
@@ -183,7 +201,8 @@ class EngineThinker:
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
         request = MoveRequest(clock=tm_clock, movetime=movetime, nodes=self._engine.nodes,
-                              first_moves_unclocked=first_moves_unclocked)
+                              first_moves_unclocked=first_moves_unclocked,
+                              clock_initial=None if clock is None or clock.initial is None else clock.initial / 1000)
         sink = self._live(board, False)
         thinking = self.pipeline.begin(board, request, on_info=sink)
         if thinking.ponderhit:

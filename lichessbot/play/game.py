@@ -13,6 +13,7 @@ import queue
 import random
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import chess
@@ -22,7 +23,7 @@ from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
 from lichessbot.lichess.streams import ReconnectingStream, game_stream
-from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
+from lichessbot.play.chat import WAIT_REPLY, WAIT_S, ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.publish import game_snapshot, write_eval_svg
 from lichessbot.play.rules import ScoreRules, Unplayable, our_clock, parse_moves, post_patience
@@ -43,7 +44,7 @@ class Game:
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
-                 status: StatusHub | None = None):
+                 status: StatusHub | None = None, queued: Callable[[], Sequence[str]] = tuple):
         self.id = game_id
         self.client, self.thinker, self.config, self.chat = client, thinker, config, chat
         self.username, self.me, self.engine_name = me, me.lower(), engine_name
@@ -69,6 +70,7 @@ class Game:
         self._last_eval: str | None = None
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
+        self._abort_grace, self.queued = 0.0, queued  # !wait's seconds past abort_time; challengers queued
         self._claim_at: float | None = None
         self._greeted = False
         self._said_goodbye = False
@@ -265,8 +267,11 @@ class Game:
     def _on_chat(self, line: ChatLine) -> None:
         room = "spectator" if line.room == "spectator" else "player"
         answer = None if line.username.lower() == self.me else answer_command(
-            line.text, last_eval=self._last_eval, name=f"lichessbot with the {self.engine_name} "
-            "network", player_room_in_game=room == "player" and not self.over)
+            line.text, last_eval=self._last_eval, name=f"{self.username} running lichessbot with the "
+            f"{self.engine_name} network", player_room_in_game=room == "player" and not self.over,
+            can_wait=not self.over and not self.correspondence and self._abortable(), queue=self.queued())
+        if answer == WAIT_REPLY:
+            self._abort_grace += WAIT_S
         if answer:
             self.chat.send(self.id, room, answer)
 
@@ -295,7 +300,7 @@ class Game:
 
     def _tick(self) -> None:
         now = time.monotonic()
-        if self._opp_wait_since is not None and now - self._opp_wait_since > self.config.abort_time:
+        if self._opp_wait_since is not None and now - self._opp_wait_since > self.config.abort_time + self._abort_grace:
             self._opp_wait_since = None
             self.log.info("opponent did not move: aborting", abort_time_s=self.config.abort_time)
             self.client.abort_game(self.id)
@@ -329,7 +334,8 @@ class Game:
         move on, when lichess runs the clock). None in games without a clock."""
         if self.record.clock_initial_ms is None or self.correspondence or self.color is None:
             return None
-        return our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
+        clock = our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
+        return clock._replace(initial=self.record.clock_initial_ms)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)

@@ -105,10 +105,12 @@ def to_pgn(record: GameRecord) -> str:
         d = record.decisions.get(ply)
         if d is not None and d.source == "search" and d.score is not None:
             node.set_eval(d.score.pov(mover), depth=int(d.depth) or None)
+            if d.note and d.note != "fallback":  # a search kept to the online tables' moves
+                node.comment = f"{d.note} {node.comment}".strip()
         elif d is not None and d.source == "book":
             node.comment = "book"
-        elif d is not None and d.source == "tablebase":
-            node.comment = d.stop_reason or "tablebase"
+        elif d is not None and d.source in ("online_book", "tablebase", "online_tablebase"):
+            node.comment = d.note or d.source  # "explorer: masters, 1,234 games", "tablebase win, DTZ 15"
         if ply in record.clocks:
             node.set_clock(max(0, record.clocks[ply]) / 1000.0)
         board.push(move)

@@ -28,7 +28,8 @@ def game_snapshot(*, game_id: str, record: GameRecord, initial: chess.Board | No
         mover_white = (init.turn == chess.WHITE) == (ply % 2 == 0)
         score = d.score if d.score is None or mover_white else d.score.flipped()  # white's view
         evals.append(PlyEval(ply=ply, cp=None if score is None else score.cp,
-                             mate=None if score is None else score.mate, source=d.source))
+                             mate=None if score is None else score.mate, source=d.source,
+                             note="" if d.note == "fallback" else d.note))
     wtime, btime, winc, binc = times
     clocked = r.clock_initial_ms is not None and not correspondence
     now = time.time()

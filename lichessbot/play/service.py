@@ -35,9 +35,11 @@ from lichessbot.lichess.events import (
     StreamEvent,
 )
 from lichessbot.lichess.streams import ReconnectingStream, event_stream
+from lichessbot.online import OnlineMoves
 from lichessbot.play.account import check_account
 from lichessbot.play.admission import Admission, Verdict
 from lichessbot.play.answers import ChallengeAnswers
+from lichessbot.play.arenas import ArenaPlayer
 from lichessbot.play.chat import ChatSender
 from lichessbot.play.game import Game
 from lichessbot.play.matchmaker import Matchmaker, MatchmakerOptions
@@ -58,14 +60,28 @@ class EngineLike(Protocol):
         ...
 
 
+def _use_online(engine: EngineLike, online: OnlineMoves | None) -> bool:
+    """Hand ``online`` (None: take them back) to an engine that asks online sources (``use_online``, the real
+    engine's); False for one that does not (stand-ins of the tests and benchmarks)."""
+    use = getattr(engine, "use_online", None)
+    if use is None:
+        return False
+    use(online)
+    return True
+
+
 class BotService:
     """The bot. ``run()`` blocks until stopped; ``stop()`` and ``quit()`` may be called from any thread.
     Its slots and what holds them (running games, accepted challenges) are the :attr:`admission`'s."""
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
                  account: Account | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
-                 matchmaker_options: MatchmakerOptions | None = None):
+                 matchmaker_options: MatchmakerOptions | None = None, token: str | None = None):
         self.config, self.client, self.engine = config, client, engine
+        self._token = token  # for the online sources that need it (lichess's explorer); never logged
+        #: The online move sources (``online_moves``, docs/online.md), built in ``run`` once the account is
+        #: known, closed when it returns; None when no source is enabled.
+        self.online: OnlineMoves | None = None
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
         self._lock = threading.Lock()  # guards games and _threads
@@ -92,6 +108,8 @@ class BotService:
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/play/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
+        #: Section tournaments (lichessbot/play/arenas.py): joins arenas, withdraws at a graceful stop.
+        self.arenas = ArenaPlayer(config.tournaments, client, self._stopping) if config.tournaments.enabled else None
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -117,6 +135,7 @@ class BotService:
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
+        self._start_online()
         self._start_status_page()
         self._answers = ChallengeAnswers(self.client, self.status,
                                          lambda cid, err: self.admission.answer_failed(cid, err.status))
@@ -124,6 +143,10 @@ class BotService:
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
+        arenas = None
+        if self.arenas is not None:
+            arenas = threading.Thread(target=self.arenas.run, name="arenas", daemon=True)
+            arenas.start()
         matchmaker = None
         if self.matchmaker is not None:
             matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
@@ -160,15 +183,34 @@ class BotService:
                 self._stopping.set()
                 self.matchmaker.wake()
                 matchmaker.join(timeout=15)
+            if arenas is not None:
+                self._stopping.set()  # quit or a fatal error: withdraw too
+                arenas.join(timeout=15)
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
+            if self.online is not None:
+                _use_online(self.engine, None)
+                self.online.close()
             if self.status_server is not None:
                 self.status_server.stop()
             log.info("bot offline", games_played=self.games_played)
         if self._fatal is not None:
             raise self._fatal
         return 0
+
+    def _start_online(self) -> None:
+        """Build the online sources (one for every game: its cache and switch-offs are shared) with the bot's
+        token, its client's request budget (``other`` requests: a move post never waits for them) and its
+        account name, and hand them to the engine."""
+        online = OnlineMoves(self.config.online_moves, token=self._token, pacer=self.client.session.pacer,
+                             username=self.me)
+        if not online.enabled or not _use_online(self.engine, online):
+            online.close()
+            return
+        self.online = online
+        log.info("online sources", books=[s.name for s, _, _ in online.books],
+                 tables=[s.name for s, _, _ in online.tables])
 
     def _start_status_page(self) -> None:
         """Serve the status page (``status.enabled``); a port that cannot be bound is logged, not fatal."""
@@ -301,7 +343,7 @@ class BotService:
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
-                        status=self.status)
+                        status=self.status, queued=self.admission.queued_names)
             if self._quit.is_set():
                 game.quit.set()
             self.games[gid] = game

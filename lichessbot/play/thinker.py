@@ -18,12 +18,14 @@ __all__ = ["ClockMs", "Decision", "Thinker"]
 
 
 class ClockMs(NamedTuple):
-    """Our clock for one move, milliseconds (lichess's wtime/btime/winc/binc seen from our side)."""
+    """Our clock for one move, milliseconds (lichess's wtime/btime/winc/binc seen from our side); ``initial``:
+    the game's starting clock (``gameFull``'s ``clock.initial``), None when not known."""
 
     time: int
     inc: int
     opp_time: int
     opp_inc: int
+    initial: int | None = None
 
 
 class Thinker(Protocol):

@@ -75,12 +75,15 @@ class LiveSearch:
 
 @dataclass(frozen=True)
 class PlyEval:
-    """Our evaluation after our move at ``ply``, white's view: ``cp`` centipawns or ``mate`` moves."""
+    """Our evaluation after our move at ``ply``, white's view: ``cp`` centipawns or ``mate`` moves; ``source``
+    where the move came from (``book``, ``online_book``, ``tablebase``, ``online_tablebase``, ``search``) and
+    ``note`` its words ("explorer: masters, 1,234 games", "tablebase win, DTZ 15"; "" for a plain search)."""
 
     ply: int
     cp: int | None
     mate: int | None
     source: str
+    note: str = ""
 
 
 @dataclass(frozen=True)

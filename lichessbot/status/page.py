@@ -108,7 +108,8 @@ function renderGame(g){
  document.getElementById("name-bottom").textContent=nm(bottom);
  document.getElementById("board").innerHTML = g.board_svg;
  document.getElementById("graph").innerHTML = g.eval_svg;
- const mv=[]; g.san.forEach((s,i)=>{ if(i%2===0) mv.push((i/2+1)+"."); mv.push(s); });
+ const notes={}; (g.evals||[]).forEach(e=>{ if(e.note) notes[e.ply]=e.note; });
+ const mv=[]; g.san.forEach((s,i)=>{ if(i%2===0) mv.push((i/2+1)+"."); mv.push(notes[i]? s+" {"+notes[i]+"}" : s); });
  document.getElementById("moves").textContent = mv.join(" ");
  const tb=document.querySelector("#search tbody"); tb.replaceChildren(); const L=g.live;
  document.getElementById("search-head").textContent = L ? ((L.pondering?"pondering · ":L.done?"done · ":"thinking · ")+

@@ -70,7 +70,7 @@ def eval_svg(snap: GameSnapshot, width: int = 400, height: int = 120) -> str:
     """Our evaluations by ply as a line (white's view; up is good for white), ``width`` x ``height`` px.
 
     The vertical scale is ``atan``-compressed up to +-``GRAPH_CP`` centipawns; mates sit at the edge.
-    Book moves are marked by blue ticks on the middle line.
+    Book moves (local or online) are marked by blue ticks on the middle line.
     """
     plies = max(len(snap.moves), 1)
     mid = height / 2
@@ -89,7 +89,8 @@ def eval_svg(snap: GameSnapshot, width: int = 400, height: int = 120) -> str:
         parts.append(f'<polyline points="{path}" fill="none" stroke="#d08020" stroke-width="2"/>')
         parts += [f'<circle cx="{x:.1f}" cy="{yy:.1f}" r="2.5" fill="#d08020"/>' for x, yy in pts]
     parts += [f'<rect class="book" x="{e.ply / plies * width - 1.5:.1f}" y="{mid - 5:.1f}" width="3" height="10" '
-              f'fill="#3070d0"/>' for e in snap.evals if e.source == "book"]
+              f'fill="#3070d0"/>' for e in snap.evals
+              if e.source in ("book", "online_book")]
     parts.append("</svg>")
     return "".join(parts)
 

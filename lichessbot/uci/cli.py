@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lichessbot.config import load_config
 from lichessbot.errors import LichessbotError
+from lichessbot.online import OnlineMoves
 from lichessbot.play.logs import configure_logging
 from lichessbot.uci.engine import UciEngine
 
@@ -18,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "and a network that does not load ends the command with status 2")
     parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"),
                         help="where the network runs (Backend; default: auto, the best available)")
+    parser.add_argument("--config", default=None,
+                        help="a config file whose online_moves section (and token, for lichess's explorer) the "
+                        "engine asks before searching (docs/online.md); nothing else of it is read")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                         help="lowest level of the log lines written on stderr (default: warning)")
 
@@ -27,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         LichessbotError: ``--network`` does not load (before anything is written on stdout; exit status 2).
+        lichessbot.config.ConfigError: ``--config`` cannot be read (a LichessbotError: exit status 2).
     """
     configure_logging(level=getattr(args, "log_level", None) or "warning")
     engine = UciEngine()
@@ -39,9 +45,20 @@ def run(args: argparse.Namespace) -> int:
             engine.load_network()
         except Exception as err:  # noqa: BLE001 - any reason the file is not a network: fatal here
             raise LichessbotError(f"--network {args.network}: the network does not load: {err}") from None
-    for line in sys.stdin:
-        if not engine.handle(line):
-            break
-    else:
-        engine.handle("quit")
+    online = None
+    if getattr(args, "config", None):
+        config = load_config(args.config)  # ConfigError: one line, exit status 2
+        token = config.resolved_token()
+        configure_logging(level=getattr(args, "log_level", None) or "warning", secrets=[token or ""])
+        online = OnlineMoves(config.online_moves, token=token)
+        engine.use_online(online)
+    try:
+        for line in sys.stdin:
+            if not engine.handle(line):
+                break
+        else:
+            engine.handle("quit")
+    finally:
+        if online is not None:
+            online.close()
     return 0

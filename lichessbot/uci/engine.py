@@ -30,6 +30,7 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
 from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
+from lichessbot.online import OnlineGame, OnlineMoves
 from lichessbot.pipeline import Decision, MovePipeline, Thinking, move_sources
 from lichessbot.search import Searcher, SearchStats
 from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch, uci_level
@@ -87,6 +88,7 @@ class UciEngine:
         self._strength: LevelPlayer | None = None  # of the strength options, built at go
         self._strength_table: StrengthTable | None = None  # of StrengthTable, read at first use
         self._notes: list[str] = []  # what the strength options say, written before the next search
+        self._online: OnlineGame | None = None  # this game's online sources (use_online), new at ucinewgame
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -127,8 +129,15 @@ class UciEngine:
         self._ensure_engine()
         self.send("readyok")
 
+    def use_online(self, online: OnlineMoves) -> None:
+        """Ask ``online`` (``lichessbot uci --config``'s ``online_moves``) between the local book and tables
+        and after the tables (docs/online.md); a new game of it at each ``ucinewgame``. The caller closes it."""
+        self._online = online.game("uci") if online.enabled else None
+
     def _cmd_ucinewgame(self, args: list[str]) -> None:
         self._stop_and_wait()
+        if self._online is not None:
+            self._online = self._online.online.game("uci")
         if self._searcher is not None:
             self._searcher.new_game()
         if self._evaluator is not None:
@@ -284,7 +293,7 @@ class UciEngine:
             self.send("bestmove 0000")
             return
         self.pipeline.sources = move_sources(book=self._book if self.flags["own_book"] else None,
-                                             tablebases=self._tablebases)
+                                             tablebases=self._tablebases, online=self._online)
         if not go.ponder:
             self._decide(board, go)
             return

@@ -74,18 +74,24 @@ def budget_lines(budget: Budget | None) -> list[str]:
 
 
 def decision_lines(d: Decision, *, show_wdl: bool, verbose: Sequence[str] = ()) -> list[str]:
-    """The lines that end a ``go``, ``bestmove`` last: a book move's ``info string book <entry>``; a
+    """The lines that end a ``go``, ``bestmove`` last: a book move's ``info string book <entry>``; an online
+    book move's ``info string <note>`` ("explorer: masters, 1,234 games"); a (local or online)
     tablebase move's ``info depth 1 ... tbhits 1 pv <move>`` with the tables' score and ``info string <verdict>``
-    (docs/tablebases.md); a search's ``verbose`` lines (VerboseMoveStats) and ``info string stop: <reason>``;
+    (docs/tablebases.md); a search's ``verbose`` lines, the online tables' note when it was kept to their
+    moves (VerboseMoveStats) and ``info string stop: <reason>``;
     then ``bestmove <move> [ponder <reply>]``."""
     move = d.move.uci()
     if d.source == "book":
         return [f"info string book {d.book}", f"bestmove {move}"]
-    if d.source == "tablebase" and d.tablebase_score is not None:
+    if d.source == "online_book":
+        return [f"info string {d.note}", f"bestmove {move}"]
+    if d.source in ("tablebase", "online_tablebase") and d.tablebase_score is not None:
         score = d.tablebase_score.uci() + _wdl(d.tablebase_score, show_wdl)
         return [f"info depth 1 seldepth 1 time 0 nodes 1 score {score} nps 0 tbhits 1 pv {move}",
                 f"info string {d.note}", f"bestmove {move}"]
     lines = [f"info string {line}" for line in verbose]
+    if d.source == "search" and d.note:
+        lines.append(f"info string {d.note}")
     if d.stop_reason:
         lines.append(f"info string stop: {d.stop_reason}")
     ponder = f" ponder {d.ponder.uci()}" if d.ponder is not None else ""

@@ -237,6 +237,11 @@ class Admission:
         with self._lock:
             return self.rules.names_at_limit(self._live()[1])
 
+    def queued_names(self) -> list[str]:
+        """The challengers waiting for a slot, next first (chat's ``!queue``)."""
+        with self._lock:
+            return self.rules.queued_names()
+
     def figures(self) -> dict[str, int]:
         """Counts for the status page: games running, correspondence games, challenges queued, bot games today."""
         with self._lock:

@@ -187,6 +187,10 @@ class ChallengeRules:
         """Remove a queued challenge (canceled by its challenger); whether it was queued."""
         return self.queue.pop(cid, None) is not None
 
+    def queued_names(self) -> list[str]:
+        """The challengers of the queued challenges, in queue order (next first)."""
+        return [q.challenge.challenger_name or "?" for q in sorted(self.queue.values(), key=lambda q: q.order)]
+
     def drain(self) -> list[Challenge]:
         """Empty the queue (the bot stops); the challenges, in queue order."""
         out = [q.challenge for q in sorted(self.queue.values(), key=lambda q: q.order)]
