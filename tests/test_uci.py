@@ -143,3 +143,19 @@ def test_timed_go_comes_back(tiny_net, cmd):
     _wait_for(out, "bestmove", 10)
     assert time.monotonic() - t < 2.0
     eng.handle("quit")
+
+
+def test_a_search_that_cannot_start_still_answers_bestmove(tiny_net, monkeypatch):
+    from lichessbot.search import Searcher
+
+    def broken(self, *a, **kw):
+        raise RuntimeError("deliberate")
+
+    eng, out = _engine(tiny_net)
+    eng.handle("isready")
+    monkeypatch.setattr(Searcher, "start", broken)
+    eng.handle("position startpos")
+    eng.handle("go nodes 10")
+    lines = _wait_for(out, "bestmove")
+    assert any("the search did not start: deliberate" in line for line in lines), lines
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves

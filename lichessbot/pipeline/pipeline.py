@@ -65,8 +65,9 @@ def _drop(pondered: _Ponder | None) -> None:
 def keep_to(result: SearchResult, only: SearchOnly) -> SearchResult:
     """``result`` with its move among ``only.moves``: unchanged when it already is, else the search's
     best-ranked root move of ``only.moves`` (lc0's ranking, ``result.root_moves`` best first) with its line,
-    or ``only.moves[0]`` when the search did not reach any of them. The core searches every root move
-    (it has no ``searchmoves``); the restriction is applied to the result."""
+    or ``only.moves[0]`` when the search did not reach any of them. The search itself visits only
+    ``only.moves`` (lc0's ``searchmoves``); this keeps a ponder search that went on (a ponderhit searched
+    every move) to them too."""
     allowed = set(only.moves)
     if result.best_move in allowed:
         return result
@@ -169,8 +170,8 @@ class MovePipeline:
               on_search: SearchCallback | None = None) -> Thinking:
         """Start deciding the move in ``board`` (a copy the pipeline may keep): the first source's move, else a
         search started here (or the ponder search, if it pondered ``board``, going on under ``request``). A
-        source that answers :class:`~lichessbot.pipeline.types.SearchOnly` ends the asking: the search's
-        move is then one of its moves (:func:`keep_to`).
+        source that answers :class:`~lichessbot.pipeline.types.SearchOnly` ends the asking: the search visits
+        only its moves at the root (``searchmoves``), and its move is one of them (:func:`keep_to`).
 
         Raises:
             RuntimeError: the pipeline was closed.
@@ -179,7 +180,9 @@ class MovePipeline:
         """
         pondered = self._take_ponder()
         only: SearchOnly | None = None
-        for source in self.sources:
+        if request.searchmoves:  # the user chose the moves to search (UCI go searchmoves): no source is asked
+            only = SearchOnly(moves=request.searchmoves, note="", source="searchmoves")
+        for source in self.sources if only is None else ():
             answer = source.move(board, request)
             if isinstance(answer, SearchOnly):
                 only = answer
@@ -213,7 +216,8 @@ class MovePipeline:
                 handle.ponderhit(stopper, limits)
             else:
                 _drop(pondered)
-                handle = searcher.start(board, limits, stopper=stopper, on_info=on_info)
+                handle = searcher.start(board, limits, stopper=stopper, on_info=on_info,
+                                        searchmoves=only.moves if only is not None else ())
             self._current = handle
         return Thinking(self, handle=handle, timeman=timeman, strength=strength, ponderhit=hit, only=only)
 

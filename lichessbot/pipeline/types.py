@@ -37,6 +37,8 @@ class MoveRequest:
             manager's ``move_overhead``.
         clock_initial: the game's starting clock in seconds (lichess's ``gameFull`` clock), or None when
             unknown (UCI): the online sources' ``max_time`` compares it.
+        searchmoves: the root moves the search may choose from (UCI ``go searchmoves``, legal ones); empty:
+            all. With some, no move source is asked.
 
     Without a clock and a movetime, or with ``infinite``, the search has no stopper: only ``nodes`` or
     ``stop`` end it (lc0's ``go infinite`` and ``go nodes``).
@@ -49,6 +51,7 @@ class MoveRequest:
     first_moves_unclocked: bool = False
     movetime_overhead_ms: int | None = None
     clock_initial: float | None = None
+    searchmoves: tuple[chess.Move, ...] = ()
 
     @property
     def timed(self) -> bool:

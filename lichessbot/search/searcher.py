@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import chess
@@ -107,6 +108,7 @@ class Searcher:
         self._handle: SearchHandle | None = None
         self._t_first: float | None = None
         self._turn = chess.WHITE  # side to move at the root
+        self._searchmoves: frozenset[chess.Move] = frozenset()  # the root moves the search may visit
 
     # ---------------------------------------------------------------------------------------------
     def new_game(self) -> None:
@@ -134,11 +136,13 @@ class Searcher:
         return self.start(board, limits, **kw).wait()
 
     def start(self, board: chess.Board, limits: Limits, *, stopper: Stopper | None = None,
-              on_info: InfoCallback | None = None, ponder: bool = False) -> SearchHandle:
-        """Start searching ``board`` in a new thread and return its handle at once.
+              on_info: InfoCallback | None = None, ponder: bool = False,
+              searchmoves: Sequence[chess.Move] = ()) -> SearchHandle:
+        """Start searching ``board`` in a new thread and return its handle at once. ``searchmoves``: visit
+        only these root moves (lc0's ``go searchmoves``); the result's root moves are those, best first.
 
         Raises SearchError when the position has no legal moves or the core refuses it (a bad FEN or
-        move: the message names it).
+        move, an illegal search move: the message names it).
         """
         self._stop_running()
         if not any(board.generate_legal_moves()):
@@ -146,9 +150,11 @@ class Searcher:
         moves = [m.uci() for m in board.move_stack]
         try:
             self._core.set_position(board.root().fen(), moves, board.chess960, ponder)
+            self._core.set_search_moves([m.uci() for m in searchmoves])
         except (ValueError, RuntimeError) as err:
             self._core.new_game()
             raise SearchError(f"cannot search {board.fen()}: {err}") from None
+        self._searchmoves = frozenset(searchmoves)
         self._turn = board.turn
         state = _State(limits, stopper, ponder, on_info)
         thread = threading.Thread(target=self._thread_main, args=(state, board.ply()),
@@ -266,9 +272,11 @@ class Searcher:
 
     # ---------------------------------------------------------------------------------------------
     def _root_moves(self) -> tuple[list[RootMove], list[int]]:
-        """Root moves best first (lc0 ranking) and their edge indices."""
+        """Root moves best first (lc0 ranking) and their edge indices (only the search moves, when given)."""
         rms, idx = [], []
         for e in self._core.root_edges():
+            if self._searchmoves and self._moves[e.edge] not in self._searchmoves:
+                continue
             rms.append(RootMove(move=self._moves[e.edge], n=e.n, p=e.p, q=e.q, u=e.u, d=e.d, m=e.m, wl=e.wl,
                                 in_flight=e.in_flight, proven=e.proven))
             idx.append(e.edge)

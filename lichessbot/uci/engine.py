@@ -46,6 +46,7 @@ from lichessbot.uci.output import (
     info_lines,
     parse_go,
     request_of,
+    searchmoves_of,
 )
 
 __all__ = ["NoEngine", "UciEngine"]
@@ -292,6 +293,11 @@ class UciEngine:
             self.error("no legal moves in this position")
             self.send("bestmove 0000")
             return
+        try:
+            searchmoves_of(go, board)
+        except ValueError as err:  # reported; every move is searched
+            self.error(f"{err}; searching all moves")
+            go.searchmoves = []
         self.pipeline.sources = move_sources(book=self._book if self.flags["own_book"] else None,
                                              tablebases=self._tablebases, online=self._online)
         if not go.ponder:
@@ -323,6 +329,10 @@ class UciEngine:
                                            on_info=self._info, on_search=self._on_search)
         except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
+            return
+        except Exception as err:  # noqa: BLE001 - the search did not start: a bestmove must still come
+            self.error(f"go: the search did not start: {err}")
+            self.send(f"bestmove {next(iter(board.legal_moves)).uci()}")
             return
         self._follow(thinking, board, self._pondered[1] if thinking.ponderhit else self._searcher)
 

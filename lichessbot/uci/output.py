@@ -10,7 +10,7 @@ MultiPV is above 1, as lc0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import chess
 
@@ -20,7 +20,7 @@ from lichessbot.search import RootMove, SearchStats
 from lichessbot.timeman import Budget, Clock
 
 __all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "budget_lines", "decision_lines", "info_lines", "parse_go",
-           "request_of"]
+           "request_of", "searchmoves_of"]
 
 #: Milliseconds kept back from ``go movetime`` for the protocol round trip (reading ``go``, writing
 #: ``bestmove``, the GUI reading it) and the batch under way when the deadline passes. MoveOverhead
@@ -111,6 +111,7 @@ class Go:
     nodes: int | None = None
     infinite: bool = False
     ponder: bool = False
+    searchmoves: list[str] = field(default_factory=list)
 
 
 _GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
@@ -130,7 +131,20 @@ def request_of(go: Go, board: chess.Board, movetime_overhead_ms: int) -> MoveReq
         opp = go.btime if board.turn == chess.WHITE else go.wtime
         clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
     return MoveRequest(clock=clock, movetime=go.movetime / 1000.0 if go.movetime is not None else None,
-                       nodes=go.nodes, infinite=go.infinite, movetime_overhead_ms=movetime_overhead_ms)
+                       nodes=go.nodes, infinite=go.infinite, movetime_overhead_ms=movetime_overhead_ms,
+                       searchmoves=searchmoves_of(go, board))
+
+
+def searchmoves_of(go: Go, board: chess.Board) -> tuple[chess.Move, ...]:
+    """The legal moves of ``go searchmoves`` in ``board`` (UCI spelling; python-chess parses Chess960
+    castling as king takes rook). Raises ValueError naming the first move that is not legal."""
+    moves = []
+    for uci in go.searchmoves:
+        try:
+            moves.append(board.parse_uci(uci))
+        except ValueError:
+            raise ValueError(f"go searchmoves: {uci!r} is not a legal move in {board.fen()}") from None
+    return tuple(moves)
 
 
 def parse_go(args: list[str], error: Callable[[str], None]) -> Go:
@@ -143,9 +157,9 @@ def parse_go(args: list[str], error: Callable[[str], None]) -> Go:
         if tok in ("infinite", "ponder"):
             setattr(go, tok, True)
         elif tok == "searchmoves":
-            error("go searchmoves is not supported; searching all moves")
             while i + 1 < len(args) and args[i + 1] not in _GO_WORDS:
                 i += 1
+                go.searchmoves.append(args[i])
         elif tok in _GO_INT:
             if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
                 error(f"go {tok} needs an integer")

@@ -66,6 +66,10 @@ def test_suggest_keeps_the_search_to_the_moves_that_keep_the_tables_result(make_
         decision = pipeline.think(board, MoveRequest(nodes=40))
     assert decision.source == "search" and decision.move.uci() in ("e1f2", "e1e2")
     assert decision.note == "tablebase win: 2 moves keep it"
+    # the search itself visited those two moves only (lc0's searchmoves), not every root move
+    assert decision.result is not None
+    assert {rm.move.uci() for rm in decision.result.root_moves} == {"e1f2", "e1e2"}
+    assert sum(rm.n for rm in decision.result.root_moves) >= 39
 
 
 def test_uci_asks_the_online_book_before_searching(make_online, services):

@@ -85,7 +85,27 @@ impl Search {
         // lc0 skips probes in the search when its root probe by DTZ succeeded; the root of a covered
         // position is probed by the caller (lichessbot/tablebase.py), so covered means the same here.
         self.tb_root = self.tb.as_ref().is_some_and(|t| t.covers(&self.root_pos));
+        self.search_moves.clear();
         Ok(reused)
+    }
+
+    /// Let the search visit only `moves` at the root (UCI, python-chess spelling; empty: every move): lc0's
+    /// `go searchmoves` (src/search/classic/search.cc `PopulateRootMoveLimit`, and `PickNodesToExtendTask`,
+    /// which skips the root's other children). Cleared by [`Search::set_position`].
+    ///
+    /// Errors: a move that is not legal in the root position, as a message.
+    pub fn set_search_moves(&mut self, moves: &[String]) -> Result<(), String> {
+        let legal = self.root_pos.legal_moves();
+        let mut packed = Vec::with_capacity(moves.len());
+        for uci in moves {
+            let m = legal
+                .iter()
+                .find(|m| m.to_uci(self.mode).to_string() == *uci)
+                .ok_or_else(|| format!("searchmoves: {uci} is not a legal move here"))?;
+            packed.push(pack_move(m));
+        }
+        self.search_moves = packed;
+        Ok(())
     }
 
     fn descend(&self, old: u32, old_moves: &[u16], moves: &[u16], positions: &[PosInfo]) -> Option<u32> {

@@ -105,6 +105,8 @@ pub struct Search {
     pub(crate) tb_root: bool,
     /// Tablebase hits of this search (nodes made terminal by a probe).
     pub tbhits: u64,
+    /// The root moves the search may visit (packed; empty: all), lc0's `searchmoves`.
+    pub(crate) search_moves: Vec<u16>,
 }
 
 impl Search {
@@ -119,6 +121,7 @@ impl Search {
             root_pos: Chess::default(),
             root_key: String::new(),
             root_moves: Vec::new(),
+            search_moves: Vec::new(),
             anchor: None,
             root_pondered: false,
             root_dsc: 0.0,
@@ -354,8 +357,9 @@ impl Search {
             let fpu = if absolute { fv } else { (-nd.wl + dsc * f64::from(nd.d)) - fv * nd.vp.sqrt() };
             let edges = &tree.edges[nd.edges as usize..nd.edges as usize + nd.num_edges as usize];
             let mut c = nd.first_child;
-            let mut best = -1e9f64;
+            let mut best = f64::NEG_INFINITY;
             let mut bi = 0usize;
+            let filter = ply == 0 && !self.search_moves.is_empty();
             for (i, e) in edges.iter().enumerate() {
                 let (ni, fi, q) = if c != NONE && tree.nodes[c as usize].index as usize == i {
                     let cn = &tree.nodes[c as usize];
@@ -364,6 +368,9 @@ impl Search {
                 } else {
                     (0, 0, 0.0)
                 };
+                if filter && !self.search_moves.contains(&e.mv) {
+                    continue; // lc0 search.cc PickNodesToExtendTask: root moves outside root_move_filter_
+                }
                 let s = (if ni > 0 { q } else { fpu }) + pm * f64::from(decompress_p(e.p)) / f64::from(1 + ni + fi);
                 if s > best {
                     best = s;

@@ -169,6 +169,13 @@ impl PySearchCore {
         guard(|| py.detach(|| search.set_position(fen, &moves, chess960, ponder)).map_err(PyValueError::new_err))
     }
 
+    /// Let the search visit only `moves` (UCI) at the root; an empty list lifts the restriction. lc0's
+    /// `go searchmoves`; cleared by `set_position`. Raises ValueError naming a move that is not legal.
+    fn set_search_moves(&mut self, moves: Vec<String>) -> PyResult<()> {
+        let search = &mut self.search;
+        guard(|| search.set_search_moves(&moves).map_err(PyValueError::new_err))
+    }
+
     /// Probe `tables` (a `Tablebases`, or None for no probing) at expansion from the next position on.
     #[pyo3(signature = (tables=None))]
     fn set_tablebases(&mut self, tables: Option<&PyTablebases>) {
