@@ -45,6 +45,7 @@ from lichessbot.uci.output import (
     decision_lines,
     info_lines,
     parse_go,
+    parse_position,
     request_of,
     searchmoves_of,
 )
@@ -262,27 +263,7 @@ class UciEngine:
         return self._searcher
 
     def _cmd_position(self, args: list[str]) -> None:
-        if not args:
-            raise ValueError("expected: position startpos|fen <fen> [moves ...]")
-        moves_at = args.index("moves") if "moves" in args else len(args)
-        if args[0] == "startpos":
-            board = chess.Board(chess960=self.flags["chess960"])
-        elif args[0] == "fen":
-            fen = " ".join(args[1:moves_at])
-            try:
-                board = chess.Board(fen, chess960=self.flags["chess960"])
-            except ValueError as err:
-                raise ValueError(f"bad FEN {fen!r}: {err}") from None
-            if not board.is_valid():
-                raise ValueError(f"bad FEN {fen!r}: {board.status()!r}")
-        else:
-            raise ValueError(f"expected startpos or fen, got {args[0]!r}")
-        for uci in args[moves_at + 1:]:
-            try:
-                board.push(board.parse_uci(uci))
-            except ValueError:
-                raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
-        self.board = board
+        self.board = parse_position(args, chess960=self.flags["chess960"])
 
     # -- go -----------------------------------------------------------------------------------------
     def _cmd_go(self, args: list[str]) -> None:

@@ -20,7 +20,7 @@ from lichessbot.search import RootMove, SearchStats
 from lichessbot.timeman import Budget, Clock
 
 __all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "budget_lines", "decision_lines", "info_lines", "parse_go",
-           "request_of", "searchmoves_of"]
+           "parse_position", "request_of", "searchmoves_of"]
 
 #: Milliseconds kept back from ``go movetime`` for the protocol round trip (reading ``go``, writing
 #: ``bestmove``, the GUI reading it) and the batch under way when the deadline passes. MoveOverhead
@@ -145,6 +145,32 @@ def searchmoves_of(go: Go, board: chess.Board) -> tuple[chess.Move, ...]:
         except ValueError:
             raise ValueError(f"go searchmoves: {uci!r} is not a legal move in {board.fen()}") from None
     return tuple(moves)
+
+
+def parse_position(args: list[str], *, chess960: bool) -> chess.Board:
+    """The board of ``position startpos|fen <fen> [moves ...]`` (``args`` after the word ``position``).
+    Raises ValueError naming a bad FEN, an invalid position or the first illegal move."""
+    if not args:
+        raise ValueError("expected: position startpos|fen <fen> [moves ...]")
+    moves_at = args.index("moves") if "moves" in args else len(args)
+    if args[0] == "startpos":
+        board = chess.Board(chess960=chess960)
+    elif args[0] == "fen":
+        fen = " ".join(args[1:moves_at])
+        try:
+            board = chess.Board(fen, chess960=chess960)
+        except ValueError as err:
+            raise ValueError(f"bad FEN {fen!r}: {err}") from None
+        if not board.is_valid():
+            raise ValueError(f"bad FEN {fen!r}: {board.status()!r}")
+    else:
+        raise ValueError(f"expected startpos or fen, got {args[0]!r}")
+    for uci in args[moves_at + 1:]:
+        try:
+            board.push(board.parse_uci(uci))
+        except ValueError:
+            raise ValueError(f"illegal move {uci!r} in {board.fen()}") from None
+    return board
 
 
 def parse_go(args: list[str], error: Callable[[str], None]) -> Go:
