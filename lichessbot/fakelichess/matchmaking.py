@@ -172,7 +172,7 @@ class MatchmakingRoutes:
                 self.answers[ch["id"]] = ("decline", answer)
                 self._event({"type": "challengeDeclined", "challenge": {
                     **public, "status": "declined", "declineReason": _DECLINE_TEXT.get(answer, answer),
-                    "declineReasonKey": answer}})
+                    "declineReasonKey": answer.lower()}})  # lila: DeclineReason.key = toString.toLowerCase
 
     def _cancel_outgoing(self, h: Any, cid: str) -> None:
         with self.lock:
