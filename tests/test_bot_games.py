@@ -139,7 +139,7 @@ def test_event_and_game_streams_dropped_mid_game_are_resumed(server, engine):
 @pytest.mark.parametrize("failures", [[429], [500, 502], [503, 429]])
 def test_move_post_answered_429_or_5xx_is_retried_with_the_same_move(server, engine, failures):
     server.move_failures = list(failures)
-    server.retry_after = 0
+    server.limit_seconds = 0
     with BotRun(server, engine) as bot:
         game = bot.play(opponent=resign_after(6))
     assert game.status == "resign"

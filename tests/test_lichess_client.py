@@ -47,14 +47,14 @@ def test_5xx_on_a_move_post_is_retried_and_the_move_made_once(server):
     assert game.posts == [(0, "e2e4", False)]
 
 
-def test_429_on_a_move_pauses_that_games_moves_only_for_retry_after(server):
+def test_429_on_a_move_pauses_that_games_moves_only_for_the_bodys_ratelimit_seconds(server):
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, rate_limit_pause=0.3, backoff=0.01))
     gid, other = _game(server, client), _game(server, client)
-    server.move_failures, server.retry_after = [429], 2
+    server.move_failures, server.limit_seconds = [429], 2
     with pytest.raises(LichessError) as err:
         client.make_move(gid, "e2e4")
     assert err.value.status == 429
-    assert client.session.pause_left(f"POST /api/bot/game/{gid}/move/*") > 1.0  # Retry-After (2 s), not 0.3 s
+    assert client.session.pause_left(f"POST /api/bot/game/{gid}/move/*") > 1.0  # ratelimit.seconds (2), not 0.3
     assert client.session.pause_left(f"POST /api/bot/game/{other}/move/*") == 0.0
     client.make_move(other, "e2e4")  # the other game's moves keep flowing
     client.post_chat(gid, "player", "not paused")
@@ -123,7 +123,7 @@ def test_pacing_moves_never_wait_others_are_deferred_chat_is_dropped():
 def test_429_then_success_posts_the_move_after_the_pause(server):
     client = LichessClient(server.token, server.url, FAST)
     gid = _game(server, client)
-    server.move_failures, server.retry_after = [429], 0
+    server.move_failures, server.limit_seconds = [429], 0
     client.make_move(gid, "e2e4", offering_draw=True)
     assert server.games[gid].posts == [(0, "e2e4", True)]
 

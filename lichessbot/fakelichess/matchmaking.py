@@ -56,6 +56,7 @@ class MatchmakingRoutes:
         def _new_id(self) -> str: ...
         def _challenge_event(self, ch: dict[str, Any]) -> dict[str, Any]: ...
         def _start_game(self, ch: dict[str, Any]) -> Any: ...
+        def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None: ...
 
     def _init_matchmaking(self) -> None:
         self.online_bots: list[dict[str, Any]] = []
@@ -98,6 +99,8 @@ class MatchmakingRoutes:
             user = next((u for u in self.online_bots if u["id"] == username.lower()), None)
             if user is None:
                 return h.reply(400, {"error": f"{username} cannot be challenged"})
+            if (limited := self._bot_limit_answer(user["username"])) is not None:
+                return h.reply(*limited)
             if self.daily_challenge_limit is not None and len(self.outgoing) >= self.daily_challenge_limit:
                 self.challenge_refusals += 1
                 return h.reply(429, {"error": "Too many challenges today. Please try again later.",

@@ -46,7 +46,7 @@ class Routes:
     bad_auth: int
     move_failures: list[int]
     failures: dict[str, list[int]]
-    retry_after: int | None
+    limit_seconds: int | None
     chat_status: int
     chat_delay: float
     duplicate_states: bool
@@ -68,6 +68,7 @@ class Routes:
         def _state(self, g: FakeGame) -> dict[str, Any]: ...
         def _full(self, g: FakeGame) -> dict[str, Any]: ...
         def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None: ...
+        def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None: ...
         def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None: ...
         def _cancel_outgoing(self, h: Any, cid: str) -> None: ...
         def _push_broadcast(self, h: Any, round_id: str, body: bytes) -> None: ...
@@ -234,8 +235,9 @@ class Routes:
                     g.rejected_posts.append((g.ply(), parts[5], status))
             if status == 429:
                 self.rate_limited[kind] += 1
-                if self.retry_after is not None:
-                    return h.reply(429, {"error": "Too many requests"}, {"Retry-After": str(self.retry_after)})
+                if self.limit_seconds is not None:  # lila JsonLimited (never a Retry-After)
+                    return h.reply(429, {"error": "Too many requests. Try again later.",
+                                         "ratelimit": {"key": f"api.{kind}", "seconds": self.limit_seconds}})
                 return h.reply_html(429)
             return h.reply(status, {"error": "injected failure"})
         if method == "GET" and path == "/api/account":
@@ -285,6 +287,9 @@ class Routes:
             if action == "accept":
                 if not self._compat(ch)["bot"]:
                     return h.reply(400, {"error": "This game cannot be played with the Bot API."})
+                if ch["challenger"].get("title") == "BOT" and (limited := self._bot_limit_answer(
+                        ch["challenger"]["name"])) is not None:
+                    return h.reply(*limited)
                 self.answers[cid] = ("accept", None)
                 h.reply(200, {"ok": True})
                 self._start_game(ch)

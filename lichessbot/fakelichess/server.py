@@ -27,7 +27,8 @@ Broadcast rounds (``POST /api/broadcast/round/{id}/push``): :mod:`lichessbot.fak
 Fault injection: ``drop_event_streams()``, ``drop_game_streams(id)``, ``skip_game_finish`` (the next
 gameFinish events are not sent), ``chat_status``/``chat_delay``, ``push_event_raw``/``push_game_raw``,
 ``duplicate_states``, ``castling_as_rook``, ``move_failures`` (answers of the next move posts),
-``stall_moves`` (move posts that hang, then are cut unanswered).
+``stall_moves`` (move posts that hang, then are cut unanswered). lila's bot-vs-bot daily limit (ours:
+``bot_games_per_day``, the opponent's: ``limited_bots``): :mod:`lichessbot.fakelichess.botlimit`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import Any
 import chess
 import chess.variant
 
+from lichessbot.fakelichess.botlimit import BotLimitRoutes
 from lichessbot.fakelichess.broadcast import BroadcastRoutes
 from lichessbot.fakelichess.game import FOREVER, FakeGame, make_board
 from lichessbot.fakelichess.http import END, make_handler
@@ -52,7 +54,7 @@ from lichessbot.fakelichess.routes import Routes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
-class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
+class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -78,7 +80,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
         self.bad_auth = 0
         self.move_failures: list[int] = []
         self.failures: dict[str, list[int]] = {}
-        self.retry_after: int | None = None   # Retry-After of injected 429s (None: no header, as lichess)
+        self.limit_seconds: int | None = None  # injected 429s: JSON ratelimit.seconds (None: lila's HTML page)
         self.chat_status = 200
         self.chat_delay = 0.0
         self.duplicate_states = False
@@ -95,6 +97,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
         self._tokens_at = time.monotonic()
         self._ids = 0
         self._init_matchmaking()
+        self._init_bot_limit()
         self._init_broadcast()
         self._stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
@@ -132,7 +135,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
 
     def fail_next(self, kind: str, status: int, n: int = 1) -> None:
         """The next ``n`` requests of ``kind`` (move, chat, challenge, action, account, playing) get ``status``
-        (a 429 as lichess sends it: HTML, Retry-After only when ``retry_after`` is set)."""
+        (a 429 as lichess sends it: never a Retry-After; HTML, or lila's ``JsonLimited`` body with
+        ``ratelimit.seconds`` = ``limit_seconds`` when that is set)."""
         with self.lock:
             self.failures.setdefault(kind, []).extend([status] * n)
 
@@ -246,6 +250,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
                      opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
                      wtime=initial or FOREVER, btime=initial or FOREVER)
         self.games[g.id] = g
+        if g.opponent_bot:
+            self._count_bot_game()
         if g.initial_ms:
             live = [x for x in self.games.values() if not x.over and x.initial_ms]
             names = Counter(x.opponent_name.lower() for x in live)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ from lichessbot.lichess.session import (
     endpoint_key,
     retry_after,
 )
+from lichessbot.lichess.users import parse_opponent_limit
 
 __all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "endpoint_key",
            "iter_lines"]
@@ -78,8 +80,9 @@ def _error(what: str, response: requests.Response, body: Any) -> LichessError:
     the status alone) and its ``ratelimit``."""
     detail = body.get("error") if isinstance(body, dict) else None
     detail = detail if isinstance(detail, str) else None
+    limit = parse_opponent_limit(body, time.time()) if response.status_code == 400 else parse_rate_limit(body)
     return LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
-                        response.status_code, parse_rate_limit(body))
+                        response.status_code, limit)
 
 
 def _parsed(what: str, items: list[Any], parse: Callable[[Any], T]) -> list[T]:
@@ -130,6 +133,11 @@ class LichessClient:
     def _post(self, what: str, path: str, *, deadline: float | None = None, **kwargs: Any) -> None:
         self._request(what, "POST", path, deadline=deadline, **kwargs)
 
+    def _answer(self, what: str, path: str, **kwargs: Any) -> None:
+        """A challenge answer: a 429 is not retried (a retry would hold every other answer for minutes);
+        the caller reads it from the error (status, ``rate_limit``)."""
+        self._request(what, "POST", path, retry_429=False, **kwargs)
+
     # account -----------------------------------------------------------------------------------
     def account(self) -> Account:
         """``/api/account``: id, username, title ("BOT" for bot accounts), perfs."""
@@ -149,13 +157,16 @@ class LichessClient:
 
     # challenges --------------------------------------------------------------------------------
     def accept_challenge(self, challenge_id: str) -> None:
-        self._post(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
+        """Accept. Raises :class:`LichessError`: a 429 with ``rate_limit`` (key ``bot.vsBot.day``: our
+        daily bot games) or a 400 with ``rate_limit`` (the opponent's daily bot games, lila BotLimit), not
+        retried."""
+        self._answer(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
 
     def decline_challenge(self, challenge_id: str, reason: str) -> None:
         """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
         berserk 0.14 sends JSON)."""
-        self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
-                   data={"reason": reason})
+        self._answer(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
+                     data={"reason": reason})
 
     def online_bots(self, nb: int = 100) -> list[Account]:
         """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""

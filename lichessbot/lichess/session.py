@@ -8,11 +8,15 @@
   backoff (``backoff``, doubled each time).
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
-* A 429 (real ones usually carry no Retry-After and may have an HTML body) pauses *that endpoint class*
-  (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``; move posts: that game's moves
-  only) for Retry-After seconds, or ``rate_limit_pause`` (60) without one (lichess asks for one minute:
-  https://lichess.org/page/api-tips). Calls to a paused class wait for the pause to end; chat is
-  dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
+* A 429 pauses *that endpoint class* (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``;
+  move posts: that game's moves only) for the ``ratelimit.seconds`` of lila's ``JsonLimited`` body
+  (``{"error", "ratelimit": {"key", "seconds"}}``; lila never sends Retry-After, read only as a fallback),
+  or ``rate_limit_pause`` (60) without one (an HTML 429 page; lichess asks for one minute:
+  https://lichess.org/page/api-tips). A 429 whose body names a ``ratelimit`` is a limit, not a hiccup:
+  but for a move post (retried until its deadline) it is never retried (the caller reads it from
+  :class:`LichessError`); one with key ``bot.vsBot.day`` (lila BotLimit: games against bots a day) limits
+  games, not requests, and pauses nothing. Calls to a paused class wait for the pause to end; chat is dropped; a move
+  waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
 
@@ -31,10 +35,12 @@ import structlog
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
-from lichessbot.lichess.events import RateLimit
+from lichessbot.lichess.events import RateLimit, parse_rate_limit
 from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
+from lichessbot.lichess.users import BOT_GAMES_KEY
 
-__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "endpoint_key", "retry_after"]
+__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "body_rate_limit", "endpoint_key",
+           "retry_after"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -187,13 +193,16 @@ class BotSession(requests.Session):
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
             else:
                 if response.status_code == 429:
-                    after = retry_after(response)
+                    limit = None if stream else body_rate_limit(response)
+                    after = limit.seconds if limit is not None else retry_after(response)
                     pause = after if after is not None else s.rate_limit_pause
                     self.rate_limited += 1
-                    self._pause(pkey, pause)
+                    if limit is None or limit.key != BOT_GAMES_KEY:  # a limit of games, not of requests
+                        self._pause(pkey, pause)
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
-                                retry_after=after is not None)
-                    if stream or kind == CHAT or not retry_429 or attempt >= s.retries or _past(deadline):
+                                limit=limit.key if limit is not None else None)
+                    if (stream or kind == CHAT or not retry_429 or (limit is not None and kind != MOVE)
+                            or attempt >= s.retries or _past(deadline)):
                         return response
                     response.close()
                     attempt += 1
@@ -221,6 +230,17 @@ def _without_query(url: str) -> str:
 
 def _past(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() >= deadline
+
+
+def body_rate_limit(response: requests.Response) -> RateLimit | None:
+    """The ``ratelimit`` of a JSON error body (lila ``JsonLimited``), or None (HTML, no body, another error).
+    Reads the body (a non-stream response keeps it for the caller)."""
+    if "json" not in response.headers.get("Content-Type", ""):
+        return None
+    try:
+        return parse_rate_limit(response.json())
+    except ValueError:
+        return None
 
 
 def retry_after(response: requests.Response) -> float | None:

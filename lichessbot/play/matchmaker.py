@@ -49,6 +49,7 @@ from lichessbot.lichess.events import (
     GameStart,
     StreamEvent,
 )
+from lichessbot.lichess.users import BOT_GAMES_KEY
 from lichessbot.play.admission import Admission
 from lichessbot.play.admission.choice import Choice, choose, decline_aspect
 
@@ -181,7 +182,8 @@ class Matchmaker:
                 self.admission.release(cid)
             if self._unseen:
                 return  # an answer lichess gave is still on its way: the slot stays held
-        if self._stopping.is_set() or self._clock() < self.records.paused_until:
+        if self._stopping.is_set() or self._clock() < max(self.records.paused_until,
+                                                          self.records.bot_games_paused_until):
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
             return
@@ -238,6 +240,8 @@ class Matchmaker:
             pause = err.seconds if err.seconds is not None else self.mm.daily_limit_pause
             with self._lock:
                 self.records.paused_until = self._clock() + pause
+                if err.rate_limit is not None and err.rate_limit.key == BOT_GAMES_KEY:
+                    self.records.pause_bot_games(self._clock() + pause)  # no bot's challenge accepted either
                 self.admission.save_records()
             log.warning("challenges limited by lichess: matchmaking paused", pause_s=round(pause), error=str(err))
             return None
@@ -245,7 +249,10 @@ class Matchmaker:
             log.warning("challenge not created", opponent=choice.username, error=str(err))
             if err.status == 400:  # lichess refuses this bot (e.g. it does not accept challenges)
                 with self._lock:
-                    self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
+                    if err.rate_limit is not None:  # its daily limit of bot games (lila BotLimit OpponentLimit)
+                        self.records.limit_opponent(choice.username, self._clock() + err.rate_limit.seconds)
+                    else:
+                        self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
                     self.admission.save_records()
             return None
         cid = created.id

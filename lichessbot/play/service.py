@@ -119,7 +119,8 @@ class BotService:
         self.chat = ChatSender(self.client.post_chat)
         self._start_status_page()
         self._answers = ChallengeAnswers(self.client, self.status,
-                                         lambda cid, err: self.admission.answer_failed(cid, err.status))
+                                         lambda cid, err: self.admission.answer_failed(cid, err.status,
+                                                                                       err.rate_limit))
         answers = threading.Thread(target=self._answers.run, name="events-answers", daemon=True)
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)

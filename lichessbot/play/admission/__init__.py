@@ -27,7 +27,8 @@ from collections.abc import Iterable
 import structlog
 
 from lichessbot.config import BotConfig
-from lichessbot.lichess.events import Challenge, GameInfo
+from lichessbot.lichess.events import Challenge, GameInfo, RateLimit
+from lichessbot.lichess.users import BOT_GAMES_KEY
 from lichessbot.play.admission.filter import Verdict, decide
 from lichessbot.play.admission.records import DeclineRecords
 from lichessbot.play.admission.rules import ChallengeRules
@@ -145,13 +146,32 @@ class Admission:
             if self.rules.dequeue(cid):
                 log.info("queued challenge canceled by the challenger", challenge_id=cid)
 
-    def answer_failed(self, cid: str, status: int | None) -> None:
+    def answer_failed(self, cid: str, status: int | None, limit: RateLimit | None = None) -> None:
         """An answer that could not be posted: its slot is freed; unless lichess refused it for good (400,
-        404) it may still be pending, so it is answered again if lichess sends it again."""
+        404) it may still be pending, so it is answered again if lichess sends it again.
+
+        ``limit`` (lila's ``ratelimit`` of the refusal): a 429 with key ``bot.vsBot.day`` (our daily games
+        against bots, lila BotLimit) stops every game against a bot for its ``seconds``; a 400 with one (the
+        challenger's daily limit) stops games with that bot for its ``seconds``. Both are saved.
+        """
         with self._lock:
             self.pending.pop(cid, None)
             if status not in (400, 404):
                 self._answered.pop(cid, None)
+            opp = self.rules.opponents.get(cid)
+        if limit is None:
+            return
+        until = time.time() + limit.seconds
+        if status == 429 and limit.key == BOT_GAMES_KEY:
+            self.records.pause_bot_games(until)
+            log.warning("lichess's daily limit of games against bots: no bot games", seconds=round(limit.seconds))
+        elif status == 400 and opp is not None and opp.name:
+            self.records.limit_opponent(opp.name, until)
+            log.warning("opponent at lichess's daily limit of games against bots", opponent=opp.name,
+                        seconds=round(limit.seconds))
+        else:
+            return
+        self.save_records()
 
     # games ---------------------------------------------------------------------------------------
     def game_started(self, game: GameInfo) -> None:

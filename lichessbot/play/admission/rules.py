@@ -142,6 +142,12 @@ class ChallengeRules:
                 return Verdict.no("later", f"{len(times)} challenges from {name} in the last "
                                            f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
                                            f"{c.max_recent_bot_challenges})")
+        if bot and (paused := self.records.bot_games_paused_until) > (now_epoch := self._clock()):
+            return Verdict.no("later", f"lichess's daily limit of games against bots (bot.vsBot.day) for "
+                                       f"{paused - now_epoch:.0f} s more")
+        if bot and (until := self.records.opponent_limited_until(name, self._clock())) is not None:
+            return Verdict.no("later", f"{name} reached lichess's daily limit of games against bots for "
+                                       f"{until - self._clock():.0f} s more")
         if bot and (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
             return Verdict.no("later", f"{today} games against bots today (max_bot_games_per_day "
                                        f"{c.max_bot_games_per_day}; until the next UTC day)")
@@ -172,6 +178,8 @@ class ChallengeRules:
             return f"{len(self.queue)} challenges wait for a slot"
         if (bots := sum(1 for k in realtime if self.is_bot(k))) >= c.concurrency - c.games_reserved_for_humans:
             return f"{bots} games against bots running ({c.games_reserved_for_humans} slots reserved for humans)"
+        if (paused := self.records.bot_games_paused_until) > self._clock():
+            return f"lichess's daily limit of games against bots (bot.vsBot.day) for {paused - self._clock():.0f} s"
         if (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
             return f"{today} games against bots today (max_bot_games_per_day {c.max_bot_games_per_day})"
         return None
