@@ -48,7 +48,7 @@ def test_our_daily_bot_limit_on_accept_stops_bot_games_at_once_and_humans_still_
         assert server.wait_for(lambda: server.bot_limit_refusals >= 1, 10)
         human = server.challenge(challenger="alice", opponent=resign_after(2))
         second = server.challenge(challenger="BotB", title="BOT")
-        assert server.wait_for(lambda: human in server.games, 5)  # the answers go on at once
+        assert server.wait_for(lambda: human in server.games, 10)  # the answers go on at once
         assert _answer(server, second) == ("decline", "later")
         assert server.answer_attempts[first] == 1  # a limit is not retried
     saved = json.loads((tmp_path / "mm.json").read_text())
@@ -68,7 +68,7 @@ def test_the_opponents_limit_on_accept_blocks_that_bot_for_its_time_only(server,
         again = server.challenge(challenger="BusyBot", title="BOT")
         assert _answer(server, again) == ("decline", "later")
         other = server.challenge(challenger="FreeBot", title="BOT", opponent=resign_after(2))
-        assert server.wait_for(lambda: other in server.games, 5)
+        assert server.wait_for(lambda: other in server.games, 10)
         assert server.answer_attempts[first] == 1
     saved = json.loads((tmp_path / "mm.json").read_text())
     assert 3500 < saved["opponent_limited"]["busybot"] - time.time() <= 3600
@@ -98,3 +98,17 @@ def test_matchmaking_reads_both_limits_from_lilas_answers(server, tmp_path):
     saved = json.loads((tmp_path / "mm.json").read_text())
     assert saved["bot_games_paused_until"] > time.time() + 86000
     assert server.bot_limit_refusals == 2
+
+
+def test_a_bot_game_without_a_challenge_counts_from_gamefull_and_the_count_survives_a_restart(server, tmp_path):
+    config = {"challenge": {"max_bot_games_per_day": 1}}
+    with _bot(server, tmp_path, **config):
+        paired = server.start_game(challenger="ArenaBot", title="BOT", tournament="arena1", opponent=resign_after(2))
+        assert server.wait_for(lambda: paired in server.games and server.games[paired].over, 15)
+    saved = json.loads((tmp_path / "mm.json").read_text())
+    assert list(saved["bot_games"]) == [paired]  # counted from gameFull's title: no challenge said so
+    with _bot(server, tmp_path, **config):
+        cid = server.challenge(challenger="OtherBot", title="BOT")
+        assert _answer(server, cid) == ("decline", "later")  # 1 in the last 24 h: max_bot_games_per_day
+        human = server.challenge(challenger="alice", opponent=resign_after(2))
+        assert server.wait_for(lambda: human in server.games, 10)

@@ -149,12 +149,13 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
                   variant: str = "standard", rated: bool = False, limit: float | None = 60, increment: int = 0,
                   days: int | None = None, speed: str | None = None, bot_color: str = "white", fen: str | None = None,
                   tournament: str | None = None, opponent: Opponent | None = None,
-                  rematch_of: str | None = None) -> str:
+                  rematch_of: str | None = None, announce: bool = True) -> str:
         """Send a challenge event; on accept the game starts with the server playing ``opponent``.
 
         ``limit`` None: correspondence with ``days`` per move (None: unlimited). chess960 without ``fen``
         gets a random start position; fromPosition needs ``fen``. ``rematch_of``: the game this challenge
-        is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game).
+        is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game). ``announce``
+        False: no challenge event (a game lila pairs itself: :meth:`start_game`).
         """
         with self.lock:
             cid = self._new_id()
@@ -190,7 +191,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
             if rematch_of is not None:
                 ch["rematchOf"] = rematch_of
             self.challenges[cid] = ch
-            self._event(self._challenge_event(ch))
+            if announce:
+                self._event(self._challenge_event(ch))
             return cid
 
     def rematch(self, game_id: str, opponent: Opponent | None = None) -> str:
@@ -223,7 +225,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
     def start_game(self, **challenge: Any) -> str:
         """A game that starts without a challenge to answer (a tournament pairing, an old acceptance)."""
         with self.lock:
-            cid = self.challenge(**challenge)
+            cid = self.challenge(announce=False, **challenge)
             self.answers[cid] = ("accept", None)
             self._start_game(self.challenges[cid])
             return cid
@@ -314,6 +316,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
         if self.title:
             bot["title"] = self.title
         opp = {"id": g.opponent_name.lower(), "name": g.opponent_name, "rating": g.opponent_rating}
+        if g.opponent_bot:  # lila BotJsonView playerJson: the title of each player
+            opp["title"] = "BOT"
         full: dict[str, Any] = {
             "type": "gameFull", "id": g.id, "rated": g.rated, "variant": {"key": g.variant, "name": g.variant},
             "speed": g.speed, "perf": {"name": g.speed}, "createdAt": int(time.time() * 1000),

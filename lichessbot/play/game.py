@@ -13,6 +13,7 @@ import queue
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -80,6 +81,7 @@ class Game:
         self.parked = False                  # correspondence: stream closed until our move (service check-in)
         self.abandoned = False               # left because the game cannot be played
         self.status = status                 # the status page's hub (snapshots published to it), or None
+        self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
         if status is not None and hasattr(thinker, "on_live"):
             thinker.on_live = lambda live: status.publish_live(game_id, live)
 
@@ -172,6 +174,8 @@ class Game:
             if event.reconnect:
                 self.log.info("game stream reconnected")
         elif isinstance(event, GameFull):
+            if self.on_full is not None:
+                self.on_full(event)
             self._on_full(event)
             self._on_state(event.state, full=True)
         elif isinstance(event, GameState):

@@ -303,6 +303,7 @@ class BotService:
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
                         status=self.status)
+            game.on_full = lambda full, gid=gid: self.admission.game_full(gid, full)
             if self._quit.is_set():
                 game.quit.set()
             self.games[gid] = game

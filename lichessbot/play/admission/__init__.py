@@ -27,7 +27,7 @@ from collections.abc import Iterable
 import structlog
 
 from lichessbot.config import BotConfig
-from lichessbot.lichess.events import Challenge, GameInfo, RateLimit
+from lichessbot.lichess.events import Challenge, GameFull, GameInfo, RateLimit
 from lichessbot.lichess.users import BOT_GAMES_KEY
 from lichessbot.play.admission.filter import Verdict, decide
 from lichessbot.play.admission.records import DeclineRecords
@@ -182,6 +182,16 @@ class Admission:
             (self.correspondence if game.correspondence else self.running).add(game.game_id)
             self.rules.game_started(game)
 
+    def game_full(self, gid: str, full: GameFull) -> None:
+        """A game's ``gameFull``: the opponent (the player other than us) and its BOT title are noted, and
+        a game against a bot is counted for lichess's daily limit (``max_bot_games_per_day``)."""
+        me = self.me.lower()
+        opp = full.black if (full.white.id or "").lower() == me else full.white
+        if opp.ai_level is not None:
+            return
+        with self._lock:
+            self.rules.game_full(gid, opp.name or opp.id or "", opp.is_bot)
+
     def game_finished(self, gid: str) -> None:
         """``gameFinish`` (or a game thread that saw its game end): the slot is free, the game never restarts."""
         with self._lock:
@@ -262,4 +272,4 @@ class Admission:
         with self._lock:
             return {"games_running": len(self.running), "correspondence_games": len(self.correspondence),
                     "challenges_queued": len(self.rules.queue),
-                    "bot_games_today": self.records.bot_games_on(time.time())}
+                    "bot_games_today": self.records.bot_games_in_day(time.time())}

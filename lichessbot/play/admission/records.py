@@ -4,8 +4,8 @@ games, ``bot.vsBot.day``; each opponent's bot-vs-bot games), and the games again
 
 Times kept here are wall-clock epoch seconds (they survive a restart). A decline's *aspect* is
 ``(aspect, value)`` (:func:`lichessbot.play.admission.choice.decline_aspect`); ``("", "")`` is the whole
-bot. The games against bots are kept two days, so today's count (``challenge.max_bot_games_per_day``
-counts those of the current UTC day) survives any time zone.
+bot. The games against bots are kept one day: ``challenge.max_bot_games_per_day`` counts those started in
+the last 24 hours, lila's rolling window (not a UTC day).
 """
 
 from __future__ import annotations
@@ -14,26 +14,21 @@ import json
 import os
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from lichessbot.play.admission.filter import SPEEDS
 
-__all__ = ["BOT_GAMES_KEPT", "DeclineRecords", "utc_day"]
+__all__ = ["BOT_GAMES_KEPT", "DeclineRecords"]
 
-#: Seconds a started bot game stays in the records (two days: today's count survives any time zone).
-BOT_GAMES_KEPT = 2 * 86400.0
-
-
-def utc_day(epoch: float) -> str:
-    """The UTC date of epoch second ``epoch``, as YYYY-MM-DD."""
-    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+#: Seconds a started bot game counts (and stays in the records): lila's window of its bot-vs-bot limit,
+#: one day from each game (modules/bot/src/main/BotLimit.scala ``RateLimit[UserId](100, 1.day, ...)``).
+BOT_GAMES_KEPT = 86400.0
 
 
 class DeclineRecords:
     """Declines by opponent (lowercase name) and aspect, each until an epoch second; the time until
     which lichess's daily limit pauses matchmaking (``paused_until``, epoch seconds); and the games
-    against bots started in the last two days (``bot_games``: game id -> epoch second). Shared by the
+    against bots started in the last day (``bot_games``: game id -> epoch second). Shared by the
     matchmaker and the admission rules: every method takes ``lock``."""
 
     def __init__(self) -> None:
@@ -81,11 +76,10 @@ class DeclineRecords:
             self.bot_games[game_id] = now
             return True
 
-    def bot_games_on(self, now: float) -> int:
-        """Games against bots started on the UTC day of epoch second ``now``."""
-        day = utc_day(now)
+    def bot_games_in_day(self, now: float) -> int:
+        """Games against bots started in the 24 hours before epoch second ``now`` (lila's rolling window)."""
         with self.lock:
-            return sum(1 for t in self.bot_games.values() if utc_day(t) == day)
+            return sum(1 for t in self.bot_games.values() if 0 <= now - t < BOT_GAMES_KEPT)
 
     def pause_bot_games(self, until: float) -> None:
         """lichess refused a game against a bot for our daily limit: none until epoch second ``until``."""
