@@ -43,11 +43,13 @@ COPY --from=builder /wheels /wheels
 RUN pip install /wheels/*.whl && rm -rf /wheels
 
 RUN useradd --create-home --uid 10001 bot \
- && mkdir -p /config /networks /data/game_records \
- && chown bot:bot /data/game_records
+ && mkdir -p /config /networks /data/game_records /data/state \
+ && chown bot:bot /data/game_records /data/state
 USER bot
-WORKDIR /data
+# The working directory is the state directory (state_directory "."): the bot user writes the matchmaking
+# records there, on a volume, so a restart (docker stop, a new container) keeps them.
+WORKDIR /data/state
 
-VOLUME ["/config", "/networks", "/data/game_records"]
+VOLUME ["/config", "/networks", "/data/game_records", "/data/state"]
 ENTRYPOINT ["lichessbot", "play"]
 CMD ["--config", "/config/config.yml"]

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.usefixtures("logs")
 
 
 def _bot(server: FakeLichess, tmp_path, **extra) -> BotRun:
-    return BotRun(server, StandInEngine(), {"matchmaking": {"decline_file": str(tmp_path / "mm.json")},
-                                             "challenge": {"concurrency": 2}, **extra})
+    # the records file relative to state_directory (a restart in another working directory keeps them)
+    return BotRun(server, StandInEngine(), {"state_directory": str(tmp_path),
+                                            "matchmaking": {"decline_file": "mm.json"},
+                                            "challenge": {"concurrency": 2}, **extra})
 
 
 def _answer(server: FakeLichess, cid: str, timeout: float = 10) -> tuple[str, str | None] | None:

@@ -40,7 +40,8 @@ CLAIM_RETRY = 1.0
 
 
 class Game:
-    """Plays game ``game_id`` to the end (``run``). ``quit`` (an Event) resigns or aborts it and leaves."""
+    """Plays game ``game_id`` to the end (``run``). ``quit`` (an Event) leaves it (resigned or aborted first
+    with ``resign_on_quit``)."""
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
@@ -82,6 +83,7 @@ class Game:
         self.abandoned = False               # left because the game cannot be played
         self.status = status                 # the status page's hub (snapshots published to it), or None
         self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
+        self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
         if status is not None and hasattr(thinker, "on_live"):
             thinker.on_live = lambda live: status.publish_live(game_id, live)
 
@@ -106,7 +108,8 @@ class Game:
                     self._publish()
                 self._step(self._tick)
                 if self.quit.is_set():
-                    self._step(self._leave)
+                    if self.resign_on_quit:
+                        self._step(self._leave)
                     break
                 if self.over:
                     break
@@ -275,7 +278,7 @@ class Game:
             self.chat.send(self.id, room, answer)
 
     def _leave(self) -> None:
-        """Second Ctrl-C: abort (before both sides moved, not in a tournament) or resign."""
+        """Quit with ``resign_on_quit``: abort (before both sides moved, not in a tournament) or resign."""
         if self.over:
             return
         abort = self._abortable()

@@ -10,8 +10,9 @@ truth (a missed ``gameFinish`` frees its slot; a game thread that saw its game e
 Correspondence games hold no slot: their thread closes after ``correspondence.disconnect_time`` s off
 our move and the check-in (every ``correspondence.checkin_period`` s) restarts the ones on our move.
 
-Ctrl-C once: stop taking challenges (they are declined with ``later``) and finish the running games.
-Twice: resign (or abort, before both sides moved) every game and exit.
+:meth:`BotService.stop` (SIGTERM or Ctrl-C once): no new games (challenges declined with ``later``, no
+matchmaking), the running games are finished. :meth:`BotService.quit` (twice): exit now, the games left
+running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class BotService:
         self._threads: dict[str, threading.Thread] = {}
         self._stopping = threading.Event()
         self._quit = threading.Event()
+        self._resign = False  # quit(): resign the running games
         self._done = threading.Event()
         self._wake = threading.Event()
         self._fatal: BaseException | None = None
@@ -100,8 +102,11 @@ class BotService:
         self.admission.stop()
         self._wake.set()
 
-    def quit(self) -> None:
-        """Resign or abort every game and return from ``run`` now."""
+    def quit(self, resign: bool | None = None) -> None:
+        """Return from ``run`` now. ``resign`` (None: the config's ``resign_on_quit``): resign or abort
+        every running game; else leave them running on lichess (a restart finds them: lichess re-sends
+        their ``gameStart`` when the event stream opens)."""
+        self._resign = self.config.resign_on_quit if resign is None else resign
         self._quit.set()
         self.stop()
 
@@ -152,6 +157,7 @@ class BotService:
                 self._events.close()
             for g in games:
                 if self._quit.is_set():
+                    g.resign_on_quit = self._resign
                     g.quit.set()
             for t in threads:
                 t.join(timeout=15)
@@ -305,6 +311,7 @@ class BotService:
                         status=self.status)
             game.on_full = lambda full, gid=gid: self.admission.game_full(gid, full)
             if self._quit.is_set():
+                game.resign_on_quit = self._resign
                 game.quit.set()
             self.games[gid] = game
             self.games_played += 1

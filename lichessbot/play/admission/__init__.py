@@ -60,12 +60,12 @@ class Admission:
         self._answered: dict[str, float] = {}    # challenge id -> monotonic time its answer was decided
         #: Declines, the daily-limit pause and today's bot games (matchmaking.decline_file), shared with the
         #: matchmaker.
-        self.records = DeclineRecords.load(config.matchmaking.decline_file, time.time())
+        self.records = DeclineRecords.load(config.records_file(), time.time())
         self.rules = ChallengeRules(config.challenge, self.records, self.save_records)
 
     def save_records(self) -> None:
         """Write the records (a failure is logged: the bot plays on with them in memory)."""
-        path = self.config.matchmaking.decline_file
+        path = self.config.records_file()
         try:
             self.records.save(path)
         except OSError as err:
