@@ -250,7 +250,9 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
                      opponent_rating=int(ch.get("_opponent_rating") or ch["challenger"].get("rating") or 1500),
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
                      opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
-                     wtime=initial or FOREVER, btime=initial or FOREVER)
+                     # lila BotJsonView: a correspondence game's wtime/btime are its clock (days per turn)
+                     wtime=initial or (tc.get("daysPerTurn") or 0) * 86_400_000 or FOREVER,
+                     btime=initial or (tc.get("daysPerTurn") or 0) * 86_400_000 or FOREVER)
         self.games[g.id] = g
         if g.opponent_bot:
             self._count_bot_game()

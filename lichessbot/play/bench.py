@@ -50,7 +50,8 @@ class _FakeEngineThinker(StandInThinker):
     """Random legal move after ``clock.time / 50`` ms (at most 0.5 s; 0.1 s without a clock), roughly what a
     bullet engine spends (:class:`~lichessbot.fakelichess.StandInThinker` otherwise)."""
 
-    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False) -> Decision:
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
         spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
         time.sleep(spend)
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))

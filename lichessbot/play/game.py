@@ -26,7 +26,7 @@ from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_greeting
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.publish import game_snapshot, write_eval_svg
-from lichessbot.play.rules import ScoreRules, Unplayable, our_clock, parse_moves, post_patience
+from lichessbot.play.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 from lichessbot.status import GameSnapshot, StatusHub
 
@@ -40,8 +40,7 @@ CLAIM_RETRY = 1.0
 
 
 class Game:
-    """Plays game ``game_id`` to the end (``run``). ``quit`` (an Event) leaves it (resigned or aborted first
-    with ``resign_on_quit``)."""
+    """Plays game ``game_id`` to the end (``run``); ``quit`` (an Event) leaves it (resigns: ``resign_on_quit``)."""
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
@@ -331,17 +330,17 @@ class Game:
         ply = len(b.move_stack)
         return ply not in self._posted and self._attempts.get(ply, 0) < MAX_POST_ATTEMPTS and not b.is_game_over()
 
-    def _clock(self, ply: int) -> ClockMs | None:
-        """Our clock now (ms): lichess's value as of the state, less the time since (from each side's second
-        move on, when lichess runs the clock). None in games without a clock."""
-        if self.record.clock_initial_ms is None or self.correspondence or self.color is None:
-            return None
-        return our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
+    def _clock(self, ply: int) -> tuple[ClockMs | None, float | None]:
+        """Our clock now, and the correspondence clock's seconds left (:func:`~lichessbot.play.rules.clocks_now`)."""
+        since = time.monotonic() - self._state_at if ply >= 2 else 0.0  # lichess runs clocks from the 2nd moves
+        return clocks_now(self._times, self.color, since, clocked=self.record.clock_initial_ms is not None,
+                          correspondence=self.correspondence)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)
         try:
-            decision = self.thinker.think(board.copy(), self._clock(ply), first_moves_unclocked=ply < 2)
+            clock, left = self._clock(ply)
+            decision = self.thinker.think(board.copy(), clock, first_moves_unclocked=ply < 2, time_left_s=left)
             if decision.move in board.legal_moves:
                 return decision
             self.log.error("thinker returned an illegal move", move=decision.move.uci())
@@ -394,7 +393,7 @@ class Game:
 
     def _deadline(self, ply: int) -> float | None:
         """Monotonic time (s) the move post may wait until (retries, 429s: rules.post_patience); None: no clock."""
-        clock = self._clock(ply)
+        clock = self._clock(ply)[0]
         if clock is None:
             return None
         return time.monotonic() + post_patience(clock.time, self.config.timeman.move_overhead)
