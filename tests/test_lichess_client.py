@@ -10,7 +10,7 @@ import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
 from lichessbot.lichess.events import ChallengeEvent, Connected
-from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped
+from lichessbot.lichess.pacing import CHAT, MOVE, NON_MOVE, OTHER, Pacer, RequestDropped, pause_key
 from lichessbot.lichess.streams import ReconnectingStream, event_stream, game_stream
 from tests.fake_lichess import FakeLichess, staller
 
@@ -62,7 +62,7 @@ def test_429_on_a_move_pauses_that_games_moves_only_for_the_bodys_ratelimit_seco
     assert server.games[gid].chat == [("player", "not paused")]
 
 
-def test_a_real_429_without_retry_after_and_with_an_html_body_pauses_its_class_for_a_minute(server):
+def test_a_real_429_with_an_html_body_pauses_every_request_but_moves_for_a_minute(server):
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, backoff=0.01))
     gid = _game(server, client)
     cid = server.challenge()
@@ -70,7 +70,8 @@ def test_a_real_429_without_retry_after_and_with_an_html_body_pauses_its_class_f
     with pytest.raises(LichessError) as err:
         client.decline_challenge(cid, "later")
     assert err.value.status == 429 and "<" not in str(err.value)
-    assert 59 < client.session.pause_left("POST /api/challenge/*/decline") <= 60  # lichess: wait a full minute
+    assert 59 < client.session.pause_left(NON_MOVE) <= 60  # lichess: wait a full minute
+    assert 59 < client.session.pause_left(pause_key("GET", server.url + "/api/account", "GET /api/account"))
     client.make_move(gid, "e2e4")  # moves are another class
     assert server.games[gid].posts == [(0, "e2e4", False)]
 
@@ -239,3 +240,26 @@ def test_a_connection_error_names_the_url_and_never_the_token():
     assert "http://127.0.0.1:1/api/account" in str(info.value)
     assert "lip_NeverShowThisToken" not in str(info.value)
     client.close()
+
+
+def test_the_default_pace_keeps_within_lichess_published_figure_for_bots():
+    settings = ClientSettings()
+    assert settings.pace_rate * 60 <= 180  # requests a minute (lichess, for bots)
+    assert Pacer().rate * 60 <= 180
+
+
+def test_requests_other_than_moves_go_one_at_a_time_and_moves_never_wait_for_them(server):
+    client = LichessClient(server.token, server.url, FAST)
+    gid = _game(server, client)
+    ids = [server.challenge() for _ in range(2)]
+    server.answer_delay = 0.6
+    threads = [threading.Thread(target=client.decline_challenge, args=(cid, "later")) for cid in ids]
+    for t in threads:
+        t.start()
+    assert server.wait_for(lambda: server.answering == 1, 2)
+    client.make_move(gid, "e2e4")  # while a decline is in flight
+    assert server.games[gid].posts == [(0, "e2e4", False)]
+    assert not server.wait_for(lambda: server.answering >= 2, 1.0)  # never two at once (lichess api-tips)
+    for t in threads:
+        t.join(5)
+    assert [server.answers[c] for c in ids] == [("decline", "later")] * 2

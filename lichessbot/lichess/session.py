@@ -8,20 +8,23 @@
   backoff (``backoff``, doubled each time).
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
-* A 429 pauses *that endpoint class* (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``;
-  move posts: that game's moves only) for the ``ratelimit.seconds`` of lila's ``JsonLimited`` body
+* Everything but move posts and streams goes one request at a time (api-tips); moves never wait for it.
+* A 429 pauses every request but moves and game streams (:data:`~lichessbot.lichess.pacing.NON_MOVE`;
+  move posts: that game's moves only; a game stream open: game stream opens) for the ``ratelimit.seconds``
+  of lila's ``JsonLimited`` body
   (``{"error", "ratelimit": {"key", "seconds"}}``; lila never sends Retry-After, read only as a fallback),
   or ``rate_limit_pause`` (60) without one (an HTML 429 page; lichess asks for one minute:
   https://lichess.org/page/api-tips). A 429 whose body names a ``ratelimit`` is a limit, not a hiccup:
   but for a move post (retried until its deadline) it is never retried (the caller reads it from
   :class:`LichessError`); one with key ``bot.vsBot.day`` (lila BotLimit: games against bots a day) limits
-  games, not requests, and pauses nothing. Calls to a paused class wait for the pause to end; chat is dropped; a move
-  waits no longer than its deadline, and a move lichess accepts ends its game's pause.
+  games, not requests, and pauses nothing. Calls to a paused class wait for the pause to end; chat is
+  dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import threading
@@ -77,9 +80,9 @@ class ClientSettings:
     backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
     rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
     max_backoff: float = 30.0
-    pace_rate: float = 8.0             # request budget refilled per second (lichessbot/lichess/pacing.py; ours)
-    pace_burst: float = 20.0           # requests that may go at once
-    chat_reserve: float = 6.0          # tokens a chat line leaves for move posts
+    pace_rate: float = 3.0             # request budget refilled per second (lichess: 180 a minute for bots)
+    pace_burst: float = 10.0           # requests that may go in a row (ours)
+    chat_reserve: float = 4.0          # tokens a chat line leaves for move posts (ours)
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
 
 _ID_PATTERNS = [
@@ -123,6 +126,7 @@ class BotSession(requests.Session):
         self.pacer = Pacer(settings.pace_rate, settings.pace_burst, settings.chat_reserve, settings.chat_max_wait)
         self._paused_until: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()  # every request but moves and streams (api-tips)
         self.rate_limited = 0
         self.posted_in_pause = 0
         self.dropped_in_pause = 0
@@ -185,7 +189,8 @@ class BotSession(requests.Session):
             self._wait_pause(pkey, kind, deadline)
             self.pacer.acquire(kind, key, self._sleep)
             try:
-                response = super().request(method, url, *args, **kwargs)
+                with self._one_at_a_time if kind != MOVE and not stream else contextlib.nullcontext():
+                    response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
                 if stream or attempt >= s.retries or _past(deadline):
                     # Name the server and path (never the token: it travels in a header).
