@@ -50,6 +50,7 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with self.server_obj.lock:
                 self.server_obj.requests.append((method, url.path, self._status))
+                self.server_obj.user_agents.add(self.headers.get("User-Agent", ""))
                 self.server_obj.changed.notify_all()
 
     def do_GET(self) -> None:  # noqa: N802

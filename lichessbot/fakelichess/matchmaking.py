@@ -67,6 +67,7 @@ class MatchmakingRoutes:
         self.challenge_refusals = 0                        # 429s of the daily limit
         self.daily_challenge_limit: int | None = None
         self.daily_limit_seconds = 3600
+        self.online_nb_asked = 0                           # nb of the last /api/bot/online
         self.answer_after = 0.05
         self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
 
@@ -88,6 +89,7 @@ class MatchmakingRoutes:
 
     def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None:
         nb = int(query.get("nb", ["50"])[0])
+        self.online_nb_asked = nb  # lila's default is 50 (the API spec)
         with self.lock:
             data = b"".join(json.dumps(u).encode() + b"\n" for u in self.online_bots[:nb])
         h._send(200, data, "application/x-ndjson", None)

@@ -51,10 +51,11 @@ from lichessbot.fakelichess.http import END, make_handler
 from lichessbot.fakelichess.matchmaking import MatchmakingRoutes
 from lichessbot.fakelichess.players import Opponent, random_mover
 from lichessbot.fakelichess.routes import Routes
+from lichessbot.fakelichess.tokens import TokenRoutes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
-class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
+class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes, TokenRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -98,6 +99,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes):
         self._ids = 0
         self._init_matchmaking()
         self._init_bot_limit()
+        self._init_tokens()
         self._init_broadcast()
         self._stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))

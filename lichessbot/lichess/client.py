@@ -20,6 +20,7 @@ import structlog
 from berserk.formats import FormatHandler
 from berserk.session import Requestor
 
+from lichessbot import __version__
 from lichessbot.lichess.events import (
     Account,
     Challenge,
@@ -30,6 +31,7 @@ from lichessbot.lichess.events import (
     parse_challenge,
     parse_game,
     parse_rate_limit,
+    parse_token,
 )
 from lichessbot.lichess.pacing import RequestDropped
 from lichessbot.lichess.session import (
@@ -147,6 +149,24 @@ class LichessClient:
         except MalformedEvent as err:
             raise LichessError(f"reading the account: {err}") from None
 
+    def token_scopes(self) -> tuple[str, ...] | None:
+        """``POST /api/token/test`` for our token: its scopes (e.g. ``bot:play``), or None when lichess does
+        not know it. The token goes in the body (as the API spec asks), never in a message."""
+        token = self.session.headers["Authorization"].removeprefix("Bearer ")
+        body = self._request("testing the token", "POST", "/api/token/test", data=token,
+                             headers={"Content-Type": "text/plain"})
+        entry = body.get(token) if isinstance(body, dict) else None
+        try:
+            info = parse_token(entry) if isinstance(entry, dict) else None
+        except MalformedEvent as err:
+            raise LichessError(f"testing the token: {err}") from None
+        return None if info is None else info.scopes
+
+    def identify(self, username: str) -> None:
+        """Name the bot in the User-Agent of every request: ``lichessbot/<version> user:<name>`` (lichess asks
+        API clients to say who runs them: https://lichess.org/page/api-tips)."""
+        self.session.headers["User-Agent"] = f"lichessbot/{__version__} user:{username}"
+
     def upgrade_to_bot(self) -> None:
         self._call("upgrading to a BOT account", self.api.account.upgrade_to_bot)
 
@@ -168,8 +188,9 @@ class LichessClient:
         self._answer(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
                      data={"reason": reason})
 
-    def online_bots(self, nb: int = 100) -> list[Account]:
-        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
+    def online_bots(self, nb: int = 512) -> list[Account]:
+        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``); ``nb`` at most
+        512 (lila's maximum for this endpoint, the API spec)."""
         try:
             response = self.session.request("GET", self.url + "/api/bot/online", params={"nb": nb})
         except (requests.RequestException, RequestDropped) as err:

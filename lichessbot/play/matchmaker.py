@@ -67,11 +67,13 @@ _RESERVING = "matchmaking-reserving"
 @dataclass(frozen=True)
 class MatchmakerOptions:
     """How the loop runs (tests): ``tick`` seconds between rounds, the ``rng`` of the draws, ``clock``
-    (epoch seconds: declines and pauses)."""
+    (epoch seconds: declines and pauses), ``ratings_refresh``: seconds after which our account (its
+    ratings, for ``opponent_rating_difference``) is read again before a challenge (ours: an hour)."""
 
     tick: float = 1.0
     rng: random.Random = field(default_factory=random.Random)
     clock: Callable[[], float] = time.time
+    ratings_refresh: float = 3600.0
 
 
 @dataclass
@@ -95,6 +97,8 @@ class Matchmaker:
         self._tick = options.tick
         self._rng = options.rng
         self._clock = options.clock
+        self._ratings_refresh = options.ratings_refresh
+        self._me_at = -float("inf")                      # monotonic time our account was last read
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self.drawn: Counter[str] = Counter()              # settings used per challenge: default or override name
@@ -151,10 +155,7 @@ class Matchmaker:
     # the loop -----------------------------------------------------------------------------------
     def run(self) -> None:
         """Until the service stops. Never raises: one failed round is logged and the next one tried."""
-        try:
-            self.me = self.client.account()
-        except LichessError as err:
-            log.warning("account not read: ratings unknown", error=str(err))
+        self._read_account()
         while not self._stopping.is_set():
             try:
                 self.step()
@@ -163,6 +164,15 @@ class Matchmaker:
             self._wake.wait(self._tick)
             self._wake.clear()
         self._cancel_outstanding("shutting down")
+
+    def _read_account(self) -> None:
+        """Our account (ratings) now; on failure the last one read stays."""
+        self._me_at = time.monotonic()
+        try:
+            self.me = self.client.account()
+        except LichessError as err:
+            log.warning("account not read: ratings unknown" if self.me is None else "ratings not refreshed",
+                        error=str(err))
 
     def wake(self) -> None:
         self._wake.set()
@@ -205,6 +215,8 @@ class Matchmaker:
 
     def _challenge(self, now: float) -> None:
         self.last_challenge = now
+        if now - self._me_at >= self._ratings_refresh:
+            self._read_account()
         try:
             online = self.client.online_bots()
         except LichessError as err:

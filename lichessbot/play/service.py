@@ -129,6 +129,7 @@ class BotService:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
         account = self._account or check_account(self.client, self._upgrade)
         self.me = self.admission.me = account.username or account.id
+        self.client.identify(self.me)
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
