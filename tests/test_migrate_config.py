@@ -16,7 +16,7 @@ LICHESS_BOT = Path(__file__).with_name("data") / "lichess_bot_config.yml"
 CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
            "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
            "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory",
-           "quit_after_all_games_finish"}
+           "quit_after_all_games_finish", "max_takebacks_accepted"}
 
 
 def _leaves(data: dict, prefix: str = "") -> list[str]:

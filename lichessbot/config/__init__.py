@@ -96,6 +96,10 @@ class BotConfig(Strict):
         "ended unseen (a missed gameFinish)."
     )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    max_takebacks_accepted: int = Field(
+        0, ge=0, description="lichess-bot's key: how many takebacks the opponent may have in one game (their "
+        "offers are answered yes until then, then no); 0: none."
+    )
     state_directory: str = Field(
         ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
         "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of the "

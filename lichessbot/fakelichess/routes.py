@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
+from lichessbot.fakelichess.account import AccountRoutes
+from lichessbot.fakelichess.botlimit import BotLimitRoutes
 from lichessbot.fakelichess.game import FakeGame
 from lichessbot.fakelichess.http import DROP, END, Handler, request_kind
 from lichessbot.fakelichess.players import OFFER_DRAW, RESIGN
+from lichessbot.fakelichess.takeback import TakebackRoutes
 
 __all__ = ["DECLINE_KEYS", "Routes"]
 
@@ -23,7 +26,7 @@ DECLINE_KEYS = {"generic", "later", "tooFast", "tooSlow", "timeControl", "rated"
                 "noBot", "onlyBot"}
 
 
-class Routes:
+class Routes(AccountRoutes, BotLimitRoutes, TakebackRoutes):
     # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
     # lichessbot.fakelichess.matchmaking.MatchmakingRoutes define them).
     token: str
@@ -68,8 +71,6 @@ class Routes:
         def _state(self, g: FakeGame) -> dict[str, Any]: ...
         def _full(self, g: FakeGame) -> dict[str, Any]: ...
         def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None: ...
-        def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None: ...
-        def _token_test(self, h: Any) -> None: ...
         def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None: ...
         def _cancel_outgoing(self, h: Any, cid: str) -> None: ...
         def _push_broadcast(self, h: Any, round_id: str, body: bytes) -> None: ...
@@ -134,7 +135,7 @@ class Routes:
                 g.btime = g.btime - spent + g.increment_ms
         g.last_move_at = now
         g.board.push(move)
-        g.opp_draw_offer = g.opp_draw_offer and keep_offer
+        g.opp_draw_offer, g.opp_takeback = g.opp_draw_offer and keep_offer, False  # lila: a move ends a takeback offer
         outcome = g.board.outcome()
         if outcome is not None:
             g.status = "mate" if outcome.termination == chess.Termination.CHECKMATE else (
@@ -238,17 +239,12 @@ class Routes:
                     g.rejected_posts.append((g.ply(), parts[5], status))
             if status == 429:
                 self.rate_limited[kind] += 1
-                if self.limit_seconds is not None:  # lila JsonLimited (never a Retry-After)
-                    return h.reply(429, {"error": "Too many requests. Try again later.",
-                                         "ratelimit": {"key": f"api.{kind}", "seconds": self.limit_seconds}})
+                if (limited_body := self._json_limited(kind)) is not None:  # lila JsonLimited, never Retry-After
+                    return h.reply(429, limited_body)
                 return h.reply_html(429)
             return h.reply(status, {"error": "injected failure"})
         if method == "GET" and path == "/api/account":
-            acc = {"id": self.username.lower(), "username": self.username,
-                   "perfs": {s: {"rating": 2000, "games": 50} for s in ("bullet", "blitz", "rapid", "classical")}}
-            if self.title:
-                acc["title"] = self.title
-            return h.reply(200, acc)
+            return self._serve_account(h)
         if method == "POST" and path == "/api/bot/account/upgrade":
             self.title = "BOT"
             return h.reply(200, {"ok": True})
@@ -290,8 +286,7 @@ class Routes:
             if action == "accept":
                 if not self._compat(ch)["bot"]:
                     return h.reply(400, {"error": "This game cannot be played with the Bot API."})
-                if ch["challenger"].get("title") == "BOT" and (limited := self._bot_limit_answer(
-                        ch["challenger"]["name"])) is not None:
+                if (limited := self._accept_limit(ch)) is not None:
                     return h.reply(*limited)
                 self.answers[cid] = ("accept", None)
                 h.reply(200, {"ok": True})
@@ -332,6 +327,8 @@ class Routes:
         with self.lock:
             if action == "move" and len(rest) == 2:
                 return self._move(h, g, rest[1], query)
+            if action == "takeback" and len(rest) == 2:
+                return self._takeback_locked(h, g, rest[1])
             if action == "abort":
                 if g.over or g.ply() >= 2 or g.tournament:
                     return h.reply(400, {"error": "This game can no longer be aborted"})

@@ -44,18 +44,16 @@ from typing import Any
 import chess
 import chess.variant
 
-from lichessbot.fakelichess.botlimit import BotLimitRoutes
 from lichessbot.fakelichess.broadcast import BroadcastRoutes
 from lichessbot.fakelichess.game import FOREVER, FakeGame, make_board
 from lichessbot.fakelichess.http import END, make_handler
 from lichessbot.fakelichess.matchmaking import MatchmakingRoutes
 from lichessbot.fakelichess.players import Opponent, random_mover
 from lichessbot.fakelichess.routes import Routes
-from lichessbot.fakelichess.tokens import TokenRoutes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
-class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes, TokenRoutes):
+class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes):
     """Start with ``with FakeLichess(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
@@ -311,6 +309,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, BotLimitRoutes, To
                               "winc": g.increment_ms, "binc": g.increment_ms, "status": g.status}
         if g.opp_draw_offer:  # lichess omits wdraw/bdraw unless true
             st["bdraw" if g.bot_color == "white" else "wdraw"] = True
+        if g.opp_takeback:  # and wtakeback/btakeback
+            st["btakeback" if g.bot_color == "white" else "wtakeback"] = True
         if g.winner:
             st["winner"] = g.winner
         return st

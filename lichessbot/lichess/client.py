@@ -248,6 +248,10 @@ class LichessClient:
         params = {"offeringDraw": "true"} if offering_draw else None
         self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
 
+    def answer_takeback(self, game_id: str, accept: bool) -> None:
+        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer."""
+        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}")
+
     def post_chat(self, game_id: str, room: str, text: str) -> None:
         """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford
         is dropped (:class:`LichessError` with status None)."""

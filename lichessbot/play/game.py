@@ -27,6 +27,7 @@ from lichessbot.play.chat import ChatSender, answer_command, eval_line, render_g
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.publish import game_snapshot, write_eval_svg
 from lichessbot.play.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
+from lichessbot.play.takeback import Takebacks, reopen
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 from lichessbot.status import GameSnapshot, StatusHub
 
@@ -66,6 +67,7 @@ class Game:
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
+        self._takebacks = Takebacks(client, game_id, config.max_takebacks_accepted, self.log)
         self._our_moves = 0
         self._last_eval: str | None = None
         self._opp_offers_draw = False
@@ -241,6 +243,7 @@ class Game:
                     raise Unplayable(f"moves {moves[-40:]!r} cannot be read ({err})") from None
                 raise
             n = len(board.move_stack)
+            reopen(n, self.board, self._posted, self._decided, self._attempts)  # a takeback: think again there
             if self.board is not None and n == len(self.board.move_stack) + 1:  # exactly one new move: its clock
                 mover_white = board.turn == chess.BLACK
                 self.record.clocks[n - 1] = self._times[0] if mover_white else self._times[1]
@@ -248,6 +251,8 @@ class Game:
             self.record.moves = list(board.move_stack)
         status = state.status
         self._opp_offers_draw = state.bdraw if self.color == chess.WHITE else state.wdraw
+        if self._takebacks.on_state(state, self.color) and self.board is not None:
+            self._posted.add(len(self.board.move_stack))  # no move here: lichess takes this position back
         self._update_abort_timer()
         if state.running:
             self._saw_running = True
@@ -261,12 +266,9 @@ class Game:
         if b is None or init is None or self.color is None or self.correspondence or self.tournament:
             self._opp_wait_since = None  # no abort: lichess refuses it in arenas; days per move otherwise
             return
-        movers = ((init.turn if i % 2 == 0 else not init.turn) for i in range(len(b.move_stack)))
-        opp_moves = sum(1 for mover in movers if mover != self.color)
-        if opp_moves == 0 and b.turn != self.color:
-            self._opp_wait_since = self._opp_wait_since or time.monotonic()
-        else:
-            self._opp_wait_since = None
+        opp_moved = any((init.turn if i % 2 == 0 else not init.turn) != self.color for i in range(len(b.move_stack)))
+        waiting = not opp_moved and b.turn != self.color
+        self._opp_wait_since = (self._opp_wait_since or time.monotonic()) if waiting else None
 
     def _on_chat(self, line: ChatLine) -> None:
         room = "spectator" if line.room == "spectator" else "player"
@@ -285,8 +287,7 @@ class Game:
         (self.client.abort_game if abort else self.client.resign_game)(self.id)
 
     def _abortable(self) -> bool:
-        plies = len(self.board.move_stack) if self.board else 0
-        return plies < 2 and not self.tournament
+        return (len(self.board.move_stack) if self.board else 0) < 2 and not self.tournament
 
     def _abandon(self, why: str) -> None:
         """End our part in a game the engine cannot play: abort or resign once, one log line, no reconnects."""

@@ -2,7 +2,7 @@
 
 What carries over: token, url, ponder, the polyglot book, Syzygy tablebases (``lichess_bot_tbs.syzygy``:
 paths, max_pieces), ``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``,
-``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, and ``correspondence`` and
+``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and ``correspondence`` and
 ``matchmaking`` where our config has those sections. A key of a carried section is kept when our config
 has a key of the same name (lichessbot.config uses lichess-bot's names where the meaning is the same) and
 its value passes our checks. Everything else is dropped and listed with the reason. The token is never printed.
@@ -56,7 +56,6 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "max_concurrent_games": "here: challenge.concurrency",
     "fake_think_time": "not supported: the bot always plays as soon as the search ends",
     "rate_limiting_delay": "not needed: requests are paced by the lichess client",
-    "max_takebacks_accepted": "not supported: takeback offers are not answered here",
     "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
     "engine.draw_or_resign.resign_for_egtb_minus_two": "no tablebase rule for resigning here: resign by resign_score",
     "engine.draw_or_resign.offer_draw_for_egtb_zero": "no tablebase rule for draws here: draws by offer_draw_score",
@@ -114,7 +113,7 @@ def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
                 drop("token", "a placeholder, not a token: set LICHESS_BOT_TOKEN")
         elif key == "url":
             out["url"] = str(value).rstrip("/")
-        elif key in ("abort_time", "pgn_directory", "quit_after_all_games_finish"):
+        elif key in ("abort_time", "pgn_directory", "quit_after_all_games_finish", "max_takebacks_accepted"):
             out[key] = value
         elif key == "move_overhead":
             out.setdefault("timeman", {})["move_overhead"] = value
