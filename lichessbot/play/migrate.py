@@ -2,10 +2,11 @@
 
 What carries over: token, url, ponder, the polyglot book, Syzygy tablebases (``lichess_bot_tbs.syzygy``:
 paths, max_pieces), ``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``,
-``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and ``correspondence`` and
-``matchmaking`` where our config has those sections. A key of a carried section is kept when our config
-has a key of the same name (lichessbot.config uses lichess-bot's names where the meaning is the same) and
-its value passes our checks. Everything else is dropped and listed with the reason. The token is never printed.
+``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and
+``correspondence`` and ``matchmaking`` where our config has those sections. A key of a carried section
+is kept when our config has a key of the same name (lichessbot.config uses lichess-bot's names where the
+meaning is the same) and its value passes our checks. Everything else is dropped and listed with the
+reason. The token is never printed.
 
 :data:`LICHESS_BOT_KEYS` also tells ``check-config`` where a lichess-bot setting lives here.
 """
