@@ -111,11 +111,14 @@ def test_pacing_moves_never_wait_others_are_deferred_chat_is_dropped():
         now[0] += s
     for _ in range(6):
         pacer.acquire(MOVE, "move", sleep)
-    assert slept == [] and pacer.tokens == -2.0  # moves first: they take tokens even into debt
+    assert slept == [] and pacer.tokens == 4.0  # moves never wait and take nothing from the others
+    for _ in range(4):
+        pacer.acquire(OTHER, "accept", sleep)
+    assert slept == [] and pacer.tokens == 0.0
     with pytest.raises(RequestDropped):
-        pacer.acquire(CHAT, "chat", sleep)  # would wait 2.5 s > chat_max_wait
+        pacer.acquire(CHAT, "chat", sleep)  # needs 3 tokens: would wait 1.5 s > chat_max_wait
     pacer.acquire(OTHER, "accept", sleep)
-    assert sum(slept) == pytest.approx(1.5) and pacer.deferred == 1 and pacer.dropped == 1
+    assert sum(slept) == pytest.approx(0.5) and pacer.deferred == 1 and pacer.dropped == 1
     now[0] += 10
     pacer.acquire(CHAT, "chat", sleep)  # a full bucket: chat goes at once
     assert pacer.dropped == 1

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import queue
+import random
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -45,6 +47,9 @@ class Handler(BaseHTTPRequestHandler):
         self.is_form = is_form
         self.raw = raw  # the body as sent (a broadcast push is PGN text)
         self._status = 0
+        latency = getattr(self.server_obj, "latency", None)  # (min, max) seconds added to every answer
+        if latency:
+            time.sleep(random.uniform(*latency))
         try:
             self.server_obj.handle(self, method, url.path, parse_qs(url.query), body)
         finally:

@@ -9,15 +9,15 @@
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
 * Everything but move posts and streams goes one request at a time (api-tips); moves never wait for it.
-* A 429 pauses every request but moves and game streams (:data:`~lichessbot.lichess.pacing.NON_MOVE`;
-  move posts: that game's moves only; a game stream open: game stream opens) for the ``ratelimit.seconds``
+* A 429 pauses every request but moves and streams (:data:`~lichessbot.lichess.pacing.NON_MOVE`;
+  move posts: that game's moves only; a stream open: that stream endpoint) for the ``ratelimit.seconds``
   of lila's ``JsonLimited`` body
   (``{"error", "ratelimit": {"key", "seconds"}}``; lila never sends Retry-After, read only as a fallback),
   or ``rate_limit_pause`` (60) without one (an HTML 429 page; lichess asks for one minute:
-  https://lichess.org/page/api-tips). A 429 whose body names a ``ratelimit`` is a limit, not a hiccup:
-  but for a move post (retried until its deadline) it is never retried (the caller reads it from
-  :class:`LichessError`); one with key ``bot.vsBot.day`` (lila BotLimit: games against bots a day) limits
-  games, not requests, and pauses nothing. Calls to a paused class wait for the pause to end; chat is
+  https://lichess.org/page/api-tips). Challenge answers and creations are never retried after a 429
+  (``retry_429=False``: the caller reads the limit from :class:`LichessError`); a 429 with key
+  ``bot.vsBot.day`` (lila BotLimit: games against bots a day) limits games, not requests: it is never
+  retried and pauses nothing. Calls to a paused class wait for the pause to end; chat is
   dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
@@ -206,7 +206,7 @@ class BotSession(requests.Session):
                         self._pause(pkey, pause)
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
                                 limit=limit.key if limit is not None else None)
-                    if (stream or kind == CHAT or not retry_429 or (limit is not None and kind != MOVE)
+                    if (stream or kind == CHAT or not retry_429 or (limit is not None and limit.key == BOT_GAMES_KEY)
                             or attempt >= s.retries or _past(deadline)):
                         return response
                     response.close()
