@@ -45,9 +45,9 @@ def test_the_opponents_limit_in_a_400_is_read_as_seconds_until_its_date(server):
 
 def test_our_daily_bot_limit_on_accept_stops_bot_games_at_once_and_humans_still_play(server, tmp_path):
     server.bot_games_per_day = 0  # lichess answers every accept of a bot's challenge with 429 bot.vsBot.day
-    with _bot(server, tmp_path):
+    with _bot(server, tmp_path) as bot:
         first = server.challenge(challenger="BotA", title="BOT", opponent=resign_after(2))
-        assert server.wait_for(lambda: server.bot_limit_refusals >= 1, 10)
+        assert server.wait_for(lambda: bot.service.admission.records.bot_games_paused_until > 0, 10)  # read
         human = server.challenge(challenger="alice", opponent=resign_after(2))
         second = server.challenge(challenger="BotB", title="BOT")
         assert server.wait_for(lambda: human in server.games, 10)  # the answers go on at once
@@ -64,9 +64,9 @@ def test_our_daily_bot_limit_on_accept_stops_bot_games_at_once_and_humans_still_
 
 def test_the_opponents_limit_on_accept_blocks_that_bot_for_its_time_only(server, tmp_path):
     server.limited_bots["busybot"] = time.time() + 3600
-    with _bot(server, tmp_path):
+    with _bot(server, tmp_path) as bot:
         first = server.challenge(challenger="BusyBot", title="BOT")
-        assert server.wait_for(lambda: server.bot_limit_refusals >= 1, 10)
+        assert server.wait_for(lambda: bot.service.admission.records.opponent_limited, 10)  # the 400 read
         again = server.challenge(challenger="BusyBot", title="BOT")
         assert _answer(server, again) == ("decline", "later")
         other = server.challenge(challenger="FreeBot", title="BOT", opponent=resign_after(2))
