@@ -45,11 +45,13 @@ COPY --from=builder /wheels /wheels
 RUN pip install "$(ls /wheels/*.whl)[cuda]" && rm -rf /wheels
 
 RUN useradd --create-home --uid 10001 bot \
- && mkdir -p /config /networks /data/game_records \
- && chown -R bot:bot /data
+ && mkdir -p /config /networks /data/game_records /data/state \
+ && chown bot:bot /data/game_records /data/state
 USER bot
-WORKDIR /data
+# The working directory is the state directory (state_directory "."): the bot user writes the matchmaking
+# records there, on a volume, so a restart (docker stop, a new container) keeps them.
+WORKDIR /data/state
 
-VOLUME ["/config", "/networks", "/data/game_records"]
+VOLUME ["/config", "/networks", "/data/game_records", "/data/state"]
 ENTRYPOINT ["lichessbot", "play"]
 CMD ["--config", "/config/config.yml"]

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests.fake_lichess import FakeLichess, resign_after
 from tests.tinynet import build_tiny_onnx
 
@@ -26,21 +28,22 @@ def _start(tmp_path, server, *extra: str) -> subprocess.Popen:
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_play_process_plays_a_game_and_ctrl_c_finishes_it(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_play_process_plays_a_game_and_a_signal_lets_it_finish(tmp_path, sig):
     with FakeLichess(token=TOKEN) as server:
         proc = _start(tmp_path, server)
         try:
             assert server.wait_for(lambda: server.event_subscribers or proc.poll() is not None, 30)
             cid = server.challenge(opponent=resign_after(5), limit=60, increment=1)
             assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() >= 2, 30)
-            proc.send_signal(signal.SIGINT)  # once: finish the game, then exit
+            proc.send_signal(sig)  # once (Ctrl-C, docker stop, systemctl stop): finish the game, then exit
             _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
         game = server.games[cid]
     assert proc.returncode == 0, err[-2000:]
-    assert game.status == "resign" and len(game.posts) == 3
+    assert (game.status, game.winner) == ("resign", "white") and len(game.posts) == 3  # the opponent resigned
     assert TOKEN not in err
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     moves = [e for e in lines if e.get("event") == "move"]

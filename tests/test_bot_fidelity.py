@@ -166,7 +166,7 @@ def test_the_clock_after_a_slow_reconnection_is_never_overstated(server):
     seen: list[tuple[int, float]] = []
 
     class Spy(StandInThinker):
-        def think(self, board, clock, *, first_moves_unclocked=False):
+        def think(self, board, clock, *, first_moves_unclocked=False, time_left_s=None):
             g = server.games[gid]
             with server.lock:
                 truth = g.wtime - (time.monotonic() - g.last_move_at) * 1000

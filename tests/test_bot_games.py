@@ -102,7 +102,7 @@ def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
         assert Counter(answers) == {("accept", None): 2, ("decline", "later"): 4}
         assert server.wait_for(lambda: all(g.ply() == 1 for g in server.games.values()), 10)
         assert bot.service.busy() == 2
-        bot.service.quit()  # second Ctrl-C: abort both (no one has moved twice)
+        bot.service.quit(resign=True)  # resign_on_quit: abort both (no one has moved twice)
         bot.join()
     assert [g.status for g in server.games.values()] == ["aborted", "aborted"]
 
@@ -119,7 +119,7 @@ def test_a_game_thread_is_never_reaped_while_it_starts(server, engine, monkeypat
         cid = server.challenge(opponent=staller())
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() == 1, 10)
         assert cid in bot.service.games  # still tracked: the second Ctrl-C reaches it
-        bot.service.quit()
+        bot.service.quit(resign=True)
         bot.join()
     assert server.games[cid].status == "aborted"
 
@@ -140,7 +140,7 @@ def test_event_and_game_streams_dropped_mid_game_are_resumed(server, engine):
 @pytest.mark.parametrize("failures", [[429], [500, 502], [503, 429]])
 def test_move_post_answered_429_or_5xx_is_retried_with_the_same_move(server, engine, failures):
     server.move_failures = list(failures)
-    server.retry_after = 0
+    server.limit_seconds = 0
     with BotRun(server, engine) as bot:
         game = bot.play(opponent=resign_after(6))
     assert game.status == "resign"
@@ -223,13 +223,26 @@ def test_first_stop_declines_new_challenges_and_finishes_the_running_game(server
     assert bot.rc == 0 and bot.error is None
 
 
-def test_second_stop_resigns_a_running_game(server, engine):
-    with BotRun(server, engine) as bot:
+def test_resign_on_quit_resigns_a_running_game(server, engine):
+    with BotRun(server, engine, {"resign_on_quit": True}) as bot:
         cid = server.challenge(opponent=scripted(["e7e5"]))
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() == 3, 10)
         bot.service.quit()
         bot.join()
     assert (server.games[cid].status, server.games[cid].winner) == ("resign", "black")
+
+
+def test_quitting_leaves_a_game_running_on_lichess_and_a_restart_finds_and_finishes_it(server, engine):
+    with BotRun(server, engine) as bot:
+        cid = server.challenge(opponent=resign_after(8), limit=120, increment=1)
+        assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() >= 3, 10)
+        bot.service.quit()  # a second signal: exit now, no resignation
+        bot.join()
+    game = server.games[cid]
+    assert not game.over and game.status == "started"
+    with BotRun(server, engine) as bot:  # a new process: lichess re-sends gameStart for the ongoing game
+        assert server.wait_for(lambda: game.over, 30)
+    assert (game.status, game.winner) == ("resign", "white") and not game.rejected_posts
 
 
 def test_a_non_bot_account_is_refused_unless_upgrade(engine):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from lichessbot.play import game as game_module
+from lichessbot.play import game_chat as game_module
 from lichessbot.play.chat import HOWTO, WAIT_REFUSAL, WAIT_REPLY
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, scripted, staller
 

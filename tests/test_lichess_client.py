@@ -10,7 +10,7 @@ import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
 from lichessbot.lichess.events import ChallengeEvent, Connected
-from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped
+from lichessbot.lichess.pacing import CHAT, MOVE, NON_MOVE, OTHER, Pacer, RequestDropped, pause_key
 from lichessbot.lichess.streams import ReconnectingStream, event_stream, game_stream
 from tests.fake_lichess import FakeLichess, staller
 
@@ -47,14 +47,14 @@ def test_5xx_on_a_move_post_is_retried_and_the_move_made_once(server):
     assert game.posts == [(0, "e2e4", False)]
 
 
-def test_429_on_a_move_pauses_that_games_moves_only_for_retry_after(server):
+def test_429_on_a_move_pauses_that_games_moves_only_for_the_bodys_ratelimit_seconds(server):
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, rate_limit_pause=0.3, backoff=0.01))
     gid, other = _game(server, client), _game(server, client)
-    server.move_failures, server.retry_after = [429], 2
+    server.move_failures, server.limit_seconds = [429], 2
     with pytest.raises(LichessError) as err:
         client.make_move(gid, "e2e4")
     assert err.value.status == 429
-    assert client.session.pause_left(f"POST /api/bot/game/{gid}/move/*") > 1.0  # Retry-After (2 s), not 0.3 s
+    assert client.session.pause_left(f"POST /api/bot/game/{gid}/move/*") > 1.0  # ratelimit.seconds (2), not 0.3
     assert client.session.pause_left(f"POST /api/bot/game/{other}/move/*") == 0.0
     client.make_move(other, "e2e4")  # the other game's moves keep flowing
     client.post_chat(gid, "player", "not paused")
@@ -62,7 +62,7 @@ def test_429_on_a_move_pauses_that_games_moves_only_for_retry_after(server):
     assert server.games[gid].chat == [("player", "not paused")]
 
 
-def test_a_real_429_without_retry_after_and_with_an_html_body_pauses_its_class_for_a_minute(server):
+def test_a_real_429_with_an_html_body_pauses_every_request_but_moves_for_a_minute(server):
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, backoff=0.01))
     gid = _game(server, client)
     cid = server.challenge()
@@ -70,7 +70,8 @@ def test_a_real_429_without_retry_after_and_with_an_html_body_pauses_its_class_f
     with pytest.raises(LichessError) as err:
         client.decline_challenge(cid, "later")
     assert err.value.status == 429 and "<" not in str(err.value)
-    assert 59 < client.session.pause_left("POST /api/challenge/*/decline") <= 60  # lichess: wait a full minute
+    assert 59 < client.session.pause_left(NON_MOVE) <= 60  # lichess: wait a full minute
+    assert 59 < client.session.pause_left(pause_key("GET", server.url + "/api/account", "GET /api/account"))
     client.make_move(gid, "e2e4")  # moves are another class
     assert server.games[gid].posts == [(0, "e2e4", False)]
 
@@ -110,11 +111,14 @@ def test_pacing_moves_never_wait_others_are_deferred_chat_is_dropped():
         now[0] += s
     for _ in range(6):
         pacer.acquire(MOVE, "move", sleep)
-    assert slept == [] and pacer.tokens == -2.0  # moves first: they take tokens even into debt
+    assert slept == [] and pacer.tokens == 4.0  # moves never wait and take nothing from the others
+    for _ in range(4):
+        pacer.acquire(OTHER, "accept", sleep)
+    assert slept == [] and pacer.tokens == 0.0
     with pytest.raises(RequestDropped):
-        pacer.acquire(CHAT, "chat", sleep)  # would wait 2.5 s > chat_max_wait
+        pacer.acquire(CHAT, "chat", sleep)  # needs 3 tokens: would wait 1.5 s > chat_max_wait
     pacer.acquire(OTHER, "accept", sleep)
-    assert sum(slept) == pytest.approx(1.5) and pacer.deferred == 1 and pacer.dropped == 1
+    assert sum(slept) == pytest.approx(0.5) and pacer.deferred == 1 and pacer.dropped == 1
     now[0] += 10
     pacer.acquire(CHAT, "chat", sleep)  # a full bucket: chat goes at once
     assert pacer.dropped == 1
@@ -123,7 +127,7 @@ def test_pacing_moves_never_wait_others_are_deferred_chat_is_dropped():
 def test_429_then_success_posts_the_move_after_the_pause(server):
     client = LichessClient(server.token, server.url, FAST)
     gid = _game(server, client)
-    server.move_failures, server.retry_after = [429], 0
+    server.move_failures, server.limit_seconds = [429], 0
     client.make_move(gid, "e2e4", offering_draw=True)
     assert server.games[gid].posts == [(0, "e2e4", True)]
 
@@ -239,3 +243,26 @@ def test_a_connection_error_names_the_url_and_never_the_token():
     assert "http://127.0.0.1:1/api/account" in str(info.value)
     assert "lip_NeverShowThisToken" not in str(info.value)
     client.close()
+
+
+def test_the_default_pace_keeps_within_lichess_published_figure_for_bots():
+    settings = ClientSettings()
+    assert settings.pace_rate * 60 <= 180  # requests a minute (lichess, for bots)
+    assert Pacer().rate * 60 <= 180
+
+
+def test_requests_other_than_moves_go_one_at_a_time_and_moves_never_wait_for_them(server):
+    client = LichessClient(server.token, server.url, FAST)
+    gid = _game(server, client)
+    ids = [server.challenge() for _ in range(2)]
+    server.answer_delay = 0.6
+    threads = [threading.Thread(target=client.decline_challenge, args=(cid, "later")) for cid in ids]
+    for t in threads:
+        t.start()
+    assert server.wait_for(lambda: server.answering == 1, 2)
+    client.make_move(gid, "e2e4")  # while a decline is in flight
+    assert server.games[gid].posts == [(0, "e2e4", False)]
+    assert not server.wait_for(lambda: server.answering >= 2, 1.0)  # never two at once (lichess api-tips)
+    for t in threads:
+        t.join(5)
+    assert [server.answers[c] for c in ids] == [("decline", "later")] * 2

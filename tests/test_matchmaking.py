@@ -99,6 +99,9 @@ def test_a_game_our_own_filter_would_decline_is_never_proposed():
     ("casual", "fine", ("mode", "casual")), ("variant", "fine", ("variant", "standard")),
     ("generic", "fine", ("", "")), ("later", "fine", ("", "")), ("noBot", "fine", ("", "")),
     ("tooFast", "coarse", ("", "")), ("tooFast", "none", None),
+    # as lila writes declineReasonKey (lowercase: the OpenAPI schema ChallengeDeclinedJson)
+    ("toofast", "fine", ("speed_up_to", "blitz")), ("tooslow", "fine", ("speed_from", "blitz")),
+    ("timecontrol", "fine", ("speed", "blitz")), ("nobot", "fine", ("", "")), ("onlybot", "fine", ("", "")),
 ])
 def test_a_decline_filters_the_aspect_it_objects_to(reason, filt, expected):
     ch = parse_challenge({"id": "c", "speed": "blitz", "rated": False, "variant": {"key": "standard"}})

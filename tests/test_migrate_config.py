@@ -15,7 +15,8 @@ LICHESS_BOT = Path(__file__).with_name("data") / "lichess_bot_config.yml"
 #: lichess-bot keys that carry over (under a name of ours, or the same one).
 CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
            "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
-           "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory"}
+           "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory",
+           "quit_after_all_games_finish", "max_takebacks_accepted"}
 
 
 def _leaves(data: dict, prefix: str = "") -> list[str]:
@@ -107,3 +108,23 @@ def test_help_is_plain_text(capsys):
             main(argv)
         text = capsys.readouterr().out
         assert "``" not in text and ":class:" not in text, argv
+
+
+def test_syzygy_tables_carry_over_when_enabled_and_are_dropped_with_that_reason_when_not():
+    src = {"engine": {"lichess_bot_tbs": {"syzygy": {"enabled": True, "paths": ["tb/syzygy"], "max_pieces": 6,
+                                                     "move_quality": "best"},
+                                          "gaviota": {"enabled": True, "paths": ["tb/gaviota"]}}}}
+    ours, dropped = migrate(src)
+    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6}
+    why = dict(dropped)
+    assert "Syzygy only" in why["engine.lichess_bot_tbs.gaviota"]
+    assert "best" in why["engine.lichess_bot_tbs.syzygy.move_quality"]
+    src["engine"]["lichess_bot_tbs"]["syzygy"]["enabled"] = False
+    ours, dropped = migrate(src)
+    assert "tablebases" not in ours and "disabled" in dict(dropped)["engine.lichess_bot_tbs.syzygy"]
+
+
+def test_a_relative_rating_difference_is_not_turned_into_absolute_ratings_and_quitting_carries_over():
+    ours, dropped = migrate({"challenge": {"rating_difference": 200}, "quit_after_all_games_finish": False})
+    assert "min_rating" not in ours.get("challenge", {}) and "relative" in dict(dropped)["challenge.rating_difference"]
+    assert ours["quit_after_all_games_finish"] is False

@@ -99,7 +99,30 @@ class BotConfig(Strict):
         "ended unseen (a missed gameFinish)."
     )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    max_takebacks_accepted: int = Field(
+        0, ge=0, description="lichess-bot's key: how many takebacks the opponent may have in one game (their "
+        "offers are answered yes until then, then no); 0: none."
+    )
+    state_directory: str = Field(
+        ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
+        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of the "
+        "last 24 h). It must be writable (Docker: the volume /data/state, owned by the bot user)."
+    )
+    quit_after_all_games_finish: bool = Field(
+        True, description="lichess-bot's key: on SIGTERM or Ctrl-C take no new games and let the running ones "
+        "finish, then exit (a second signal exits at once). false: the first signal exits at once. Either way "
+        "the games are left running on lichess (a restart finds and finishes them) unless resign_on_quit."
+    )
+    resign_on_quit: bool = Field(
+        False, description="Ours: when the bot exits before its games are over, resign them (abort before both "
+        "sides moved). false: leave them running on lichess; a restart within their clocks plays them on."
+    )
     status: StatusConfig = Field(default_factory=StatusConfig)
+
+    def records_file(self) -> str | None:
+        """``matchmaking.decline_file`` resolved against ``state_directory`` (None: memory only)."""
+        path = self.matchmaking.decline_file
+        return None if path is None else os.path.join(self.state_directory, path)
 
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:

@@ -52,6 +52,8 @@ class FakeGame:
     rejected_posts: list[tuple[int, str, int]] = field(default_factory=list)  # (ply, uci, status)
     stream_connections: int = 0
     opp_draw_offer: bool = False
+    opp_takeback: bool = False   # the opponent offers a takeback (lichessbot/fakelichess/takeback.py)
+    takebacks: int = 0           # takebacks the bot accepted
     claim_at: float | None = None  # opponentGone: claims allowed from then on
     blackout_until: float = 0.0    # stream connections wait until then before gameFull
     blackout_push: bool = False    # the next push is replaced by cutting the streams

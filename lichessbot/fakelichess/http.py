@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import queue
+import random
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -45,11 +47,15 @@ class Handler(BaseHTTPRequestHandler):
         self.is_form = is_form
         self.raw = raw  # the body as sent (a broadcast push is PGN text)
         self._status = 0
+        latency = getattr(self.server_obj, "latency", None)  # (min, max) seconds added to every answer
+        if latency:
+            time.sleep(random.uniform(*latency))
         try:
             self.server_obj.handle(self, method, url.path, parse_qs(url.query), body)
         finally:
             with self.server_obj.lock:
                 self.server_obj.requests.append((method, url.path, self._status))
+                self.server_obj.user_agents.add(self.headers.get("User-Agent", ""))
                 self.server_obj.changed.notify_all()
 
     def do_GET(self) -> None:  # noqa: N802

@@ -56,6 +56,7 @@ class MatchmakingRoutes:
         def _new_id(self) -> str: ...
         def _challenge_event(self, ch: dict[str, Any]) -> dict[str, Any]: ...
         def _start_game(self, ch: dict[str, Any]) -> Any: ...
+        def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None: ...
 
     def _init_matchmaking(self) -> None:
         self.online_bots: list[dict[str, Any]] = []
@@ -66,6 +67,7 @@ class MatchmakingRoutes:
         self.challenge_refusals = 0                        # 429s of the daily limit
         self.daily_challenge_limit: int | None = None
         self.daily_limit_seconds = 3600
+        self.online_nb_asked = 0                           # nb of the last /api/bot/online
         self.answer_after = 0.05
         self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
 
@@ -87,6 +89,7 @@ class MatchmakingRoutes:
 
     def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None:
         nb = int(query.get("nb", ["50"])[0])
+        self.online_nb_asked = nb  # lila's default is 50 (the API spec)
         with self.lock:
             data = b"".join(json.dumps(u).encode() + b"\n" for u in self.online_bots[:nb])
         h._send(200, data, "application/x-ndjson", None)
@@ -98,6 +101,8 @@ class MatchmakingRoutes:
             user = next((u for u in self.online_bots if u["id"] == username.lower()), None)
             if user is None:
                 return h.reply(400, {"error": f"{username} cannot be challenged"})
+            if (limited := self._bot_limit_answer(user["username"])) is not None:
+                return h.reply(*limited)
             if self.daily_challenge_limit is not None and len(self.outgoing) >= self.daily_challenge_limit:
                 self.challenge_refusals += 1
                 return h.reply(429, {"error": "Too many challenges today. Please try again later.",
@@ -172,7 +177,7 @@ class MatchmakingRoutes:
                 self.answers[ch["id"]] = ("decline", answer)
                 self._event({"type": "challengeDeclined", "challenge": {
                     **public, "status": "declined", "declineReason": _DECLINE_TEXT.get(answer, answer),
-                    "declineReasonKey": answer}})
+                    "declineReasonKey": answer.lower()}})  # lila: DeclineReason.key = toString.toLowerCase
 
     def _cancel_outgoing(self, h: Any, cid: str) -> None:
         with self.lock:

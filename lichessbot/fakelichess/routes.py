@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
+from lichessbot.fakelichess.account import AccountRoutes
+from lichessbot.fakelichess.botlimit import BotLimitRoutes
 from lichessbot.fakelichess.game import FakeGame
-from lichessbot.fakelichess.http import DROP, END, Handler, request_kind
+from lichessbot.fakelichess.http import Handler, request_kind
 from lichessbot.fakelichess.players import OFFER_DRAW, RESIGN
+from lichessbot.fakelichess.streams import StreamRoutes
+from lichessbot.fakelichess.takeback import TakebackRoutes
 
 __all__ = ["DECLINE_KEYS", "Routes"]
 
@@ -23,7 +27,7 @@ DECLINE_KEYS = {"generic", "later", "tooFast", "tooSlow", "timeControl", "rated"
                 "noBot", "onlyBot"}
 
 
-class Routes:
+class Routes(StreamRoutes, AccountRoutes, BotLimitRoutes, TakebackRoutes):
     # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
     # lichessbot.fakelichess.matchmaking.MatchmakingRoutes define them).
     token: str
@@ -46,7 +50,7 @@ class Routes:
     bad_auth: int
     move_failures: list[int]
     failures: dict[str, list[int]]
-    retry_after: int | None
+    limit_seconds: int | None
     chat_status: int
     chat_delay: float
     duplicate_states: bool
@@ -74,42 +78,6 @@ class Routes:
         def _serve_arena(self, h: Any, method: str, parts: list[str], query: dict[str, list[str]],
                          body: dict[str, Any]) -> None: ...
 
-    # broadcasting ------------------------------------------------------------------------------
-    def _event(self, obj: Any) -> None:
-        with self.lock:
-            for q in self.event_subscribers:
-                q.put(obj)
-            self.changed.notify_all()
-
-    def _game_push(self, g: Any, obj: Any) -> None:
-        with self.lock:
-            if g.blackout_push and obj is not DROP:
-                g.blackout_push = False
-                obj = DROP
-            for q in g.subscribers:
-                q.put(obj)
-                if self.duplicate_states and isinstance(obj, dict) and obj.get("type") == "gameState":
-                    q.put(obj)
-            if g.over:
-                for q in g.subscribers:
-                    q.put(END)
-            self.changed.notify_all()
-
-    def push_event_raw(self, line: bytes) -> None:
-        self._event(line)
-
-    def push_game_raw(self, game_id: str, line: bytes) -> None:
-        self._game_push(self.games[game_id], line)
-
-    def push_game(self, game_id: str, obj: dict[str, Any]) -> None:
-        self._game_push(self.games[game_id], obj)
-
-    def drop_event_streams(self) -> None:
-        self._event(DROP)
-
-    def drop_game_streams(self, game_id: str) -> None:
-        self._game_push(self.games[game_id], DROP)
-
     def say(self, game_id: str, text: str, room: str = "player", username: str | None = None) -> None:
         g = self.games[game_id]
         self._game_push(g, {"type": "chatLine", "room": room, "username": username or g.opponent_name, "text": text})
@@ -134,7 +102,7 @@ class Routes:
                 g.btime = g.btime - spent + g.increment_ms
         g.last_move_at = now
         g.board.push(move)
-        g.opp_draw_offer = g.opp_draw_offer and keep_offer
+        g.opp_draw_offer, g.opp_takeback = g.opp_draw_offer and keep_offer, False  # lila: a move ends a takeback offer
         outcome = g.board.outcome()
         if outcome is not None:
             g.status = "mate" if outcome.termination == chess.Termination.CHECKMATE else (
@@ -220,6 +188,8 @@ class Routes:
 
     def handle(self, h: Handler, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]) -> None:
         parts = [p for p in path.split("/") if p]
+        if method == "POST" and path == "/api/token/test":
+            return self._token_test(h)
         if h.headers.get("Authorization") != f"Bearer {self.token}":
             self.bad_auth += 1
             return h.reply(401, {"error": "No such token"})
@@ -236,16 +206,12 @@ class Routes:
                     g.rejected_posts.append((g.ply(), parts[5], status))
             if status == 429:
                 self.rate_limited[kind] += 1
-                if self.retry_after is not None:
-                    return h.reply(429, {"error": "Too many requests"}, {"Retry-After": str(self.retry_after)})
+                if (limited_body := self._json_limited(kind)) is not None:  # lila JsonLimited, never Retry-After
+                    return h.reply(429, limited_body)
                 return h.reply_html(429)
             return h.reply(status, {"error": "injected failure"})
         if method == "GET" and path == "/api/account":
-            acc = {"id": self.username.lower(), "username": self.username,
-                   "perfs": {s: {"rating": 2000, "games": 50} for s in ("bullet", "blitz", "rapid", "classical")}}
-            if self.title:
-                acc["title"] = self.title
-            return h.reply(200, acc)
+            return self._serve_account(h)
         if method == "POST" and path == "/api/bot/account/upgrade":
             self.title = "BOT"
             return h.reply(200, {"ok": True})
@@ -291,6 +257,8 @@ class Routes:
             if action == "accept":
                 if not self._compat(ch)["bot"]:
                     return h.reply(400, {"error": "This game cannot be played with the Bot API."})
+                if (limited := self._accept_limit(ch)) is not None:
+                    return h.reply(*limited)
                 self.answers[cid] = ("accept", None)
                 h.reply(200, {"ok": True})
                 self._start_game(ch)
@@ -330,6 +298,8 @@ class Routes:
         with self.lock:
             if action == "move" and len(rest) == 2:
                 return self._move(h, g, rest[1], query)
+            if action == "takeback" and len(rest) == 2:
+                return self._takeback_locked(h, g, rest[1])
             if action == "abort":
                 if g.over or g.ply() >= 2 or g.tournament:
                     return h.reply(400, {"error": "This game can no longer be aborted"})
@@ -377,44 +347,3 @@ class Routes:
             self._finish(g, "draw", None)
         self._maybe_opponent(g)
         return None
-
-    def _serve_events(self, h: Handler) -> None:
-        q: queue.Queue = queue.Queue()
-        with self.lock:
-            self.event_connections += 1
-            for old in self.event_subscribers:  # one event stream per token: the new one wins
-                old.put(END)
-            for g in self.games.values():
-                if not g.over:
-                    q.put({"type": "gameStart", "game": self._game_info(g)})
-            for cid, ch in self.challenges.items():  # lichess re-sends the pending challenges
-                if cid not in self.answers and cid not in self.canceled:
-                    q.put(self._challenge_event(ch))
-            self.event_subscribers.append(q)
-            self.changed.notify_all()
-        try:
-            h.stream(q, self.keepalive, self._stopping)
-        finally:
-            with self.lock:
-                self.event_subscribers.remove(q)
-
-    def _serve_game(self, h: Handler, game_id: str) -> None:
-        q: queue.Queue = queue.Queue()
-        with self.lock:
-            g = self.games.get(game_id)
-            if g is None:
-                return h.reply(404, {"error": "No such game"})
-            g.stream_connections += 1
-            q.put(self._full(g))  # clocks as at this moment (lila: scalachess Clock.remainingTime)
-            if g.over:
-                q.put(END)
-            g.subscribers.append(q)
-            wait = g.blackout_until - time.monotonic()
-            self.changed.notify_all()
-        if wait > 0:
-            time.sleep(wait)  # the answer is delivered late (a slow network): its clock is old on arrival
-        try:
-            h.stream(q, self.keepalive, self._stopping)
-        finally:
-            with self.lock:
-                g.subscribers.remove(q)

@@ -27,7 +27,8 @@ Broadcast rounds (``POST /api/broadcast/round/{id}/push``): :mod:`lichessbot.fak
 Fault injection: ``drop_event_streams()``, ``drop_game_streams(id)``, ``skip_game_finish`` (the next
 gameFinish events are not sent), ``chat_status``/``chat_delay``, ``push_event_raw``/``push_game_raw``,
 ``duplicate_states``, ``castling_as_rook``, ``move_failures`` (answers of the next move posts),
-``stall_moves`` (move posts that hang, then are cut unanswered).
+``stall_moves`` (move posts that hang, then are cut unanswered). lila's bot-vs-bot daily limit (ours:
+``bot_games_per_day``, the opponent's: ``limited_bots``): :mod:`lichessbot.fakelichess.botlimit`.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
         self.bad_auth = 0
         self.move_failures: list[int] = []
         self.failures: dict[str, list[int]] = {}
-        self.retry_after: int | None = None   # Retry-After of injected 429s (None: no header, as lichess)
+        self.latency: tuple[float, float] | None = None  # seconds added to every answer (min, max)
+        self.limit_seconds: int | None = None  # injected 429s: JSON ratelimit.seconds (None: lila's HTML page)
         self.chat_status = 200
         self.chat_delay = 0.0
         self.duplicate_states = False
@@ -96,6 +98,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
         self._tokens_at = time.monotonic()
         self._ids = 0
         self._init_matchmaking()
+        self._init_bot_limit()
+        self._init_tokens()
         self._init_broadcast()
         self._init_arenas()
         self._stopping = threading.Event()
@@ -135,7 +139,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
 
     def fail_next(self, kind: str, status: int, n: int = 1) -> None:
         """The next ``n`` requests of ``kind`` (move, chat, challenge, action, account, playing) get ``status``
-        (a 429 as lichess sends it: HTML, Retry-After only when ``retry_after`` is set)."""
+        (a 429 as lichess sends it: never a Retry-After; HTML, or lila's ``JsonLimited`` body with
+        ``ratelimit.seconds`` = ``limit_seconds`` when that is set)."""
         with self.lock:
             self.failures.setdefault(kind, []).extend([status] * n)
 
@@ -154,7 +159,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
         ``limit`` None: correspondence with ``days`` per move (None: unlimited). chess960 without ``fen``
         gets a random start position; fromPosition needs ``fen``. ``rematch_of``: the game this challenge
         is a rematch of (lichess's ``rematchOf``; :meth:`rematch` builds one from the game). ``announce``
-        False: no challenge event (an arena pairing starts without one).
+        False: no challenge event (a game lila pairs itself, as an arena pairing: :meth:`start_game`).
         """
         with self.lock:
             cid = self._new_id()
@@ -224,7 +229,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
     def start_game(self, **challenge: Any) -> str:
         """A game that starts without a challenge to answer (a tournament pairing, an old acceptance)."""
         with self.lock:
-            cid = self.challenge(**challenge)
+            cid = self.challenge(announce=False, **challenge)
             self.answers[cid] = ("accept", None)
             self._start_game(self.challenges[cid])
             return cid
@@ -249,8 +254,12 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
                      opponent_rating=int(ch.get("_opponent_rating") or ch["challenger"].get("rating") or 1500),
                      days=tc.get("daysPerTurn"), tournament=ch["_tournament"],
                      opponent_bot="_opponent_name" in ch or ch["challenger"].get("title") == "BOT",
-                     wtime=initial or FOREVER, btime=initial or FOREVER)
+                     # lila BotJsonView: a correspondence game's wtime/btime are its clock (days per turn)
+                     wtime=initial or (tc.get("daysPerTurn") or 0) * 86_400_000 or FOREVER,
+                     btime=initial or (tc.get("daysPerTurn") or 0) * 86_400_000 or FOREVER)
         self.games[g.id] = g
+        if g.opponent_bot:
+            self._count_bot_game()
         if g.initial_ms:
             live = [x for x in self.games.values() if not x.over and x.initial_ms]
             names = Counter(x.opponent_name.lower() for x in live)
@@ -304,6 +313,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
                               "winc": g.increment_ms, "binc": g.increment_ms, "status": g.status}
         if g.opp_draw_offer:  # lichess omits wdraw/bdraw unless true
             st["bdraw" if g.bot_color == "white" else "wdraw"] = True
+        if g.opp_takeback:  # and wtakeback/btakeback
+            st["btakeback" if g.bot_color == "white" else "wtakeback"] = True
         if g.winner:
             st["winner"] = g.winner
         return st
@@ -313,6 +324,8 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
         if self.title:
             bot["title"] = self.title
         opp = {"id": g.opponent_name.lower(), "name": g.opponent_name, "rating": g.opponent_rating}
+        if g.opponent_bot:  # lila BotJsonView playerJson: the title of each player
+            opp["title"] = "BOT"
         full: dict[str, Any] = {
             "type": "gameFull", "id": g.id, "rated": g.rated, "variant": {"key": g.variant, "name": g.variant},
             "speed": g.speed, "perf": {"name": g.speed}, "createdAt": int(time.time() * 1000),

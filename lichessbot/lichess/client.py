@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ import structlog
 from berserk.formats import FormatHandler
 from berserk.session import Requestor
 
+from lichessbot import __version__
 from lichessbot.lichess.arenas import Arena, parse_arena
 from lichessbot.lichess.events import (
     Account,
@@ -30,6 +32,7 @@ from lichessbot.lichess.events import (
     parse_challenge,
     parse_game,
     parse_rate_limit,
+    parse_token,
 )
 from lichessbot.lichess.pacing import RequestDropped
 from lichessbot.lichess.session import (
@@ -40,6 +43,7 @@ from lichessbot.lichess.session import (
     endpoint_key,
     retry_after,
 )
+from lichessbot.lichess.users import parse_opponent_limit
 
 __all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "endpoint_key",
            "iter_lines"]
@@ -79,8 +83,9 @@ def _error(what: str, response: requests.Response, body: Any) -> LichessError:
     the status alone) and its ``ratelimit``."""
     detail = body.get("error") if isinstance(body, dict) else None
     detail = detail if isinstance(detail, str) else None
+    limit = parse_opponent_limit(body, time.time()) if response.status_code == 400 else parse_rate_limit(body)
     return LichessError(f"{what}: HTTP {response.status_code}" + (f": {detail}" if detail else ""),
-                        response.status_code, parse_rate_limit(body))
+                        response.status_code, limit)
 
 
 def _parsed(what: str, items: list[Any], parse: Callable[[Any], T]) -> list[T]:
@@ -131,6 +136,11 @@ class LichessClient:
     def _post(self, what: str, path: str, *, deadline: float | None = None, **kwargs: Any) -> None:
         self._request(what, "POST", path, deadline=deadline, **kwargs)
 
+    def _answer(self, what: str, path: str, **kwargs: Any) -> None:
+        """A challenge answer: a 429 is not retried (a retry would hold every other answer for minutes);
+        the caller reads it from the error (status, ``rate_limit``)."""
+        self._request(what, "POST", path, retry_429=False, **kwargs)
+
     # account -----------------------------------------------------------------------------------
     def account(self) -> Account:
         """``/api/account``: id, username, title ("BOT" for bot accounts), perfs."""
@@ -139,6 +149,24 @@ class LichessClient:
             return parse_account(raw)
         except MalformedEvent as err:
             raise LichessError(f"reading the account: {err}") from None
+
+    def token_scopes(self) -> tuple[str, ...] | None:
+        """``POST /api/token/test`` for our token: its scopes (e.g. ``bot:play``), or None when lichess does
+        not know it. The token goes in the body (as the API spec asks), never in a message."""
+        token = self.session.headers["Authorization"].removeprefix("Bearer ")
+        body = self._request("testing the token", "POST", "/api/token/test", data=token,
+                             headers={"Content-Type": "text/plain"})
+        entry = body.get(token) if isinstance(body, dict) else None
+        try:
+            info = parse_token(entry) if isinstance(entry, dict) else None
+        except MalformedEvent as err:
+            raise LichessError(f"testing the token: {err}") from None
+        return None if info is None else info.scopes
+
+    def identify(self, username: str) -> None:
+        """Name the bot in the User-Agent of every request: ``lichessbot/<version> user:<name>`` (lichess asks
+        API clients to say who runs them: https://lichess.org/page/api-tips)."""
+        self.session.headers["User-Agent"] = f"lichessbot/{__version__} user:{username}"
 
     def upgrade_to_bot(self) -> None:
         self._call("upgrading to a BOT account", self.api.account.upgrade_to_bot)
@@ -150,34 +178,41 @@ class LichessClient:
 
     # challenges --------------------------------------------------------------------------------
     def accept_challenge(self, challenge_id: str) -> None:
-        self._post(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
+        """Accept. Raises :class:`LichessError`: a 429 with ``rate_limit`` (key ``bot.vsBot.day``: our
+        daily bot games) or a 400 with ``rate_limit`` (the opponent's daily bot games, lila BotLimit), not
+        retried."""
+        self._answer(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
 
     def decline_challenge(self, challenge_id: str, reason: str) -> None:
         """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
         berserk 0.14 sends JSON)."""
-        self._post(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
-                   data={"reason": reason})
+        self._answer(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
+                     data={"reason": reason})
 
     def _ndjson(self, what: str, path: str, params: dict[str, Any]) -> list[Any]:
-        """``GET path`` answered with NDJSON: its objects (an unreadable line is logged and skipped)."""
+        """``GET path`` answered with NDJSON, read as a stream (lichess streams such lists slowly, e.g. online
+        bots at 50 users a second): its objects (an unreadable line is logged and skipped)."""
         try:
-            response = self.session.request("GET", self.url + path, params=params)
+            response = self.session.request("GET", self.url + path, params=params, stream=True)
         except (requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
         with response:
             if response.status_code >= 400:
                 raise _error(what, response, _body(response))
             lines = []
-            for line in response.text.splitlines():
-                if line.strip():
+            for line in response.iter_lines(decode_unicode=True):
+                if line and line.strip():
                     try:
                         lines.append(json.loads(line))
                     except ValueError:
                         log.warning("malformed line skipped", endpoint=f"GET {path}")
             return lines
 
-    def online_bots(self, nb: int = 100) -> list[Account]:
-        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``)."""
+    def online_bots(self, nb: int = 512) -> list[Account]:
+        """``GET /api/bot/online?nb=``: the bots online now (NDJSON of users with ``perfs``); ``nb`` at most
+        512 (lila's maximum for this endpoint; not checked against lila's source here). lichess streams them
+        at 50 users a second (API spec), so the answer is read as a stream: ten seconds of it never hold the
+        other requests, which go one at a time."""
         return _parsed("GET /api/bot/online", self._ndjson("listing online bots", "/api/bot/online", {"nb": nb}),
                        parse_account)
 
@@ -241,6 +276,10 @@ class LichessClient:
         """
         params = {"offeringDraw": "true"} if offering_draw else None
         self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
+
+    def answer_takeback(self, game_id: str, accept: bool) -> None:
+        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer."""
+        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}")
 
     def post_chat(self, game_id: str, room: str, text: str) -> None:
         """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford

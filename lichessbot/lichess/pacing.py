@@ -1,21 +1,21 @@
-"""Request pacing for one lichess account: one token bucket for every request, move posts first in line.
+"""Request pacing for one lichess account: one token bucket for every request but moves, moves first.
 
-lichess publishes no numeric quotas for the Bot API; it asks clients to make few requests and, after a
-429, to wait a full minute (https://lichess.org/page/api-tips). Its limits are per account across
-endpoints, so all the games of the bot share one budget here:
+lichess's only published figure for bots is 180 requests a minute; it asks clients to make one request
+at a time and, after a 429, to wait a full minute (https://lichess.org/page/api-tips). Its limits are per
+account across endpoints, so all the games of the bot share one budget here:
 
-* **move posts** (``POST /api/bot/game/{id}/move/{uci}``) and game stream opens never wait for a token:
-  they take one even when that leaves the bucket empty or in debt (down to ``-burst``), so they squeeze
-  everything else;
-* **other requests** (challenge answers, abort/resign/claims, account calls, stream opens) wait until
-  a token is free (each wait is logged as ``request deferred`` with the reason);
-* **chat** goes only while more than ``chat_reserve`` tokens are left for moves; a chat line that would
-  wait longer than ``chat_max_wait`` seconds is dropped (:class:`RequestDropped`, logged as
-  ``request dropped``), never queued without bound.
+* **move posts** (``POST /api/bot/game/{id}/move/{uci}``) and game stream opens never wait and take no
+  token: a game's clock cannot wait, and their number is set by the games, not by us (8 bullet games post
+  3-5 moves a second together; a bucket they drew on would starve every other request);
+* **other requests** (challenge answers, abort/resign/claims, account calls, the event stream) wait
+  until a token is free (each wait is logged as ``request deferred`` with the reason);
+* **chat** goes only while more than ``chat_reserve`` tokens are left; a chat line that would wait longer
+  than ``chat_max_wait`` seconds is dropped (:class:`RequestDropped`, logged as ``request dropped``),
+  never queued without bound.
 
-The numbers (``rate`` 8 requests/s refilled, ``burst`` 20, chat only with 6 tokens spare) are ours:
-8 bullet games post about 3-5 moves a second together, which leaves room for the other calls and
-some chat.
+The numbers: ``rate`` 3 requests/s refilled (lichess's 180 a minute), ``burst`` 10, chat only with 4
+tokens spare (ours). Everything but moves and streams also goes one request at a time
+(:class:`~lichessbot.lichess.session.BotSession`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import structlog
 
 from lichessbot.errors import LichessbotError
 
-__all__ = ["CHAT", "MOVE", "OTHER", "Pacer", "RequestDropped", "pause_key", "request_class"]
+__all__ = ["CHAT", "MOVE", "NON_MOVE", "OTHER", "Pacer", "RequestDropped", "pause_key", "request_class"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -58,15 +58,25 @@ def request_class(method: str, url: str) -> str:
     return OTHER
 
 
+#: The pause key of every request but move posts and stream opens: a 429 on any of them pauses them
+#: all (lichess's limits are per account; api-tips: after a 429 wait a full minute).
+NON_MOVE = "all requests but moves"
+
+
 def pause_key(method: str, url: str, endpoint: str) -> str:
-    """What a 429 on this request pauses: the endpoint class (``endpoint``, ids replaced), except move
-    posts, which pause only *that game's* moves (``POST /api/bot/game/{id}/move/*``): pausing every
-    game's moves for a minute would flag every running bullet and blitz game.
+    """What a 429 on this request pauses: a move post only *that game's* moves
+    (``POST /api/bot/game/{id}/move/*``: pausing every game's moves for a minute would flag every running
+    bullet and blitz game); a stream open (a game's, or the event stream, where ``gameStart`` tells which
+    games to play) only that endpoint (``endpoint``); anything else every request but moves and streams
+    (:data:`NON_MOVE`).
     """
-    m = _MOVE.match(urlsplit(url).path)
+    path = urlsplit(url).path
+    m = _MOVE.match(path)
     if method.upper() == "POST" and m:
         return f"POST /api/bot/game/{m.group(1)}/move/*"
-    return endpoint
+    if method.upper() == "GET" and (_GAME_STREAM.match(path) or path == "/api/stream/event"):
+        return endpoint
+    return NON_MOVE
 
 
 class Pacer:
@@ -80,7 +90,7 @@ class Pacer:
         clock: monotonic seconds (tests).
     """
 
-    def __init__(self, rate: float = 8.0, burst: float = 20.0, chat_reserve: float = 6.0, chat_max_wait: float = 2.0,
+    def __init__(self, rate: float = 3.0, burst: float = 10.0, chat_reserve: float = 4.0, chat_max_wait: float = 2.0,
                  clock: Callable[[], float] = time.monotonic):
         if rate <= 0 or burst < 1:
             raise ValueError("pacing needs rate > 0 and burst >= 1")
@@ -114,9 +124,11 @@ class Pacer:
         waited = 0.0
         logged = False
         while True:
+            if kind == MOVE:
+                return  # outside the bucket: never waits, takes nothing from the other requests
             with self._lock:
                 tokens = self._refill()
-                if kind == MOVE or tokens >= need:
+                if tokens >= need:
                     self._tokens = max(-self.burst, tokens - 1.0)
                     return
                 wait = (need - tokens) / self.rate

@@ -8,16 +8,23 @@
   backoff (``backoff``, doubled each time).
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
-* A 429 (real ones usually carry no Retry-After and may have an HTML body) pauses *that endpoint class*
-  (the path with its ids replaced, e.g. ``POST /api/challenge/*/accept``; move posts: that game's moves
-  only) for Retry-After seconds, or ``rate_limit_pause`` (60) without one (lichess asks for one minute:
-  https://lichess.org/page/api-tips). Calls to a paused class wait for the pause to end; chat is
+* Everything but move posts and streams goes one request at a time (api-tips); moves never wait for it.
+* A 429 pauses every request but moves and streams (:data:`~lichessbot.lichess.pacing.NON_MOVE`;
+  move posts: that game's moves only; a stream open: that stream endpoint) for the ``ratelimit.seconds``
+  of lila's ``JsonLimited`` body
+  (``{"error", "ratelimit": {"key", "seconds"}}``; lila never sends Retry-After, read only as a fallback),
+  or ``rate_limit_pause`` (60) without one (an HTML 429 page; lichess asks for one minute:
+  https://lichess.org/page/api-tips). Challenge answers and creations are never retried after a 429
+  (``retry_429=False``: the caller reads the limit from :class:`LichessError`); a 429 with key
+  ``bot.vsBot.day`` (lila BotLimit: games against bots a day) limits games, not requests: it is never
+  retried and pauses nothing. Calls to a paused class wait for the pause to end; chat is
   dropped; a move waits no longer than its deadline, and a move lichess accepts ends its game's pause.
 * The token lives in the session's Authorization header only; it is never formatted into a message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import threading
@@ -31,10 +38,12 @@ import structlog
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
-from lichessbot.lichess.events import RateLimit
+from lichessbot.lichess.events import RateLimit, parse_rate_limit
 from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
+from lichessbot.lichess.users import BOT_GAMES_KEY
 
-__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "endpoint_key", "retry_after"]
+__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "body_rate_limit", "endpoint_key",
+           "retry_after"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -71,9 +80,9 @@ class ClientSettings:
     backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
     rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
     max_backoff: float = 30.0
-    pace_rate: float = 8.0             # request budget refilled per second (lichessbot/lichess/pacing.py; ours)
-    pace_burst: float = 20.0           # requests that may go at once
-    chat_reserve: float = 6.0          # tokens a chat line leaves for move posts
+    pace_rate: float = 3.0             # request budget refilled per second (lichess: 180 a minute for bots)
+    pace_burst: float = 10.0           # requests that may go in a row (ours)
+    chat_reserve: float = 4.0          # tokens a chat line leaves for move posts (ours)
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
 
 _ID_PATTERNS = [
@@ -117,6 +126,7 @@ class BotSession(requests.Session):
         self.pacer = Pacer(settings.pace_rate, settings.pace_burst, settings.chat_reserve, settings.chat_max_wait)
         self._paused_until: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()  # every request but moves and streams (api-tips)
         self.rate_limited = 0
         self.posted_in_pause = 0
         self.dropped_in_pause = 0
@@ -179,7 +189,8 @@ class BotSession(requests.Session):
             self._wait_pause(pkey, kind, deadline)
             self.pacer.acquire(kind, key, self._sleep)
             try:
-                response = super().request(method, url, *args, **kwargs)
+                with self._one_at_a_time if kind != MOVE and not stream else contextlib.nullcontext():
+                    response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
                 if stream or attempt >= s.retries or _past(deadline):
                     # Name the server and path (never the token: it travels in a header).
@@ -187,13 +198,16 @@ class BotSession(requests.Session):
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
             else:
                 if response.status_code == 429:
-                    after = retry_after(response)
+                    limit = None if stream else body_rate_limit(response)
+                    after = limit.seconds if limit is not None else retry_after(response)
                     pause = after if after is not None else s.rate_limit_pause
                     self.rate_limited += 1
-                    self._pause(pkey, pause)
+                    if limit is None or limit.key != BOT_GAMES_KEY:  # a limit of games, not of requests
+                        self._pause(pkey, pause)
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
-                                retry_after=after is not None)
-                    if stream or kind == CHAT or not retry_429 or attempt >= s.retries or _past(deadline):
+                                limit=limit.key if limit is not None else None)
+                    if (stream or kind == CHAT or not retry_429 or (limit is not None and limit.key == BOT_GAMES_KEY)
+                            or attempt >= s.retries or _past(deadline)):
                         return response
                     response.close()
                     attempt += 1
@@ -221,6 +235,17 @@ def _without_query(url: str) -> str:
 
 def _past(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() >= deadline
+
+
+def body_rate_limit(response: requests.Response) -> RateLimit | None:
+    """The ``ratelimit`` of a JSON error body (lila ``JsonLimited``), or None (HTML, no body, another error).
+    Reads the body (a non-stream response keeps it for the caller)."""
+    if "json" not in response.headers.get("Content-Type", ""):
+        return None
+    try:
+        return parse_rate_limit(response.json())
+    except ValueError:
+        return None
 
 
 def retry_after(response: requests.Response) -> float | None:

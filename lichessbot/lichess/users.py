@@ -6,13 +6,16 @@ lila ``CtrlErrors`` ``Writes[Limited]`` and ``BotLimit`` ``Writes[OpponentLimit]
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from lichessbot.lichess.reading import JSON, bool_, int_, obj, opt_int, opt_str, str_
 
-__all__ = ["Account", "Perf", "RateLimit", "TokenInfo", "User", "parse_account", "parse_rate_limit", "parse_token",
+__all__ = ["BOT_GAMES_KEY", "Account", "Perf", "RateLimit", "TokenInfo", "User", "parse_account",
+           "parse_opponent_limit", "parse_rate_limit", "parse_token",
            "parse_user"]
 
 
@@ -114,3 +117,29 @@ def parse_rate_limit(body: Any) -> RateLimit | None:
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         return None
     return RateLimit(key=str(rl.get("key") or ""), seconds=max(0.0, float(seconds)))
+
+
+#: lila's key of the bot-vs-bot daily limit (modules/bot/src/main/BotLimit.scala: ``RateLimit[UserId](100,
+#: 1.day, "bot.vsBot.day")``), also given to the opponent's limit below.
+BOT_GAMES_KEY = "bot.vsBot.day"
+_UNTIL = re.compile(r"played \d+ games against other bots today, please wait until (\S+) to challenge them")
+
+
+def parse_opponent_limit(body: Any, now: float) -> RateLimit | None:
+    """The opponent's bot-game limit in lila's 400 answer to an accept or a challenge (lila BotLimit
+    ``OpponentLimit``: ``{"error": "<name> played 100 games against other bots today, please wait until
+    <ISO date> to challenge them."}``, no ``ratelimit``) as a :class:`RateLimit` of ``seconds`` from epoch
+    second ``now`` until that date; a ``ratelimit`` in the body wins. None: another error."""
+    limit = parse_rate_limit(body)
+    if limit is not None or not isinstance(body, Mapping) or not isinstance(body.get("error"), str):
+        return limit
+    m = _UNTIL.search(body["error"])
+    if m is None:
+        return None
+    try:
+        until = datetime.fromisoformat(m.group(1).rstrip("."))
+    except ValueError:
+        return None
+    if until.tzinfo is None:
+        until = until.replace(tzinfo=UTC)
+    return RateLimit(key=BOT_GAMES_KEY, seconds=max(0.0, until.timestamp() - now))

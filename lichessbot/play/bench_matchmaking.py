@@ -111,7 +111,7 @@ def figures(server: FakeLichess, service: BotService, incoming_ids: list[str]) -
         "played": {"games": len(played), "against_bots": sum(g.opponent_bot for g in played),
                    "from_our_challenges": sum(g.id in out_ids for g in played),
                    "rematches": sum("rematchOf" in server.challenges.get(g.id, {}) for g in played)},
-        "bot_games_counted_today": service.admission.records.bot_games_on(time.time()),
+        "bot_games_counted_today": service.admission.records.bot_games_in_day(time.time()),
         "peaks": peaks, "limits": limits,
         "breaches": [k for k in limits if peaks[k] > limits[k]],
     }

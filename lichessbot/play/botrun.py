@@ -40,7 +40,8 @@ class StandInThinker:
         self.rng = random.Random(seed)
         self.calls = 0
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
         self.calls += 1
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=12, nodes=16, nps=1000.0, depth=2.0, seconds=0.001, reason="stand-in")

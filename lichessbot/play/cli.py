@@ -1,5 +1,6 @@
 """``lichessbot play``: load the config, check the account, build the engine and run the bot service until
-Ctrl-C (once: finish the games; twice: resign or abort them)."""
+SIGTERM or Ctrl-C (once: no new games, finish the running ones; twice: exit at once, the games left running
+on lichess unless ``resign_on_quit``; ``quit_after_all_games_finish: false``: the first signal exits)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,14 @@ def run(args: argparse.Namespace) -> int:
     def on_signal(signum: int, _frame: Any) -> None:
         nonlocal presses
         presses += 1
-        if presses == 1 and signum == signal.SIGINT:
-            log.warning("stopping: no new challenges; running games are finished (Ctrl-C again: resign/abort)",
-                        games=len(service.games))
+        leave = "resigned or aborted" if config.resign_on_quit else "left running on lichess"
+        if presses == 1 and config.quit_after_all_games_finish:
+            log.warning("stopping: no new games, no matchmaking; running games are finished (signal again: exit, "
+                        f"games {leave})", signal=signal.Signals(signum).name, games=len(service.games))
             service.stop()
         else:
-            log.warning("quitting: resigning or aborting running games", games=len(service.games))
+            log.warning(f"quitting: running games {leave}", signal=signal.Signals(signum).name,
+                        games=len(service.games))
             service.quit()
 
     signal.signal(signal.SIGINT, on_signal)

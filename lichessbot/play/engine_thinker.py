@@ -28,6 +28,7 @@ from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
 from lichessbot.online import OnlineMoves
 from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, MoveSource, move_sources
+from lichessbot.play.rules import correspondence_think_s
 from lichessbot.play.thinker import ClockMs
 from lichessbot.search import SearchStats
 from lichessbot.status import LiveSearch, SearchLine
@@ -188,9 +189,11 @@ class EngineThinker:
     def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
         return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
         """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
-        ``correspondence.move_time`` seconds.
+        ``correspondence.move_time`` seconds, or less when the correspondence clock leaves less
+        (``time_left_s``: :func:`lichessbot.play.rules.correspondence_think_s`).
 
         Raises:
             RuntimeError: the thinker was closed.
@@ -199,7 +202,8 @@ class EngineThinker:
         started = time.monotonic()
         tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
                                                     opp_time=clock.opp_time, opp_inc=clock.opp_inc)
-        movetime = float(self._engine.config.correspondence.move_time) if clock is None else None
+        movetime = (correspondence_think_s(self._engine.config.correspondence.move_time, time_left_s)
+                    if clock is None else None)
         request = MoveRequest(clock=tm_clock, movetime=movetime, nodes=self._engine.nodes,
                               first_moves_unclocked=first_moves_unclocked,
                               clock_initial=None if clock is None or clock.initial is None else clock.initial / 1000)

@@ -23,10 +23,12 @@ from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
 from lichessbot.lichess.streams import ReconnectingStream, game_stream
-from lichessbot.play.chat import WAIT_REPLY, WAIT_S, ChatSender, answer_command, eval_line, render_greeting
+from lichessbot.play.chat import ChatSender
+from lichessbot.play.game_chat import GameChat
 from lichessbot.play.pgn import GameRecord, write_pgn
 from lichessbot.play.publish import game_snapshot, write_eval_svg
-from lichessbot.play.rules import ScoreRules, Unplayable, our_clock, parse_moves, post_patience
+from lichessbot.play.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
+from lichessbot.play.takeback import Takebacks, reopen
 from lichessbot.play.thinker import ClockMs, Decision, Thinker
 from lichessbot.status import GameSnapshot, StatusHub
 
@@ -40,7 +42,7 @@ CLAIM_RETRY = 1.0
 
 
 class Game:
-    """Plays game ``game_id`` to the end (``run``). ``quit`` (an Event) resigns or aborts it and leaves."""
+    """Plays game ``game_id`` to the end (``run``); ``quit`` (an Event) leaves it (resigns: ``resign_on_quit``)."""
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
@@ -66,14 +68,13 @@ class Game:
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
+        self._takebacks = Takebacks(client, game_id, config.max_takebacks_accepted, self.log)
         self._our_moves = 0
-        self._last_eval: str | None = None
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
-        self._abort_grace, self.queued = 0.0, queued  # !wait's seconds past abort_time; challengers queued
+        self._abort_grace = 0.0  # !wait's seconds past abort_time
         self._claim_at: float | None = None
-        self._greeted = False
-        self._said_goodbye = False
+        self.talk = GameChat(game_id, chat, config, username=me, engine_name=engine_name, queued=queued)
         self._saw_running = False
         self._seen_at: float | None = None  # monotonic time of the last state seen on a stream
         self._opened_at: float | None = None  # monotonic time the current game stream was requested
@@ -82,6 +83,8 @@ class Game:
         self.parked = False                  # correspondence: stream closed until our move (service check-in)
         self.abandoned = False               # left because the game cannot be played
         self.status = status                 # the status page's hub (snapshots published to it), or None
+        self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
+        self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
         if status is not None and hasattr(thinker, "on_live"):
             thinker.on_live = lambda live: status.publish_live(game_id, live)
 
@@ -106,7 +109,8 @@ class Game:
                     self._publish()
                 self._step(self._tick)
                 if self.quit.is_set():
-                    self._step(self._leave)
+                    if self.resign_on_quit:
+                        self._step(self._leave)
                     break
                 if self.over:
                     break
@@ -174,6 +178,8 @@ class Game:
             if event.reconnect:
                 self.log.info("game stream reconnected")
         elif isinstance(event, GameFull):
+            if self.on_full is not None:
+                self.on_full(event)
             self._on_full(event)
             self._on_state(event.state, full=True)
         elif isinstance(event, GameState):
@@ -208,14 +214,12 @@ class Game:
         except ValueError as err:
             raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
-        self.opponent = opp.display
+        self.opponent = self.talk.opponent = opp.display
         self.record.take_game_full(full, self.initial, variant)
         if self.color is not None:  # the game's strength level follows the opponent's rating (docs/strength.md)
-            self.level_text = self.thinker.set_opponent(opp.rating, self.record.rated)  # the thinker logs it
-        if not self._greeted and self.color is not None and len(full.state.moves.split()) < 2:
-            self._greeted = True
-            self._say(self.config.greeting.hello, "player")
-            self._say(self.config.greeting.hello_spectators, "spectator")
+            self.level_text = self.talk.level = self.thinker.set_opponent(opp.rating, self.record.rated)
+        if self.color is not None and len(full.state.moves.split()) < 2:
+            self.talk.hello()
 
     def _on_state(self, state: GameState, full: bool = False) -> None:
         if self.initial is None:
@@ -237,6 +241,7 @@ class Game:
                     raise Unplayable(f"moves {moves[-40:]!r} cannot be read ({err})") from None
                 raise
             n = len(board.move_stack)
+            reopen(n, self.board, self._posted, self._decided, self._attempts)  # a takeback: think again there
             if self.board is not None and n == len(self.board.move_stack) + 1:  # exactly one new move: its clock
                 mover_white = board.turn == chess.BLACK
                 self.record.clocks[n - 1] = self._times[0] if mover_white else self._times[1]
@@ -244,6 +249,8 @@ class Game:
             self.record.moves = list(board.move_stack)
         status = state.status
         self._opp_offers_draw = state.bdraw if self.color == chess.WHITE else state.wdraw
+        if self._takebacks.on_state(state, self.color) and self.board is not None:
+            self._posted.add(len(self.board.move_stack))  # no move here: lichess takes this position back
         self._update_abort_timer()
         if state.running:
             self._saw_running = True
@@ -257,26 +264,16 @@ class Game:
         if b is None or init is None or self.color is None or self.correspondence or self.tournament:
             self._opp_wait_since = None  # no abort: lichess refuses it in arenas; days per move otherwise
             return
-        movers = ((init.turn if i % 2 == 0 else not init.turn) for i in range(len(b.move_stack)))
-        opp_moves = sum(1 for mover in movers if mover != self.color)
-        if opp_moves == 0 and b.turn != self.color:
-            self._opp_wait_since = self._opp_wait_since or time.monotonic()
-        else:
-            self._opp_wait_since = None
+        opp_moved = any((init.turn if i % 2 == 0 else not init.turn) != self.color for i in range(len(b.move_stack)))
+        waiting = not opp_moved and b.turn != self.color
+        self._opp_wait_since = (self._opp_wait_since or time.monotonic()) if waiting else None
 
     def _on_chat(self, line: ChatLine) -> None:
-        room = "spectator" if line.room == "spectator" else "player"
-        answer = None if line.username.lower() == self.me else answer_command(
-            line.text, last_eval=self._last_eval, name=f"{self.username} running lichessbot with the "
-            f"{self.engine_name} network", player_room_in_game=room == "player" and not self.over,
-            can_wait=not self.over and not self.correspondence and self._abortable(), queue=self.queued())
-        if answer == WAIT_REPLY:
-            self._abort_grace += WAIT_S
-        if answer:
-            self.chat.send(self.id, room, answer)
+        self._abort_grace += self.talk.answer(line, over=self.over, can_wait=not self.over and not self.correspondence
+                                              and self._abortable())
 
     def _leave(self) -> None:
-        """Second Ctrl-C: abort (before both sides moved, not in a tournament) or resign."""
+        """Quit with ``resign_on_quit``: abort (before both sides moved, not in a tournament) or resign."""
         if self.over:
             return
         abort = self._abortable()
@@ -284,8 +281,7 @@ class Game:
         (self.client.abort_game if abort else self.client.resign_game)(self.id)
 
     def _abortable(self) -> bool:
-        plies = len(self.board.move_stack) if self.board else 0
-        return plies < 2 and not self.tournament
+        return (len(self.board.move_stack) if self.board else 0) < 2 and not self.tournament
 
     def _abandon(self, why: str) -> None:
         """End our part in a game the engine cannot play: abort or resign once, one log line, no reconnects."""
@@ -329,18 +325,19 @@ class Game:
         ply = len(b.move_stack)
         return ply not in self._posted and self._attempts.get(ply, 0) < MAX_POST_ATTEMPTS and not b.is_game_over()
 
-    def _clock(self, ply: int) -> ClockMs | None:
-        """Our clock now (ms): lichess's value as of the state, less the time since (from each side's second
-        move on, when lichess runs the clock). None in games without a clock."""
-        if self.record.clock_initial_ms is None or self.correspondence or self.color is None:
-            return None
-        clock = our_clock(self._times, self.color, time.monotonic() - self._state_at if ply >= 2 else 0.0)
-        return clock._replace(initial=self.record.clock_initial_ms)
+    def _clock(self, ply: int) -> tuple[ClockMs | None, float | None]:
+        """Our clock now (with the game's initial clock), and the correspondence clock's seconds left
+        (:func:`~lichessbot.play.rules.clocks_now`)."""
+        since = time.monotonic() - self._state_at if ply >= 2 else 0.0  # lichess runs clocks from the 2nd moves
+        clock, left = clocks_now(self._times, self.color, since, clocked=self.record.clock_initial_ms is not None,
+                                 correspondence=self.correspondence)
+        return (None if clock is None else clock._replace(initial=self.record.clock_initial_ms)), left
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)
         try:
-            decision = self.thinker.think(board.copy(), self._clock(ply), first_moves_unclocked=ply < 2)
+            clock, left = self._clock(ply)
+            decision = self.thinker.think(board.copy(), clock, first_moves_unclocked=ply < 2, time_left_s=left)
             if decision.move in board.legal_moves:
                 return decision
             self.log.error("thinker returned an illegal move", move=decision.move.uci())
@@ -381,34 +378,25 @@ class Game:
             after.push(decision.move)
             self.thinker.ponder(after, decision.ponder)
         self._our_moves += 1
-        self._last_eval = eval_line(decision, board)
         sc = decision.score
         self.log.info("move", ply=ply, move=decision.move.uci(), source=decision.source,
                       time_s=round(decision.time, 3), nodes=decision.nodes, nps=round(decision.nps),
                       cp=sc.cp if sc else None, mate=sc.mate if sc else None, wdl=sc.wdl if sc else None,
                       depth=round(decision.depth, 1),
                       stop=decision.stop_reason, draw_offer=offer_draw or None)
-        if self.config.chat.eval_room == "spectator" and self._our_moves % self.config.chat.eval_every == 0:
-            self.chat.send(self.id, "spectator", self._last_eval)  # never the player room (outside help)
+        self.talk.after_move(decision, board, self._our_moves)
 
     def _deadline(self, ply: int) -> float | None:
         """Monotonic time (s) the move post may wait until (retries, 429s: rules.post_patience); None: no clock."""
-        clock = self._clock(ply)
+        clock = self._clock(ply)[0]
         if clock is None:
             return None
         return time.monotonic() + post_patience(clock.time, self.config.timeman.move_overhead)
 
     # the end -----------------------------------------------------------------------------------
-    def _say(self, template: str, room: str) -> None:
-        if template:
-            text = render_greeting(template, me=self.username, opponent=self.opponent, level=self.level_text)
-            self.chat.send(self.id, room, text)
-
     def _finish(self) -> None:
-        if self.over and self._saw_running and not self._said_goodbye and not self.abandoned:
-            self._said_goodbye = True
-            self._say(self.config.greeting.goodbye, "player")
-            self._say(self.config.greeting.goodbye_spectators, "spectator")
+        if self.over and self._saw_running and not self.abandoned:
+            self.talk.goodbye()
         if self.over and not self.abandoned and self.config.pgn_directory and self.initial is not None:
             try:
                 path = write_pgn(self.record, self.config.pgn_directory)

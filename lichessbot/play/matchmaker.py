@@ -49,6 +49,7 @@ from lichessbot.lichess.events import (
     GameStart,
     StreamEvent,
 )
+from lichessbot.lichess.users import BOT_GAMES_KEY
 from lichessbot.play.admission import Admission
 from lichessbot.play.admission.choice import Choice, choose, decline_aspect
 
@@ -66,11 +67,13 @@ _RESERVING = "matchmaking-reserving"
 @dataclass(frozen=True)
 class MatchmakerOptions:
     """How the loop runs (tests): ``tick`` seconds between rounds, the ``rng`` of the draws, ``clock``
-    (epoch seconds: declines and pauses)."""
+    (epoch seconds: declines and pauses), ``ratings_refresh``: seconds after which our account (its
+    ratings, for ``opponent_rating_difference``) is read again before a challenge (ours: an hour)."""
 
     tick: float = 1.0
     rng: random.Random = field(default_factory=random.Random)
     clock: Callable[[], float] = time.time
+    ratings_refresh: float = 3600.0
 
 
 @dataclass
@@ -94,6 +97,8 @@ class Matchmaker:
         self._tick = options.tick
         self._rng = options.rng
         self._clock = options.clock
+        self._ratings_refresh = options.ratings_refresh
+        self._me_at = -float("inf")                      # monotonic time our account was last read
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self.drawn: Counter[str] = Counter()              # settings used per challenge: default or override name
@@ -150,10 +155,7 @@ class Matchmaker:
     # the loop -----------------------------------------------------------------------------------
     def run(self) -> None:
         """Until the service stops. Never raises: one failed round is logged and the next one tried."""
-        try:
-            self.me = self.client.account()
-        except LichessError as err:
-            log.warning("account not read: ratings unknown", error=str(err))
+        self._read_account()
         while not self._stopping.is_set():
             try:
                 self.step()
@@ -162,6 +164,15 @@ class Matchmaker:
             self._wake.wait(self._tick)
             self._wake.clear()
         self._cancel_outstanding("shutting down")
+
+    def _read_account(self) -> None:
+        """Our account (ratings) now; on failure the last one read stays."""
+        self._me_at = time.monotonic()
+        try:
+            self.me = self.client.account()
+        except LichessError as err:
+            log.warning("account not read: ratings unknown" if self.me is None else "ratings not refreshed",
+                        error=str(err))
 
     def wake(self) -> None:
         self._wake.set()
@@ -181,7 +192,8 @@ class Matchmaker:
                 self.admission.release(cid)
             if self._unseen:
                 return  # an answer lichess gave is still on its way: the slot stays held
-        if self._stopping.is_set() or self._clock() < self.records.paused_until:
+        if self._stopping.is_set() or self._clock() < max(self.records.paused_until,
+                                                          self.records.bot_games_paused_until):
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
             return
@@ -203,6 +215,8 @@ class Matchmaker:
 
     def _challenge(self, now: float) -> None:
         self.last_challenge = now
+        if now - self._me_at >= self._ratings_refresh:
+            self._read_account()
         try:
             online = self.client.online_bots()
         except LichessError as err:
@@ -238,6 +252,8 @@ class Matchmaker:
             pause = err.seconds if err.seconds is not None else self.mm.daily_limit_pause
             with self._lock:
                 self.records.paused_until = self._clock() + pause
+                if err.rate_limit is not None and err.rate_limit.key == BOT_GAMES_KEY:
+                    self.records.pause_bot_games(self._clock() + pause)  # no bot's challenge accepted either
                 self.admission.save_records()
             log.warning("challenges limited by lichess: matchmaking paused", pause_s=round(pause), error=str(err))
             return None
@@ -245,7 +261,10 @@ class Matchmaker:
             log.warning("challenge not created", opponent=choice.username, error=str(err))
             if err.status == 400:  # lichess refuses this bot (e.g. it does not accept challenges)
                 with self._lock:
-                    self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
+                    if err.rate_limit is not None:  # its daily limit of bot games (lila BotLimit OpponentLimit)
+                        self.records.limit_opponent(choice.username, self._clock() + err.rate_limit.seconds)
+                    else:
+                        self.records.add(choice.username, ("", ""), self._clock() + self.mm.decline_hours * 3600)
                     self.admission.save_records()
             return None
         cid = created.id

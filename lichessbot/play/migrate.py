@@ -1,10 +1,12 @@
 """``lichessbot migrate-config LICHESS_BOT_CONFIG``: turn a lichess-bot ``config.yml`` into ours.
 
-What carries over: token, url, ponder, the polyglot book, ``online_moves``, ``draw_or_resign``, ``challenge``,
-``greeting``, ``abort_time``, ``move_overhead``, ``pgn_directory``, and ``correspondence`` and ``matchmaking`` where our
-config has those sections. A key of a carried section is kept when our config has a key of the same
-name (lichessbot.config uses lichess-bot's names where the meaning is the same) and its value passes
-our checks. Everything else is dropped and listed with the reason. The token is never printed.
+What carries over: token, url, ponder, the polyglot book, Syzygy tablebases (``lichess_bot_tbs.syzygy``:
+paths, max_pieces), ``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``,
+``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and
+``correspondence`` and ``matchmaking`` where our config has those sections. A key of a carried section
+is kept when our config has a key of the same name (lichessbot.config uses lichess-bot's names where the
+meaning is the same) and its value passes our checks. Everything else is dropped and listed with the
+reason. The token is never printed.
 
 :data:`LICHESS_BOT_KEYS` also tells ``check-config`` where a lichess-bot setting lives here.
 """
@@ -48,18 +50,19 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "engine.polyglot": "here: book (enabled, paths.standard/chess960, selection, min_weight, max_depth in "
     "full moves)",
     "engine.draw_or_resign": "here: draw_or_resign, at the top level",
-    "engine.lichess_bot_tbs": "no local tablebase section here",
+    "engine.lichess_bot_tbs.gaviota": "Gaviota tables are not read here: Syzygy only (tablebases.syzygy)",
+    "engine.lichess_bot_tbs.syzygy.move_quality": "here the tablebase move is always the best one (lichess-bot's "
+                                                  "move_quality best)",
     "move_overhead": "here: timeman.move_overhead (ms)",
     "max_concurrent_games": "here: challenge.concurrency",
     "fake_think_time": "not supported: the bot always plays as soon as the search ends",
     "rate_limiting_delay": "not needed: requests are paced by the lichess client",
-    "max_takebacks_accepted": "takebacks are never accepted",
-    "quit_after_all_games_finish": "not supported: stop the bot with Ctrl-C (games in progress are finished)",
     "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
     "engine.draw_or_resign.resign_for_egtb_minus_two": "no tablebase rule for resigning here: resign by resign_score",
     "engine.draw_or_resign.offer_draw_for_egtb_zero": "no tablebase rule for draws here: draws by offer_draw_score",
     "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
-    "challenge.rating_difference": "here: challenge.min_rating and challenge.max_rating",
+    "challenge.rating_difference": "not carried: it is relative to our rating, and challenge.min_rating/max_rating "
+                                   "here are absolute ratings (set them from the bot's rating)",
     "challenge.online_block_list": "no online block lists here: use challenge.block_list",
     "correspondence": "correspondence settings are not supported in this build",
     "matchmaking.online_block_list": "no online block lists here: use matchmaking.block_list",
@@ -111,7 +114,7 @@ def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
                 drop("token", "a placeholder, not a token: set LICHESS_BOT_TOKEN")
         elif key == "url":
             out["url"] = str(value).rstrip("/")
-        elif key in ("abort_time", "pgn_directory"):
+        elif key in ("abort_time", "pgn_directory", "quit_after_all_games_finish", "max_takebacks_accepted"):
             out[key] = value
         elif key == "move_overhead":
             out.setdefault("timeman", {})["move_overhead"] = value
@@ -153,6 +156,8 @@ def _engine(eng: ConfigData, out: ConfigData, drop) -> None:
                     out.setdefault("draw_or_resign", {})[k] = v
                 else:
                     drop(f"engine.draw_or_resign.{k}", hint(f"engine.draw_or_resign.{k}") or "no such rule here")
+        elif key == "lichess_bot_tbs" and isinstance(value, dict):
+            _tablebases(value, out, drop)
         elif key == "uci_options" and isinstance(value, dict):
             for k, v in value.items():
                 if k.lower().replace(" ", "") == "moveoverhead":
@@ -161,6 +166,27 @@ def _engine(eng: ConfigData, out: ConfigData, drop) -> None:
                     drop(f"engine.uci_options.{k}", _UCI)
         else:
             drop(f"engine.{key}")
+
+
+def _tablebases(tbs: ConfigData, out: ConfigData, drop) -> None:
+    """lichess-bot's ``engine.lichess_bot_tbs`` into our ``tablebases``: Syzygy ``paths`` and ``max_pieces``
+    when ``enabled``; disabled Syzygy is dropped with that reason; anything else (Gaviota, ``move_quality``)
+    with where it stands here."""
+    for kind, sub in tbs.items():
+        path = f"engine.lichess_bot_tbs.{kind}"
+        if kind != "syzygy" or not isinstance(sub, dict):
+            drop(path)
+            continue
+        if not sub.get("enabled"):
+            drop(path, "disabled in lichess-bot: no tablebases here either (tablebases.syzygy empty)")
+            continue
+        for k, v in sub.items():
+            if k == "paths":
+                out.setdefault("tablebases", {})["syzygy"] = [v] if isinstance(v, str) else list(v or [])
+            elif k == "max_pieces":
+                out.setdefault("tablebases", {})["max_pieces"] = v
+            elif k != "enabled":
+                drop(f"{path}.{k}")
 
 
 def _online(src: ConfigData, out: ConfigData, ours: dict[str, Any], path: str, drop) -> None:

@@ -7,11 +7,14 @@ goes to the admission and its answers to the answer worker (a slow or rate-limit
 the event stream). Running games are counted from ``gameStart`` and ``gameFinish``; after an
 event-stream reconnect, and every ``playing_check_period`` seconds, ``/api/account/playing`` is the
 truth (a missed ``gameFinish`` frees its slot; a game thread that saw its game end frees it too).
-Correspondence games hold no slot: their thread closes after ``correspondence.disconnect_time`` s off
-our move and the check-in (every ``correspondence.checkin_period`` s) restarts the ones on our move.
+Correspondence games hold no slot: a stream opens only for a game on our move (``isMyTurn`` of its
+``gameStart`` or of the check-in), one every ``CORRESPONDENCE_START_GAP`` s; its thread closes after
+``correspondence.disconnect_time`` s off our move and the check-in (every ``correspondence.checkin_period``
+s) restarts the ones on our move.
 
-Ctrl-C once: stop taking challenges (they are declined with ``later``) and finish the running games.
-Twice: resign (or abort, before both sides moved) every game and exit.
+:meth:`BotService.stop` (SIGTERM or Ctrl-C once): no new games (challenges declined with ``later``, no
+matchmaking), the running games are finished. :meth:`BotService.quit` (twice): exit now, the games left
+running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from lichessbot.lichess.events import (
     ChallengeEvent,
     Connected,
     GameFinish,
+    GameInfo,
     GameStart,
     StreamEvent,
 )
@@ -47,9 +51,14 @@ from lichessbot.play.publish import service_figures
 from lichessbot.play.thinker import Thinker
 from lichessbot.status import StatusHub
 
-__all__ = ["BotService", "EngineLike"]
+__all__ = ["CORRESPONDENCE_START_GAP", "BotService", "EngineLike"]
 
 log = structlog.get_logger("lichessbot.bot")
+
+#: Seconds between two correspondence game streams opened (ours): a bot with dozens of correspondence
+#: games opens them one at a time at connect, never all at once (lichess answers bursts of game streams
+#: with 429s; https://lichess.org/page/api-tips: one request at a time).
+CORRESPONDENCE_START_GAP = 2.0
 
 
 class EngineLike(Protocol):
@@ -89,6 +98,7 @@ class BotService:
         self._threads: dict[str, threading.Thread] = {}
         self._stopping = threading.Event()
         self._quit = threading.Event()
+        self._resign = False  # quit(): resign the running games
         self._done = threading.Event()
         self._wake = threading.Event()
         self._fatal: BaseException | None = None
@@ -98,6 +108,8 @@ class BotService:
         self.games_played = 0
         self._answers: ChallengeAnswers | None = None  # set by run()
         self._next_check = self._next_checkin = 0.0
+        self._corr_waiting: list[str] = []  # correspondence games on our move, started one per gap
+        self._next_corr = 0.0
         self.playing_checks = 0
         self._checker: threading.Thread | None = None
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
@@ -118,8 +130,11 @@ class BotService:
         self.admission.stop()
         self._wake.set()
 
-    def quit(self) -> None:
-        """Resign or abort every game and return from ``run`` now."""
+    def quit(self, resign: bool | None = None) -> None:
+        """Return from ``run`` now. ``resign`` (None: the config's ``resign_on_quit``): resign or abort
+        every running game; else leave them running on lichess (a restart finds them: lichess re-sends
+        their ``gameStart`` when the event stream opens)."""
+        self._resign = self.config.resign_on_quit if resign is None else resign
         self._quit.set()
         self.stop()
 
@@ -132,13 +147,15 @@ class BotService:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
         account = self._account or check_account(self.client, self._upgrade)
         self.me = self.admission.me = account.username or account.id
+        self.client.identify(self.me)
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
         self._start_online()
         self._start_status_page()
         self._answers = ChallengeAnswers(self.client, self.status,
-                                         lambda cid, err: self.admission.answer_failed(cid, err.status))
+                                         lambda cid, err: self.admission.answer_failed(cid, err.status,
+                                                                                       err.rate_limit))
         answers = threading.Thread(target=self._answers.run, name="events-answers", daemon=True)
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
@@ -159,6 +176,7 @@ class BotService:
                 self._wake.wait(0.2)
                 self._wake.clear()
                 self._reap()
+                self._start_correspondence()
                 self._answer(self.admission.serve())
                 self._periodic_checks()
                 self._publish_status()
@@ -174,6 +192,7 @@ class BotService:
                 self._events.close()
             for g in games:
                 if self._quit.is_set():
+                    g.resign_on_quit = self._resign
                     g.quit.set()
             for t in threads:
                 t.join(timeout=15)
@@ -295,7 +314,7 @@ class BotService:
             self._answer(self.admission.challenge(event.challenge))
         elif isinstance(event, GameStart):
             self.admission.game_started(event.game)
-            self._start_game(event.game.game_id)
+            self._start_or_wait(event.game)
         elif isinstance(event, GameFinish):
             game = event.game
             self.admission.game_finished(game.game_id)
@@ -330,8 +349,31 @@ class BotService:
         if freed:
             log.warning("slots freed: games no longer ongoing", games=sorted(freed))
         for g in ongoing:
-            if not g.correspondence or (checkin and g.is_my_turn):
-                self._start_game(g.game_id)
+            if not g.correspondence or checkin:
+                self._start_or_wait(g)
+
+    def _start_or_wait(self, game: GameInfo) -> None:
+        """A real-time game starts now; a correspondence game only on our move (``isMyTurn``; else the
+        check-in finds it once it is), in line: one stream every ``CORRESPONDENCE_START_GAP`` s."""
+        if not game.correspondence:
+            self._start_game(game.game_id)
+        elif game.is_my_turn:
+            with self._lock:
+                if game.game_id not in self._corr_waiting:
+                    self._corr_waiting.append(game.game_id)
+            self._wake.set()
+        else:
+            log.info("correspondence game not on our move: no stream until the check-in", game_id=game.game_id)
+
+    def _start_correspondence(self) -> None:
+        """Start the next correspondence game in line when its gap has passed (the main loop's turn)."""
+        now = time.monotonic()
+        with self._lock:
+            if not self._corr_waiting or now < self._next_corr:
+                return
+            gid = self._corr_waiting.pop(0)
+            self._next_corr = now + CORRESPONDENCE_START_GAP
+        self._start_game(gid)
 
     def _start_game(self, gid: str) -> None:
         if not self.admission.may_start(gid):
@@ -344,7 +386,9 @@ class BotService:
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
                         status=self.status, queued=self.admission.queued_names)
+            game.on_full = lambda full, gid=gid: self.admission.game_full(gid, full)
             if self._quit.is_set():
+                game.resign_on_quit = self._resign
                 game.quit.set()
             self.games[gid] = game
             self.games_played += 1

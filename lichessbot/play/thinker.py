@@ -31,8 +31,10 @@ class ClockMs(NamedTuple):
 class Thinker(Protocol):
     """One game's engine. ``think`` may be slow; ``stop`` may be called from another thread."""
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False) -> Decision:
-        """A move for ``board`` (a copy the thinker may keep); ``clock`` None: no clock (correspondence)."""
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
+        """A move for ``board`` (a copy the thinker may keep); ``clock`` None: no clock (correspondence), where
+        ``time_left_s`` is what the correspondence clock leaves for this move (seconds; None: unlimited)."""
         ...
 
     def set_opponent(self, rating: int | None, rated: bool) -> str:

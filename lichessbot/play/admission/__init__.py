@@ -27,7 +27,8 @@ from collections.abc import Iterable
 import structlog
 
 from lichessbot.config import BotConfig
-from lichessbot.lichess.events import Challenge, GameInfo
+from lichessbot.lichess.events import Challenge, GameFull, GameInfo, RateLimit
+from lichessbot.lichess.users import BOT_GAMES_KEY
 from lichessbot.play.admission.filter import Verdict, decide
 from lichessbot.play.admission.records import DeclineRecords
 from lichessbot.play.admission.rules import ChallengeRules
@@ -59,12 +60,12 @@ class Admission:
         self._answered: dict[str, float] = {}    # challenge id -> monotonic time its answer was decided
         #: Declines, the daily-limit pause and today's bot games (matchmaking.decline_file), shared with the
         #: matchmaker.
-        self.records = DeclineRecords.load(config.matchmaking.decline_file, time.time())
+        self.records = DeclineRecords.load(config.records_file(), time.time())
         self.rules = ChallengeRules(config.challenge, self.records, self.save_records)
 
     def save_records(self) -> None:
         """Write the records (a failure is logged: the bot plays on with them in memory)."""
-        path = self.config.matchmaking.decline_file
+        path = self.config.records_file()
         try:
             self.records.save(path)
         except OSError as err:
@@ -145,13 +146,32 @@ class Admission:
             if self.rules.dequeue(cid):
                 log.info("queued challenge canceled by the challenger", challenge_id=cid)
 
-    def answer_failed(self, cid: str, status: int | None) -> None:
+    def answer_failed(self, cid: str, status: int | None, limit: RateLimit | None = None) -> None:
         """An answer that could not be posted: its slot is freed; unless lichess refused it for good (400,
-        404) it may still be pending, so it is answered again if lichess sends it again."""
+        404) it may still be pending, so it is answered again if lichess sends it again.
+
+        ``limit`` (lila's ``ratelimit`` of the refusal): a 429 with key ``bot.vsBot.day`` (our daily games
+        against bots, lila BotLimit) stops every game against a bot for its ``seconds``; a 400 with one (the
+        challenger's daily limit) stops games with that bot for its ``seconds``. Both are saved.
+        """
         with self._lock:
             self.pending.pop(cid, None)
             if status not in (400, 404):
                 self._answered.pop(cid, None)
+            opp = self.rules.opponents.get(cid)
+        if limit is None:
+            return
+        until = time.time() + limit.seconds
+        if status == 429 and limit.key == BOT_GAMES_KEY:
+            self.records.pause_bot_games(until)
+            log.warning("lichess's daily limit of games against bots: no bot games", seconds=round(limit.seconds))
+        elif status == 400 and opp is not None and opp.name:
+            self.records.limit_opponent(opp.name, until)
+            log.warning("opponent at lichess's daily limit of games against bots", opponent=opp.name,
+                        seconds=round(limit.seconds))
+        else:
+            return
+        self.save_records()
 
     # games ---------------------------------------------------------------------------------------
     def game_started(self, game: GameInfo) -> None:
@@ -161,6 +181,16 @@ class Admission:
             self.started_at[game.game_id] = time.monotonic()
             (self.correspondence if game.correspondence else self.running).add(game.game_id)
             self.rules.game_started(game)
+
+    def game_full(self, gid: str, full: GameFull) -> None:
+        """A game's ``gameFull``: the opponent (the player other than us) and its BOT title are noted, and
+        a game against a bot is counted for lichess's daily limit (``max_bot_games_per_day``)."""
+        me = self.me.lower()
+        opp = full.black if (full.white.id or "").lower() == me else full.white
+        if opp.ai_level is not None:
+            return
+        with self._lock:
+            self.rules.game_full(gid, opp.name or opp.id or "", opp.is_bot)
 
     def game_finished(self, gid: str) -> None:
         """``gameFinish`` (or a game thread that saw its game end): the slot is free, the game never restarts."""
@@ -247,4 +277,4 @@ class Admission:
         with self._lock:
             return {"games_running": len(self.running), "correspondence_games": len(self.correspondence),
                     "challenges_queued": len(self.rules.queue),
-                    "bot_games_today": self.records.bot_games_on(time.time())}
+                    "bot_games_today": self.records.bot_games_in_day(time.time())}

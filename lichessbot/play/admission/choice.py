@@ -26,8 +26,10 @@ from lichessbot.play.admission.records import DeclineRecords
 
 __all__ = ["Choice", "choose", "decline_aspect", "game_speed"]
 
-#: Decline reason -> the aspect it objects to ("" = the whole bot).
-_ASPECT_OF = {"tooFast": "speed_up_to", "tooSlow": "speed_from", "timeControl": "speed", "rated": "mode",
+#: Decline reason, lowercased -> the aspect it objects to ("" = the whole bot). lila writes
+#: ``declineReasonKey`` lowercased (``toofast``; the OpenAPI schema ChallengeDeclinedJson) and takes
+#: ``tooFast`` on decline: every comparison here is case-insensitive.
+_ASPECT_OF = {"toofast": "speed_up_to", "tooslow": "speed_from", "timecontrol": "speed", "rated": "mode",
               "casual": "mode", "standard": "variant", "variant": "variant"}
 
 
@@ -68,11 +70,12 @@ class Choice:
 def decline_aspect(filter_type: str, reason: str, challenge: Challenge) -> tuple[str, str] | None:
     """The record a decline leaves: ``(aspect, value)`` (``("", "")`` = the whole bot) or None (filter none).
 
-    ``challenge`` is the declined challenge as lichess sends it back (its speed, mode and variant).
+    ``challenge`` is the declined challenge as lichess sends it back (its speed, mode and variant);
+    ``reason`` in any case (lichess sends ``toofast``, we send ``tooFast``).
     """
     if filter_type == "none":
         return None
-    aspect = _ASPECT_OF.get(reason, "") if filter_type == "fine" else ""
+    aspect = _ASPECT_OF.get(reason.lower(), "") if filter_type == "fine" else ""
     if aspect.startswith("speed"):
         speed = challenge.speed
         return ("speed" if speed not in SPEEDS or speed == "correspondence" else aspect), speed

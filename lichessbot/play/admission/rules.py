@@ -8,7 +8,8 @@ depends on the games and challenges around it. Every rule declines with lichess'
   queued) may not exceed it;
 * ``max_recent_bot_challenges`` within ``recent_bot_challenge_age`` seconds: challenges taken (accepted or
   queued) from the same bot, rematches included;
-* ``max_bot_games_per_day``: games against bots started this UTC day, plus those accepted and not started
+* ``max_bot_games_per_day``: games against bots started in the last 24 hours (lila's rolling window,
+  BotLimit), plus those accepted and not started
   yet (the count lives in :class:`~lichessbot.play.admission.records.DeclineRecords`, persisted in
   ``matchmaking.decline_file``); the matchmaker asks :meth:`ChallengeRules.bot_challenge_blocked` too;
 * a real-time challenge needs a slot: fewer than ``concurrency`` real-time games (running or accepted),
@@ -16,9 +17,10 @@ depends on the games and challenges around it. Every rule declines with lichess'
   waits in the queue, ordered by ``sort_by`` and ``preference`` (:func:`~lichessbot.play.admission.filter.
   queue_order`), at most ``queue_wait`` seconds. Correspondence holds no slot and never waits.
 
-Whether an opponent is a bot is known from the challenge (the challenger's ``title``) or from our own
-challenges (always bots); lichess's ``gameStart`` does not say, so a game found without its challenge
-(a restart, a tournament pairing) counts as a game against a human unless the records list it.
+Whether an opponent is a bot is known from the challenge (the challenger's ``title``), from our own
+challenges (always bots), and for every game from its ``gameFull`` (each player's ``title``, lila
+BotJsonView): a game found without its challenge (a restart, a tournament pairing, a bulk pairing) is
+counted once its game stream opens (:meth:`ChallengeRules.game_full`).
 
 Not thread-safe: the service calls it under its own lock. Times are ``time.monotonic()`` seconds except
 the records' (epoch seconds, ``clock``).
@@ -97,9 +99,15 @@ class ChallengeRules:
             bot = True  # counted before a restart
         self.note(gid, game.opponent.username, bot)
 
+    def game_full(self, gid: str, opponent: str, bot: bool) -> None:
+        """The ``gameFull`` of game ``gid``: the opponent's name and whether it has the BOT title (the
+        truth, whatever the challenge said); a game against a bot is counted (once per game id)."""
+        self._started.add(gid)
+        self.note(gid, opponent, bot)
+
     def _count(self, gid: str) -> None:
         if self.records.count_bot_game(gid, self._clock()):
-            log.info("game against a bot counted", game_id=gid, today=self.records.bot_games_on(self._clock()),
+            log.info("game against a bot counted", game_id=gid, today=self.records.bot_games_in_day(self._clock()),
                      max_bot_games_per_day=self.config.max_bot_games_per_day)
             self._save()
 
@@ -120,9 +128,9 @@ class ChallengeRules:
         return {n for n in names if self._with(n, live) >= self.config.max_simultaneous_games_per_user}
 
     def bot_games_today(self, live: Collection[str]) -> int:
-        """Games against bots started this UTC day, plus those of ``live`` accepted and not started yet."""
+        """Games against bots started in the last 24 h, plus those of ``live`` accepted and not started yet."""
         waiting = sum(1 for k in live if self.is_bot(k) and k not in self._started)
-        return self.records.bot_games_on(self._clock()) + waiting
+        return self.records.bot_games_in_day(self._clock()) + waiting
 
     # the rules ---------------------------------------------------------------------------------
     def admit(self, ch: Challenge, live: Collection[str], *, queued: bool = False) -> Verdict:
@@ -142,9 +150,15 @@ class ChallengeRules:
                 return Verdict.no("later", f"{len(times)} challenges from {name} in the last "
                                            f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
                                            f"{c.max_recent_bot_challenges})")
+        if bot and (paused := self.records.bot_games_paused_until) > (now_epoch := self._clock()):
+            return Verdict.no("later", f"lichess's daily limit of games against bots (bot.vsBot.day) for "
+                                       f"{paused - now_epoch:.0f} s more")
+        if bot and (until := self.records.opponent_limited_until(name, self._clock())) is not None:
+            return Verdict.no("later", f"{name} reached lichess's daily limit of games against bots for "
+                                       f"{until - self._clock():.0f} s more")
         if bot and (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return Verdict.no("later", f"{today} games against bots today (max_bot_games_per_day "
-                                       f"{c.max_bot_games_per_day}; until the next UTC day)")
+            return Verdict.no("later", f"{today} games against bots in the last 24 h (max_bot_games_per_day "
+                                       f"{c.max_bot_games_per_day}; in the last 24 h)")
         return Verdict.yes()
 
     def take(self, ch: Challenge) -> None:
@@ -172,8 +186,10 @@ class ChallengeRules:
             return f"{len(self.queue)} challenges wait for a slot"
         if (bots := sum(1 for k in realtime if self.is_bot(k))) >= c.concurrency - c.games_reserved_for_humans:
             return f"{bots} games against bots running ({c.games_reserved_for_humans} slots reserved for humans)"
+        if (paused := self.records.bot_games_paused_until) > self._clock():
+            return f"lichess's daily limit of games against bots (bot.vsBot.day) for {paused - self._clock():.0f} s"
         if (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return f"{today} games against bots today (max_bot_games_per_day {c.max_bot_games_per_day})"
+            return f"{today} games against bots in 24 h (max_bot_games_per_day {c.max_bot_games_per_day})"
         return None
 
     # the queue ---------------------------------------------------------------------------------

@@ -1,0 +1,45 @@
+"""Takeback offers answered by ``max_takebacks_accepted`` (lichess-bot's key; issue 28), against the test
+server's takebacks as lila plays them (``wtakeback``/``btakeback`` in gameState, ``/takeback/{yes|no}``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
+
+TOKEN = "lip_takebacks"
+
+pytestmark = pytest.mark.usefixtures("logs")
+
+
+def _offer_at(server, gid: str, ply: int) -> None:
+    """The opponent (black, moving 0.3 s after us) offers a takeback while it is to move, at ``ply`` or later."""
+    g = server.games[gid]
+    assert server.wait_for(lambda: g.ply() >= ply and g.ply() % 2 == 1, 10)
+    server.propose_takeback(gid)
+    assert server.wait_for(lambda: not g.opp_takeback or g.over, 10)  # answered
+
+
+def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_bad_post():
+    config = {"max_takebacks_accepted": 1}
+    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config):
+        gid = server.challenge(opponent=resign_after(16), limit=120, increment=1)
+        assert server.wait_for(lambda: gid in server.games, 10)
+        _offer_at(server, gid, 4)
+        _offer_at(server, gid, 8)
+        g = server.games[gid]
+        assert server.wait_for(lambda: g.over, 20)
+    assert g.takebacks == 1 and g.status == "resign" and g.winner == "white"
+    assert not g.rejected_posts  # after the takeback the bot moved from the position lichess gave
+    answers = [p for _, p, _ in server.requests if "/takeback/" in p]
+    assert [a.rsplit("/", 1)[1] for a in answers] == ["yes", "no"]
+
+
+def test_by_default_takebacks_are_declined():
+    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine()):
+        gid = server.challenge(opponent=resign_after(8), limit=120, increment=1)
+        assert server.wait_for(lambda: gid in server.games, 10)
+        _offer_at(server, gid, 3)
+        g = server.games[gid]
+        assert server.wait_for(lambda: g.over, 20)
+    assert g.takebacks == 0 and [p.rsplit("/", 1)[1] for _, p, _ in server.requests if "/takeback/" in p] == ["no"]
