@@ -21,8 +21,8 @@ PLIES = 24
 
 
 def _config(tmp_path: Path, games: int = 2) -> MatchConfig:
-    return MatchConfig(EngineSpec("alpha", SCRIPTED + ["seed=1", "sleep=0.04"]),
-                       EngineSpec("beta", SCRIPTED + ["seed=2", "sleep=0.04"]), games=games,
+    return MatchConfig(EngineSpec("alpha", SCRIPTED + ["seed=1", "sleep=0.1"]),
+                       EngineSpec("beta", SCRIPTED + ["seed=2", "sleep=0.1"]), games=games,
                        tc=TimeControl.parse("60+0.5"), adjudication=Adjudication(max_plies=PLIES),
                        pgn_path=str(tmp_path / "m.pgn"))
 
@@ -41,7 +41,9 @@ def test_a_local_match_pushes_its_games_move_by_move(server, tmp_path):
     for record in result.games:
         counts = _counts(server, rid, str(record.number))
         assert counts == sorted(counts) and counts[-1] == PLIES  # pushed as it grew, to its end
-        assert len(set(counts)) >= PLIES // 2, counts  # move by move (a push may carry two moves)
+        # move by move: a push carries the moves made since the last one (lichess's pacing, 3 requests a
+        # second, lets through fewer pushes than the 10 plies a second these engines make at times)
+        assert len(set(counts)) >= PLIES // 3, counts
     pushed = server.broadcast_games(rid)
     assert [g.headers["Round"] for g in pushed] == ["1", "2"]
     for game, record in zip(pushed, result.games):
