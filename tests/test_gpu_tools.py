@@ -52,6 +52,17 @@ def test_bench_gpu_runs_on_the_cpu_and_its_check_passes(tiny_net, capsys):
     assert {"load_s", "session_s", "warm_up_s"} <= set(out["start"])
 
 
+def test_bench_gpu_runs_on_the_compact_input(tiny_net, capsys):
+    rc = main(["bench", "gpu", "--network", str(tiny_net), "--backend", "cpu", "--compact", "--batches", "8",
+               "--seconds", "0.1", "--search-seconds", "0.2", "--games", "2", "--first-nodes", "32",
+               "--stop-runs", "1", "--check-positions", "16", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["compact"] and out["check"]["ok"] and out["search"]["one_game_nps"] > 0
+    ci = out["compact_input"]
+    assert ci["bytes_per_position"] == {"planes": 28672, "compact": 1344}
+    assert ci["gather_us_per_leaf"]["compact"] > 0 and ci["network_evals_per_s"]["compact"] > 0
+
+
 def test_the_check_sees_a_network_that_is_not_the_reference(tiny_net, tmp_path):
     from tests.tinynet import build_tiny_onnx
 

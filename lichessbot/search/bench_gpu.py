@@ -192,6 +192,8 @@ def _network_alone(ev: Evaluator, network: Network, boards: list[chess.Board], b
     fill = SearchParams().history_fill
     for b in batches:
         planes = encode_boards(boards[:b], input_format=network.input_format, history_fill=fill)[0]
+        if ev.compact:
+            planes = to_compact(planes)
         ev.run(planes)
         calls, elapsed = _calls_in(lambda planes=planes: ev.run(planes), seconds, inflight)
         rows.append({"batch": b, "evals_per_s": round(b * calls / elapsed, 1),
