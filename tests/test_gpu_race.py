@@ -84,3 +84,30 @@ def test_bucketed_calls_are_padded_and_give_each_position_its_own_outputs(tiny_n
     planes = np.random.default_rng(5).integers(0, 2, size=(20, 112, 8, 8)).astype(np.float32)
     for b in (1, 5, 8, 9, 20):
         np.testing.assert_array_equal(plain.run(planes[:b]).logits, bucketed.run(planes[:b]).logits)
+
+
+def test_a_binding_onnxruntime_refuses_falls_back_to_plain_runs_once(tiny_net, monkeypatch):
+    """The bound path has not run on every device: if onnxruntime refuses it, the network still answers
+    (plain runs from then on), with one error line, and a game loses nothing."""
+    import io
+    import json
+
+    from lichessbot.play.logs import configure_logging
+
+    net = load_network(str(tiny_net))
+    plain = Evaluator(net, backend="cpu", threads=1, cache_size=0)
+    bound = Evaluator(net, backend="cpu", threads=1, cache_size=0, io_binding=True)
+
+    def refuse(binding):
+        raise RuntimeError("deliberate: binding refused")
+
+    monkeypatch.setattr(bound._session, "run_with_iobinding", refuse)
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    planes = np.random.default_rng(9).integers(0, 2, size=(6, 112, 8, 8)).astype(np.float32)
+    out = empty_outputs(8, mlh=False)
+    for _ in range(3):
+        got = bound.run(planes, out=out)
+        np.testing.assert_array_equal(got.logits, plain.run(planes).logits)
+    errors = [json.loads(x) for x in buf.getvalue().splitlines() if "I/O binding failed" in x]
+    assert len(errors) == 1 and "deliberate" in errors[0]["error"] and bound._bound is None

@@ -300,9 +300,19 @@ class Evaluator:
                                  f"{list(planes.shape)}")
         elif planes.ndim != 4 or planes.shape[1:] != (112, 8, 8):
             raise ValueError(f"planes must be [B, 112, 8, 8], got {list(planes.shape)}")
-        if self._bound is not None:
+        bound = self._bound
+        if bound is not None:
             direct = out if out is not None and self.network.has_wdl else None
-            outs = self._bound.run(planes, direct)
+            try:
+                outs = bound.run(planes, direct)
+            except ValueError:
+                raise
+            except Exception as err:  # noqa: BLE001 - onnxruntime refused the binding: plain runs from now on
+                if self._bound is not None:
+                    self._bound = None
+                    log.error("I/O binding failed; the network runs without it from now on", provider=self.provider,
+                              error=str(err).splitlines()[0][:300] if str(err) else type(err).__name__)
+                return self.run(planes, game=game, priority=priority, out=out)
         elif self.compact:
             masks, values = split(planes)
             outs = self._session.run(self._outputs, {MASKS_NAME: masks, VALUES_NAME: values})
@@ -316,7 +326,7 @@ class Evaluator:
             wdl = np.stack([(1 + v) / 2, np.zeros_like(v), (1 - v) / 2], axis=1)
         mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
         result = NetOutputs(logits, wdl, mlh)
-        if out is not None and not (self._bound is not None and self.network.has_wdl):
+        if out is not None and not (bound is not None and self.network.has_wdl):
             return _into(out, result)
         return result
 
