@@ -460,6 +460,15 @@ impl Search {
             let nd = &mut self.tree.nodes[leaf as usize];
             make_terminal(nd, wl, d, (parent_m - 1.0).max(0.0));
             nd.terminal = TERMINAL_TABLEBASE;
+            if wl < 0.0 {
+                // A loss for the mover: its edge's prior goes to 0 before the first backup (lc0 node.cc
+                // `MakeTerminal` with BLACK_WON: "Terminal losses ... clearing the policy"), so the
+                // parent's visited policy (FPU) never counts it.
+                let index = nd.index;
+                let parent = self.path[self.path.len() - 2];
+                let e = (self.tree.nodes[parent as usize].edges + u32::from(index)) as usize;
+                self.tree.edges[e].p = 0;
+            }
             self.tbhits += 1;
             return Expansion::Terminal;
         }
