@@ -103,11 +103,33 @@ def _shuffle(board: chess.Board, rng: random.Random, last: bool) -> list[str] | 
     return None
 
 
-def rook_repetitions(rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
+def _mate_in_two(board: chess.Board) -> bool:
+    """White to move mates in one or two."""
+    for m in board.legal_moves:
+        board.push(m)
+        if board.is_checkmate():
+            board.pop()
+            return True
+        replies = list(board.legal_moves)
+        every = bool(replies)
+        for r in replies:
+            board.push(r)
+            every = every and _mates_in_one(board) > 0
+            board.pop()
+            if not every:
+                break
+        board.pop()
+        if every:
+            return True
+    return False
+
+
+def rook_repetitions(rng: random.Random, count: int, mating: bool = False) -> list[tuple[str, list[str]]]:
     """K+R vs K (and a few with a pawn), white to move, the rule-50 counter at 5..40 in the FEN, then a shuffle
     of both sides back to the start (lc0's repetition count 1), and for every other position a second,
     unfinished shuffle and another black move. White (the rook) is to move at the root; moves back into the
-    repeated positions are draws in the tree (threefold, or two-fold inside the tree)."""
+    repeated positions are draws in the tree (threefold, or two-fold inside the tree). With ``mating``: K+R vs
+    K only, the black king on the edge and a mate in one or two at the root (proven wins in the tree)."""
     out: list[tuple[str, list[str]]] = []
     while len(out) < count:
         board = chess.Board(None)
@@ -115,7 +137,10 @@ def rook_repetitions(rng: random.Random, count: int) -> list[tuple[str, list[str
         board.set_piece_at(sqs[0], chess.Piece(chess.KING, chess.WHITE))
         board.set_piece_at(sqs[1], chess.Piece(chess.KING, chess.BLACK))
         board.set_piece_at(sqs[2], chess.Piece(chess.ROOK, chess.WHITE))
-        if len(out) % 4 == 3 and chess.square_rank(sqs[3]) not in (0, 7):
+        edge = chess.square_file(sqs[1]) in (0, 7) or chess.square_rank(sqs[1]) in (0, 7)
+        if mating and (not edge or chess.square_distance(sqs[0], sqs[1]) > 3):
+            continue
+        if not mating and len(out) % 4 == 3 and chess.square_rank(sqs[3]) not in (0, 7):
             board.set_piece_at(sqs[3], chess.Piece(chess.PAWN, rng.choice([chess.WHITE, chess.BLACK])))
         board.turn = chess.WHITE
         board.halfmove_clock = rng.randrange(5, 41)
@@ -143,6 +168,8 @@ def rook_repetitions(rng: random.Random, count: int) -> list[tuple[str, list[str
             moves.append(m.uci())
         if not ok or board.is_game_over() or board.is_repetition(3) or len(list(board.legal_moves)) < 3:
             continue
+        if mating and not _mate_in_two(board):
+            continue
         out.append((start, moves))
     return out
 
@@ -169,11 +196,14 @@ def main() -> None:
     rng = random.Random(SEED)
     print("# Positions in lc0's corners (issue 31), made by tests/data/make_lc0_corners.py (seed 31).")
     print("# lost: the side to move is being mated (several or all replies allow mate in one);")
-    print("# rookrep: K+R vs K (+ pawn) through repetitions with rule50 > 0; middle: ordinary middlegames.")
+    print("# rookrep: K+R vs K (+ pawn) through repetitions with rule50 > 0; rookmate: the same with a mate in")
+    print("# one or two at the root; middle: ordinary middlegames.")
     for i, (fen, kind) in enumerate(lost_positions(rng, 14)):
         print(f"lost-{kind}-{i:02d} | fen {fen}")
     for i, (fen, moves) in enumerate(rook_repetitions(rng, 14)):
         print(f"rookrep-{i:02d} | fen {fen} moves {' '.join(moves)}")
+    for i, (fen, moves) in enumerate(rook_repetitions(rng, 8, mating=True)):
+        print(f"rookmate-{i:02d} | fen {fen} moves {' '.join(moves)}")
     for i, fen in enumerate(MIDDLEGAMES):
         print(f"middle-{i:02d} | fen {fen}")
 
