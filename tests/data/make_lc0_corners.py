@@ -70,7 +70,8 @@ def lost_positions(rng: random.Random, count: int) -> list[tuple[str, str]]:
 
 
 def _quiet(board: chess.Board) -> list[chess.Move]:
-    return [m for m in board.legal_moves if not board.is_capture(m) and board.piece_type_at(m.from_square) != chess.PAWN]
+    return [m for m in board.legal_moves
+            if not board.is_capture(m) and board.piece_type_at(m.from_square) != chess.PAWN]
 
 
 def _shuffle(board: chess.Board, rng: random.Random, last: bool) -> list[str] | None:
