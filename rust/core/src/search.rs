@@ -445,6 +445,10 @@ impl Search {
         if self.params.two_fold_draws && info.repetitions == 1 && ply >= 4 && ply >= u32::from(nd.cycle) {
             make_terminal(nd, 0.0, 1.0, f32::from(nd.cycle));
             nd.terminal = TERMINAL_TWOFOLD;
+            // A two-fold draw depends on the path to it: its bounds stay open, so it never proves its
+            // parent (lc0 node.cc `MakeTerminal`: `if (type != Terminal::TwoFold) SetBounds(...)`).
+            nd.lower = -1;
+            nd.upper = 1;
             return Expansion::Terminal;
         }
         // Syzygy (lc0 search.cc `ExtendNode`): after a zeroing move, no castling rights, few pieces.
