@@ -105,3 +105,47 @@ def test_parse_positions_formats():
     assert ps[1][1].turn == chess.BLACK
     with pytest.raises(ValueError):
         parse_positions("8/8/8/8/8/8/8/8 w - - 0 1")
+
+
+def test_corner_positions_are_what_their_classes_say():
+    """tests/data/lc0_corners.txt (issue 31): 40+ positions; lost ones have 3+ replies that allow a mate in
+    one; the rook ones are reached through a repetition with the rule-50 counter above 0, the rook's side
+    to move."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "lc0_corners.txt").read_text(encoding="utf-8")
+    positions = parse_positions(text)
+    assert len(positions) >= 40
+    classes = {label.split("-")[0] for label, _ in positions}
+    assert classes == {"lost", "rookrep", "rookmate", "middle"}
+    for label, board in positions:
+        kind = label.split("-")[0]
+        if kind == "lost":
+            mated = 0
+            for m in board.legal_moves:
+                board.push(m)
+                mated += _allows_mate(board)
+                board.pop()
+            assert mated >= 3, label
+        elif kind.startswith("rook"):
+            assert board.turn == chess.WHITE and board.halfmove_clock > 0, label
+            assert any(board.root().piece_type_at(sq) == chess.ROOK for sq in chess.SQUARES), label
+            replay = board.root()
+            seen = {replay._transposition_key()}
+            repeated = False
+            for m in board.move_stack:
+                replay.push(m)
+                key = replay._transposition_key()
+                repeated |= key in seen
+                seen.add(key)
+            assert repeated, label
+
+
+def _allows_mate(board: chess.Board) -> bool:
+    for m in board.legal_moves:
+        board.push(m)
+        mate = board.is_checkmate()
+        board.pop()
+        if mate:
+            return True
+    return False

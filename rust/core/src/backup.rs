@@ -9,11 +9,22 @@ impl Search {
     /// into the leaf; one visit in flight undone per node (lc0 search.cc `DoBackupUpdateSingleNode`:
     /// wl += (v - wl) / (N + 1), likewise d and m; v = -v and m += 1 one level up). Returns the
     /// depth (edges) of the leaf.
-    pub(crate) fn backup_path(&mut self, mut v: f64, d: f64, mut m: f64) -> u32 {
+    ///
+    /// A node on the path that became terminal while this visit was in flight (proven by another
+    /// leaf of the same batch) keeps its exact value, and the rest of the path is backed up with
+    /// it: lc0 `DoBackupUpdateSingleNode` ("Current node might have become terminal from some other
+    /// descendant, so backup the rest of the way with more accurate values": v, d, m = the node's
+    /// WL, D, M when `n->IsTerminal()`).
+    pub(crate) fn backup_path(&mut self, mut v: f64, mut d: f64, mut m: f64) -> u32 {
         let nodes = &mut self.tree.nodes;
         for k in (0..self.path.len()).rev() {
             let x = self.path[k] as usize;
             let nd = &mut nodes[x];
+            if nd.terminal != TERMINAL_NONE {
+                v = nd.wl;
+                d = f64::from(nd.d);
+                m = f64::from(nd.m);
+            }
             let n1 = nd.n + 1;
             let f = f64::from(n1);
             nd.wl += (v - nd.wl) / f;

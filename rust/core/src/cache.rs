@@ -68,16 +68,20 @@ impl NNCache {
         found
     }
 
-    /// Store an entry, dropping the oldest ones beyond the capacity.
+    /// Store an entry, dropping the oldest ones beyond the capacity. A key already stored keeps its
+    /// first entry (lc0 src/utils/cache.h `HashKeyedCache::Insert`: "Already exists", return): when
+    /// two leaves of one batch are the same position (same key) reached with other histories or
+    /// rule-50 counters, the first of the batch is what later cache hits see, as in lc0.
     pub fn put(&self, key: u64, priors: &[u16], wdl: [f32; 3], m: f32) {
         if self.capacity == 0 {
             return;
         }
         let mut g = self.lock();
-        let entry = Entry { priors: priors.into(), wdl, m };
-        if g.map.insert(key, entry).is_none() {
-            g.order.push_back(key);
+        if g.map.contains_key(&key) {
+            return;
         }
+        g.map.insert(key, Entry { priors: priors.into(), wdl, m });
+        g.order.push_back(key);
         while g.map.len() > self.capacity {
             match g.order.pop_front() {
                 Some(old) => {
@@ -125,6 +129,17 @@ mod tests {
         assert!(c.get(2, &mut one).is_some() && one == [3]);
         assert!(c.get(2, &mut buf).is_none(), "another number of moves is a miss");
         assert_eq!(c.stats(), (2, 1, 2));
+    }
+
+    #[test]
+    fn a_key_keeps_its_first_entry() {
+        let c = NNCache::new(4);
+        c.put(7, &[1, 2], [0.5, 0.3, 0.2], 0.0);
+        c.put(7, &[3, 4], [0.1, 0.1, 0.8], 0.0);
+        let mut buf = [0u16; 2];
+        assert_eq!(c.get(7, &mut buf), Some(([0.5, 0.3, 0.2], 0.0)));
+        assert_eq!(buf, [1, 2]);
+        assert_eq!(c.stats().0, 1);
     }
 
     #[test]

@@ -445,6 +445,10 @@ impl Search {
         if self.params.two_fold_draws && info.repetitions == 1 && ply >= 4 && ply >= u32::from(nd.cycle) {
             make_terminal(nd, 0.0, 1.0, f32::from(nd.cycle));
             nd.terminal = TERMINAL_TWOFOLD;
+            // A two-fold draw depends on the path to it: its bounds stay open, so it never proves its
+            // parent (lc0 node.cc `MakeTerminal`: `if (type != Terminal::TwoFold) SetBounds(...)`).
+            nd.lower = -1;
+            nd.upper = 1;
             return Expansion::Terminal;
         }
         // Syzygy (lc0 search.cc `ExtendNode`): after a zeroing move, no castling rights, few pieces.
@@ -460,6 +464,15 @@ impl Search {
             let nd = &mut self.tree.nodes[leaf as usize];
             make_terminal(nd, wl, d, (parent_m - 1.0).max(0.0));
             nd.terminal = TERMINAL_TABLEBASE;
+            if wl < 0.0 {
+                // A loss for the mover: its edge's prior goes to 0 before the first backup (lc0 node.cc
+                // `MakeTerminal` with BLACK_WON: "Terminal losses ... clearing the policy"), so the
+                // parent's visited policy (FPU) never counts it.
+                let index = nd.index;
+                let parent = self.path[self.path.len() - 2];
+                let e = (self.tree.nodes[parent as usize].edges + u32::from(index)) as usize;
+                self.tree.edges[e].p = 0;
+            }
             self.tbhits += 1;
             return Expansion::Terminal;
         }

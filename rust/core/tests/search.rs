@@ -167,3 +167,41 @@ fn v2_canonical_formats_see_the_history_back_to_the_last_zeroing_move() {
     assert_ne!(expected, last8, "the test position needs more than 8 positions of history");
     assert_eq!(&planes[..PLANES_PER_POSITION], &expected[..]);
 }
+
+#[test]
+fn a_child_proven_while_leaves_below_it_are_in_flight_keeps_its_exact_value() {
+    // Black to move and every move allows a mate in one: with a minibatch of 256 and four root moves,
+    // each child is proven (by its mating grandchild) while other leaves below it wait for the
+    // network in the same batch. lc0 search.cc `DoBackupUpdateSingleNode` backs those leaves up with
+    // the terminal's value from that node on; averaging them in would make the proven loss look like
+    // -0.95 and draw every later visit.
+    let mut s = search(256, 0);
+    s.set_position("8/8/1K6/7p/1Qp5/8/2R5/6k1 b - - 0 1", &[], false, false).unwrap();
+    run(&mut s, 1600);
+    let edges = s.root_edges();
+    assert_eq!(edges.len(), 4);
+    for e in &edges {
+        assert_eq!(e.proven, Some(-1), "edge {} ({} visits) is a proven loss", e.edge, e.n);
+        assert_eq!(e.wl, -1.0, "edge {} ({} visits) keeps the value of a loss", e.edge, e.n);
+    }
+}
+
+#[test]
+fn a_two_fold_draw_leaves_its_bounds_open() {
+    // g1f3 g8f6 f3g1 f6g8 repeats the root inside the tree (ply 4, cycle 4): a two-fold draw with value
+    // 0, but, unlike a draw by the rules, not a certainty that could prove its parent (lc0 node.cc
+    // `MakeTerminal` sets no bounds for `Terminal::TwoFold`).
+    let mut row = [0f32; POLICY_SIZE];
+    for uci in ["g1f3", "f3g1"] {
+        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
+        row[i as usize] = 1.359 * 50f32.ln();
+    }
+    let mut s = search(8, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run_with(&mut s, 400, &row);
+    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    let (node, _) = s.node_at(&shuffle).expect("the knights go back");
+    let nd = &s.tree.nodes[node as usize];
+    assert_eq!((nd.terminal, nd.wl), (2, 0.0), "a two-fold draw");
+    assert_eq!((nd.lower, nd.upper), (-1, 1), "its bounds stay open");
+}

@@ -74,3 +74,21 @@ fn probes_give_the_side_to_moves_wdl_and_dtz() {
     assert_eq!(tb.probe_wdl_after_zeroing(&position("3rk3/8/8/8/8/8/4P3/3QK3 w - - 0 1")), None);
     assert!(tb.enabled() && tb.take_failure().is_none());
 }
+
+#[test]
+fn a_move_into_a_lost_table_position_gets_prior_zero() {
+    // Kxa2 leaves K vs K+Q+P with black to move: a table win for black, a loss for white's move. lc0
+    // node.cc `MakeTerminal` (BLACK_WON) clears that edge's prior at once, so it adds nothing to the
+    // root's visited policy (FPU) and its U term is gone.
+    let mut s = Search::new(Params { minibatch_size: 8, ..common::params() }, Arc::new(NNCache::new(0)));
+    s.set_tablebases(Some(tables()));
+    s.set_position("4k2q/8/8/8/7p/8/p7/1K6 w - - 0 1", &[], false, false).unwrap();
+    run(&mut s, 200);
+    assert!(s.tbhits > 0);
+    let edges = s.root_edges();
+    let moves = s.root_move_strings();
+    let kxa2 = edges.iter().find(|e| moves[e.edge] == "b1a2").expect("Kxa2 is legal");
+    assert_eq!((kxa2.proven, kxa2.p), (Some(-1), 0.0));
+    let others: f64 = edges.iter().filter(|e| e.n > 0 && e.edge != kxa2.edge).map(|e| f64::from(e.p)).sum();
+    assert!((s.root_node().vp - others).abs() < 1e-6, "visited policy {} vs {}", s.root_node().vp, others);
+}
