@@ -203,7 +203,8 @@ def test_uci_limit_strength_plays_the_tables_level_for_uci_elo():
     eng, out = _uci("setoption name UCI_LimitStrength value true", f"setoption name UCI_Elo value {lv.elo}",
                     "setoption name Seed value 7", "position startpos moves e2e4", "go nodes 5000")
     lines = _wait_for(out, "bestmove")
-    assert f"info string strength {lv.elo} Elo ({lv.nodes} nodes" in "\n".join(lines)
+    assert f"info string strength {lv.describe()}" in lines  # the operator's line names its Elo and that it
+    assert "extrapolated, not measured" in lv.describe()      # (1200) was never measured
     final = [ln for ln in lines if ln.startswith("info depth")][-1]
     assert int(final.split(" nodes ")[1].split()[0]) <= lv.nodes
     out.truncate(0)
@@ -294,3 +295,22 @@ def test_a_calibration_match_against_stockfish_is_played_through_the_uci_levels(
     assert w + d + l == 2
     pgn = (tmp_path / "smoke.pgn").read_text()
     assert pgn.count("[Event") == 2 and '[Black "sf1350"]' in pgn
+
+
+def test_a_greeting_never_names_an_extrapolated_level_by_its_elo(tmp_path):
+    from lichessbot.strength import level_text
+    from lichessbot.strength.levels import Level, StrengthTable, load_table
+
+    shipped = load_table("default")
+    low = [lv.elo for lv in shipped.levels if lv.extrapolated]
+    assert low == [1000, 1200] and all(lv.measured is None for lv in shipped.levels if lv.extrapolated)
+    for elo in (900, 1000, 1100, 1200, 1300):  # at, below and between extrapolated levels: no Elo named
+        level = shipped.level_for(elo)
+        text = level_text(level)
+        assert level is not None and level.extrapolated and not any(c.isdigit() for c in text), (elo, text)
+        assert "extrapolated" in level.describe()
+    assert level_text(shipped.level_for(1350)) == "1350 Elo" and level_text(shipped.level_for(1550)) == "1550 Elo"
+    table = StrengthTable("t", (Level(elo=1000, nodes=2, extrapolated=True), Level(elo=1400, nodes=8)))
+    table.save(tmp_path / "t.json")
+    again = load_table(tmp_path / "t.json")
+    assert [lv.extrapolated for lv in again.levels] == [True, False]

@@ -307,7 +307,7 @@ def run(args: argparse.Namespace) -> int:
         if elo >= lowest or x is None:
             raise StrengthError(f"--extrapolate: {elo} is not below the lowest measured level {lowest}")
         x = round(min(x, x_lowest), 3)
-        levels.append(Level(**{**ladder(x).__dict__, "elo": elo}))
+        levels.append(Level(**{**ladder(x).__dict__, "elo": elo, "extrapolated": True}))
         ladder_x[elo] = x
         print(f"level {elo}: x {x:g} read off the sweep's curve, not measured", file=sys.stderr)
     levels.sort(key=lambda lv: lv.elo or 0)

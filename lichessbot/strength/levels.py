@@ -81,6 +81,9 @@ class Level:
         min_prior: moves whose prior is below this share of the highest prior are never chosen (the
             only guard at 1 node, where no move has a Q).
         measured: the calibration result, None for an unmeasured level.
+        extrapolated: read off the calibration curve outside the range it was measured in (below
+            Stockfish's ``UCI_Elo`` range: ``lichessbot calibrate --extrapolate``); a greeting never names
+            such a level by its Elo (:func:`lichessbot.strength.level_text`).
     """
 
     elo: int | None
@@ -91,6 +94,7 @@ class Level:
     near_equal_prob: float = 0.0
     min_prior: float = 0.0
     measured: Measurement | None = None
+    extrapolated: bool = False
 
     def __post_init__(self) -> None:
         checks = [(self.nodes >= 1, "nodes must be at least 1"),
@@ -106,12 +110,14 @@ class Level:
     def describe(self) -> str:
         """A short line for logs and chat, e.g. ``1500 Elo (64 nodes, T 0.5)``."""
         head = "Maia preset" if self.elo is None else f"{self.elo} Elo"
+        if self.extrapolated:
+            head += ", extrapolated, not measured"
         return f"{head} ({self.nodes} nodes, T {self.temperature:.2g})"
 
     def settings(self) -> dict[str, Any]:
         """The settings alone (no Elo, no measurement), as stored in a table."""
         d = asdict(self)
-        d.pop("elo"), d.pop("measured")
+        d.pop("elo"), d.pop("measured"), d.pop("extrapolated")
         return d
 
 
@@ -160,7 +166,7 @@ class StrengthTable:
         lv = self.levels
         if elo > self.max_elo:
             return None
-        if elo <= self.min_elo:
+        if elo <= self.min_elo:  # below the table: its lowest level, under that level's own Elo
             return replace(lv[0], elo=self.min_elo) if elo < self.min_elo else lv[0]
         for lo, hi in pairwise(lv):
             if elo == hi.elo:
@@ -176,14 +182,16 @@ class StrengthTable:
                     max_q_loss=_lerp(lo.max_q_loss, hi.max_q_loss, f),
                     near_equal_q=_lerp(lo.near_equal_q, hi.near_equal_q, f),
                     near_equal_prob=_lerp(lo.near_equal_prob, hi.near_equal_prob, f),
-                    min_prior=_lerp(lo.min_prior, hi.min_prior, f))
+                    min_prior=_lerp(lo.min_prior, hi.min_prior, f),
+                    extrapolated=lo.extrapolated or hi.extrapolated)
         return lv[-1]
 
     def to_json(self) -> dict[str, Any]:
         return {"format": TABLE_FORMAT, "network": self.network, "network_sha256": self.network_sha256,
                 "conditions": self.conditions,
                 "levels": [{"elo": lv.elo, **lv.settings(),
-                            "measured": None if lv.measured is None else asdict(lv.measured)} for lv in self.levels]}
+                            "measured": None if lv.measured is None else asdict(lv.measured),
+                            **({"extrapolated": True} if lv.extrapolated else {})} for lv in self.levels]}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -53,11 +53,18 @@ def table_mismatch(table: StrengthTable, network: str) -> str | None:
             f"({table.network}); its Elo levels are not measured for {network} (lichessbot calibrate)")
 
 
+#: How a greeting names an extrapolated level: no Elo it has not shown (issue 31).
+EXTRAPOLATED_TEXT = "an easy level below the range our Elo levels were measured in"
+
+
 def level_text(level: Level | None) -> str:
-    """How a greeting names the level (``{level}``): "full strength", "1450 Elo" or "the Maia preset"."""
+    """How a greeting names the level (``{level}``): "full strength", "1450 Elo", "the Maia preset", or for
+    an extrapolated level (never measured) :data:`EXTRAPOLATED_TEXT`, without its Elo."""
     if level is None:
         return "full strength"
-    return "the Maia preset" if level.elo is None else f"{level.elo} Elo"
+    if level.elo is None:
+        return "the Maia preset"
+    return EXTRAPOLATED_TEXT if level.extrapolated else f"{level.elo} Elo"
 
 
 class LevelPlayer:
