@@ -9,7 +9,7 @@ import pytest
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.compact import COMPACT_BYTES, expand
+from lichessbot.engine.compact import COMPACT_BYTES, compact_of, expand
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.service import EvalService
@@ -41,6 +41,13 @@ def test_the_compact_rows_expand_to_the_planes_in_every_input_format(fmt):
         crows, compact = _gathered(fmt, True, fen, moves)
         assert rows == crows > 1
         np.testing.assert_array_equal(expand(compact), planes)
+
+
+def test_compact_of_gives_back_the_planes_it_was_made_from():
+    for fmt in (1, 4):  # rule 50 in plies and in hectoplies
+        for fen, moves in GAMES:
+            _, planes = _gathered(fmt, False, fen, moves)
+            np.testing.assert_array_equal(expand(compact_of(planes)), planes)
 
 
 def test_the_compact_network_gives_the_outputs_of_the_network(tiny_net):

@@ -23,7 +23,8 @@ from onnx import TensorProto, helper, numpy_helper
 from lichessbot.engine.network import INPUT_NAME
 from lichessbot.engine.runner import COMPACT_BYTES
 
-__all__ = ["BYTE_BITS", "COMPACT_BYTES", "MASKS_NAME", "VALUES_NAME", "compact_model", "expand", "split"]
+__all__ = ["BYTE_BITS", "COMPACT_BYTES", "MASKS_NAME", "VALUES_NAME", "compact_model", "compact_of", "expand",
+           "split"]
 
 MASKS_NAME = "/input/masks"
 VALUES_NAME = "/input/values"
@@ -46,6 +47,20 @@ def split(inputs: np.ndarray, masks: np.ndarray | None = None,
     masks[:b] = m
     values[:b] = v
     return masks[:b], values[:b]
+
+
+def compact_of(planes: np.ndarray) -> np.ndarray:
+    """The compact form uint8 [B, 1344] of ``planes`` float32 [B, 112, 8, 8] whose planes each hold one
+    non-negative value on the squares of a mask, as the encoder writes them (numpy; the inverse of
+    :func:`expand`: the same planes, not always the core's bytes: an all-zero plane becomes mask 0, value 1)."""
+    b = len(planes)
+    flat = planes.reshape(b, 112, 64)
+    values = flat.max(axis=2)
+    bits = (flat != 0).astype(np.uint8).reshape(b, 112, 8, 8)
+    out = np.zeros((b, COMPACT_BYTES), np.uint8)
+    out[:, :896] = np.packbits(bits, axis=3, bitorder="little").reshape(b, 896)
+    out[:, 896:].view("<f4")[:] = np.where(values == 0, 1.0, values)
+    return out
 
 
 def expand(inputs: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ import structlog
 
 from lichessbot import _core
 from lichessbot.engine import gpu
-from lichessbot.engine.compact import MASKS_NAME, VALUES_NAME, compact_model, split
+from lichessbot.engine.compact import MASKS_NAME, VALUES_NAME, compact_model, compact_of, split
 from lichessbot.engine.network import (
     INPUT_NAME,
     MLH_NAME,
@@ -203,14 +203,7 @@ class Evaluator:
         planes = np.zeros((n, 112, 8, 8), dtype=np.float32)
         planes[:, 104:108] = 1.0
         planes[:, 111] = 1.0
-        if not self.compact:
-            return planes
-        out = np.zeros((n, COMPACT_BYTES), dtype=np.uint8)
-        masks = out[:, :896].reshape(n, 112, 8)
-        masks[:, 104:108] = 0xFF
-        masks[:, 111] = 0xFF
-        out[:, 896:].view("<f4")[:] = 1.0
-        return out
+        return compact_of(planes) if self.compact else planes
 
     def warm_up(self, max_batch: int = MAX_BATCH) -> float:
         """Run every batch shape the evaluator will see before the first move needs it: on a GPU (or with
@@ -327,7 +320,7 @@ class Evaluator:
         mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
         result = NetOutputs(logits, wdl, mlh)
         if out is not None and not (bound is not None and self.network.has_wdl):
-            return _into(out, result)
+            return result.copy_into(out)
         return result
 
     def close(self) -> None:
@@ -335,12 +328,3 @@ class Evaluator:
         if self._bound is not None:
             self._bound.close()
 
-
-def _into(out: NetOutputs, result: NetOutputs) -> NetOutputs:
-    """Copy ``result`` into the first rows of ``out``; return those rows."""
-    b = len(result.logits)
-    out.logits[:b] = result.logits
-    out.wdl[:b] = result.wdl
-    if out.mlh is not None and result.mlh is not None:
-        out.mlh[:b] = result.mlh
-    return NetOutputs(out.logits[:b], out.wdl[:b], None if result.mlh is None or out.mlh is None else out.mlh[:b])

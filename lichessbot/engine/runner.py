@@ -45,6 +45,20 @@ class NetOutputs(NamedTuple):
         return NetOutputs(self.logits[start:stop], self.wdl[start:stop],
                           None if self.mlh is None else self.mlh[start:stop])
 
+    def copy_into(self, out: NetOutputs | None) -> NetOutputs:
+        """These B rows copied into the first B rows of ``out`` (the caller's buffers, no allocation) and
+        returned as views of them; into new arrays when ``out`` is None. Without a moves-left buffer in
+        ``out`` the copy has no moves-left output."""
+        b = len(self.logits)
+        if out is None:
+            return NetOutputs(self.logits.copy(), self.wdl.copy(), None if self.mlh is None else self.mlh.copy())
+        np.copyto(out.logits[:b], self.logits)
+        np.copyto(out.wdl[:b], self.wdl)
+        if self.mlh is None or out.mlh is None:
+            return NetOutputs(out.logits[:b], out.wdl[:b], None)
+        np.copyto(out.mlh[:b], self.mlh)
+        return NetOutputs(out.logits[:b], out.wdl[:b], out.mlh[:b])
+
 
 def empty_outputs(batch: int, mlh: bool) -> NetOutputs:
     """Zeroed float32 output buffers for ``batch`` positions (a caller's ``out=`` buffers)."""

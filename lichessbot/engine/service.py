@@ -187,7 +187,7 @@ class EvalService:
                     merged = self.evaluator.run(planes, out=outs)
                     at = 0
                     for r, n in zip(taken, sizes):
-                        r.result = _copy_rows(merged.rows(at, at + n), r.out)
+                        r.result = merged.rows(at, at + n).copy_into(r.out)
                         at += n
             except BaseException as err:  # noqa: BLE001 - every waiting search gets the error
                 for r in taken:
@@ -228,15 +228,3 @@ class EvalService:
             self._wait_sum = 0.0
             self._share.clear()
 
-
-def _copy_rows(rows: NetOutputs, out: NetOutputs | None) -> NetOutputs:
-    """``rows`` (views of a worker's buffers) copied into ``out``'s first rows, or into new arrays."""
-    n = len(rows.logits)
-    if out is None:
-        return NetOutputs(rows.logits.copy(), rows.wdl.copy(), None if rows.mlh is None else rows.mlh.copy())
-    np.copyto(out.logits[:n], rows.logits)
-    np.copyto(out.wdl[:n], rows.wdl)
-    if rows.mlh is None or out.mlh is None:
-        return NetOutputs(out.logits[:n], out.wdl[:n], None)
-    np.copyto(out.mlh[:n], rows.mlh)
-    return NetOutputs(out.logits[:n], out.wdl[:n], out.mlh[:n])
