@@ -27,7 +27,7 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import encode_boards, evaluate_boards
 
-__all__ = ["add_arguments", "bench_positions", "run"]
+__all__ = ["add_arguments", "bench_positions", "run", "timed_calls"]
 
 DEFAULT_BATCHES = (1, 8, 32, 64, 128, 256)
 
@@ -57,7 +57,7 @@ def bench_positions(n: int, seed: int = 1) -> list[chess.Board]:
     return out
 
 
-def _timed(fn, seconds: float, concurrency: int = 1) -> tuple[int, float]:
+def timed_calls(fn, seconds: float, concurrency: int = 1) -> tuple[int, float]:
     """Calls of ``fn`` completed in about ``seconds`` (after a warm-up), from ``concurrency`` threads, and the
     seconds they took. Each thread completes at least one call, so the count is never 0 (a loaded machine
     may take longer than ``seconds`` for the first)."""
@@ -99,17 +99,17 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for b in batches:
         planes = encode_boards(boards[:b], input_format=net.input_format, history_fill=fill)[0]
-        count, elapsed = _timed(lambda planes=planes: ev.run(planes), args.seconds, ev.concurrency)
+        count, elapsed = timed_calls(lambda planes=planes: ev.run(planes), args.seconds, ev.concurrency)
         rows.append({"batch": b, "evals_per_s": round(b * count / elapsed, 1),
                      "ms_per_batch": round(1000 * elapsed / count, 3)})
         if not args.json:
             r = rows[-1]
             print(f"batch {b:5d}: {r['evals_per_s']:10.1f} evals/s  {r['ms_per_batch']:8.3f} ms/batch", flush=True)
     big = max(batches)
-    count, elapsed = _timed(lambda: encode_boards(boards[:big], input_format=net.input_format, history_fill=fill),
+    count, elapsed = timed_calls(lambda: encode_boards(boards[:big], input_format=net.input_format, history_fill=fill),
                             min(args.seconds, 1.0))
     encode_us = 1e6 * elapsed / (count * big)
-    count, elapsed = _timed(lambda: evaluate_boards(ev, boards[:big], input_format=net.input_format), args.seconds)
+    count, elapsed = timed_calls(lambda: evaluate_boards(ev, boards[:big], input_format=net.input_format), args.seconds)
     evaluate_ps = big * count / elapsed
     result = {"network": net.name, "provider": ev.provider, "threads": args.threads,
               "concurrency": ev.concurrency, "results": rows,

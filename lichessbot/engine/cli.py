@@ -20,12 +20,13 @@ import chess
 import structlog
 
 from lichessbot.config import SearchParams
-from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.evaluator import BACKENDS, Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import evaluate_boards
 from lichessbot.errors import LichessbotError
 
-__all__ = ["EvalInputError", "add_arguments", "board_from_args", "configure_stderr_logging", "run"]
+__all__ = ["EvalInputError", "add_arguments", "add_network_flags", "board_from_args", "configure_stderr_logging",
+           "run"]
 
 
 class EvalInputError(LichessbotError, ValueError):
@@ -50,6 +51,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fill = SearchParams().history_fill
     parser.add_argument("--history-fill", choices=typing.get_args(SearchParams.model_fields["history_fill"].annotation),
                         default=fill, help=f"lc0 HistoryFill mode (default {fill}, the search's)")
+
+
+def add_network_flags(parser: argparse.ArgumentParser, *, precision: bool = True) -> None:
+    """The flags that choose the network and how it runs, shared by ``doctor`` and the benchmarks:
+    ``--network``, ``--input-format``, ``--backend`` (default auto) and, with ``precision``, ``--precision``."""
+    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
+    parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
+    parser.add_argument("--backend", choices=tuple(BACKENDS), default="auto",
+                        help="onnxruntime execution provider (default auto)")
+    if precision:
+        parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")
 
 
 def configure_stderr_logging() -> None:

@@ -36,7 +36,9 @@ import numpy as np
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.bench import bench_positions
+from lichessbot.engine.bench import bench_positions, timed_calls
+from lichessbot.engine.cli import add_network_flags
+from lichessbot.engine.compact import compact_of
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network, load_network
 from lichessbot.engine.position_eval import encode_boards
@@ -66,11 +68,7 @@ class BenchInputError(LichessbotError, ValueError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of ``lichessbot bench gpu``."""
-    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
-    parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
-    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="auto",
-                        help="onnxruntime execution provider (default auto)")
-    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")
+    add_network_flags(parser)
     parser.add_argument("--compact", action="store_true", help="the network takes the compact input")
     parser.add_argument("--threads", type=int, default=0, help="CPU: batches at once (0: one per core)")
     parser.add_argument("--batches", default=",".join(map(str, BATCH_BUCKETS)),
@@ -92,7 +90,7 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
     (made from the same planes)."""
     ref = Evaluator(network, backend="cpu", threads=1, cache_size=0)
     planes = encode_boards(boards, input_format=network.input_format, history_fill=SearchParams().history_fill)[0]
-    inputs = to_compact(planes) if compact else planes
+    inputs = compact_of(planes) if compact else planes
     chunks = [inputs[i:i + 256] for i in range(0, len(inputs), 256)] or [inputs]
     got: list = [None] * len(chunks)
 
@@ -115,40 +113,6 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
         same += int(idx[np.argmax(logits[row, idx])] == idx[np.argmax(want.logits[row, idx])])
     return {"positions": len(boards), "max_logit_delta": float(np.abs(logits - want.logits).max()),
             "argmax_share": same / len(boards), "max_wdl_delta": float(np.abs(wdl - want.wdl).max())}
-
-
-def _calls_in(fn, seconds: float, threads: int) -> tuple[int, float]:
-    """Calls of ``fn`` completed from ``threads`` threads in about ``seconds`` (each at least one), and the
-    seconds they took."""
-    counts = [0] * threads
-    start = time.perf_counter()
-
-    def loop(k: int) -> None:
-        while True:
-            fn()
-            counts[k] += 1
-            if time.perf_counter() - start >= seconds:
-                return
-
-    workers = [threading.Thread(target=loop, args=(k,)) for k in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    return sum(counts), time.perf_counter() - start
-
-
-def to_compact(planes: np.ndarray) -> np.ndarray:
-    """The compact form uint8 [B, 1344] of ``planes`` float32 [B, 112, 8, 8] (each plane one value on the
-    squares of its mask, as the encoder writes them)."""
-    b = len(planes)
-    flat = planes.reshape(b, 112, 64)
-    values = flat.max(axis=2)
-    bits = (flat != 0).astype(np.uint8).reshape(b, 112, 8, 8)
-    out = np.zeros((b, COMPACT_BYTES), np.uint8)
-    out[:, :896] = np.packbits(bits, axis=3, bitorder="little").reshape(b, 896)
-    out[:, 896:].view("<f4")[:] = np.where(values == 0, 1.0, values)
-    return out
 
 
 def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], batch: int, seconds: float) -> dict:
@@ -177,9 +141,8 @@ def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], 
     for kind in ("planes", "compact"):
         runner = Evaluator(network, backend=_BACKEND_OF.get(ev.provider, "cpu"), threads=1, cache_size=0,
                            precision=ev.precision, compact=kind == "compact")
-        x = to_compact(planes) if kind == "compact" else planes
-        runner.run(x)
-        calls, elapsed = _calls_in(lambda runner=runner, x=x: runner.run(x), seconds, 1)
+        x = compact_of(planes) if kind == "compact" else planes
+        calls, elapsed = timed_calls(lambda runner=runner, x=x: runner.run(x), seconds)
         network_eps[kind] = round(batch * calls / elapsed, 1)
         runner.close()
     return {"gather_us_per_leaf": gather, "network_evals_per_s": network_eps, "batch": batch,
@@ -193,9 +156,8 @@ def _network_alone(ev: Evaluator, network: Network, boards: list[chess.Board], b
     for b in batches:
         planes = encode_boards(boards[:b], input_format=network.input_format, history_fill=fill)[0]
         if ev.compact:
-            planes = to_compact(planes)
-        ev.run(planes)
-        calls, elapsed = _calls_in(lambda planes=planes: ev.run(planes), seconds, inflight)
+            planes = compact_of(planes)
+        calls, elapsed = timed_calls(lambda planes=planes: ev.run(planes), seconds, inflight)
         rows.append({"batch": b, "evals_per_s": round(b * calls / elapsed, 1),
                      "ms_per_call": round(1000 * elapsed * inflight / calls, 3)})
     return rows

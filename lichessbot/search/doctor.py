@@ -26,6 +26,7 @@ import onnxruntime as ort
 from lichessbot import __version__
 from lichessbot.config import SearchParams
 from lichessbot.engine import gpu
+from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.search import Limits, Searcher
@@ -35,11 +36,7 @@ __all__ = ["add_arguments", "report", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of ``lichessbot doctor``."""
-    parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
-    parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
-    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="auto",
-                        help="onnxruntime execution provider (default auto)")
-    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")
+    add_network_flags(parser)
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds of the nps search (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
