@@ -102,20 +102,21 @@ def cuda_libraries() -> dict[str, str | None]:
     """Each of :data:`CUDA_LIBRARIES` -> the file it loads from, or None when it cannot be loaded (after
     :func:`preload_cuda`)."""
     preload_cuda()
-    found: dict[str, str | None] = {}
-    maps = ""
-    with contextlib.suppress(OSError):
-        maps = Path("/proc/self/maps").read_text()
+    loaded: list[str] = []
     for name in CUDA_LIBRARIES:
         try:
             ctypes.CDLL(name, mode=os.RTLD_LAZY | os.RTLD_GLOBAL)
+            loaded.append(name)
         except OSError:
-            found[name] = None
-            continue
+            pass
+    maps = ""
+    if loaded:  # where the loader found them: the process's memory map (Linux)
         with contextlib.suppress(OSError):
             maps = Path("/proc/self/maps").read_text()
+    found: dict[str, str | None] = {}
+    for name in CUDA_LIBRARIES:
         paths = [line.split()[-1] for line in maps.splitlines() if line.rstrip().endswith(name)]
-        found[name] = paths[0] if paths else name
+        found[name] = (paths[0] if paths else name) if name in loaded else None
     return found
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections import Counter
@@ -29,23 +28,16 @@ DECLINE_KEYS = {"generic", "later", "tooFast", "tooSlow", "timeControl", "rated"
 
 class Routes(StreamRoutes, AccountRoutes, BotLimitRoutes, TakebackRoutes):
     # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
-    # lichessbot.fakelichess.matchmaking.MatchmakingRoutes define them).
+    # lichessbot.fakelichess.matchmaking.MatchmakingRoutes define them; StreamRoutes declares the streams'
+    # share: keepalive, lock, changed, games, challenges, answers, canceled, event_subscribers,
+    # event_connections, duplicate_states, _stopping).
     token: str
     username: str
     title: str | None
-    keepalive: float
     opponent_delay: float | Callable[[], float]
     quota: tuple[float, float] | None
     no_start_after: float | None
-    lock: threading.RLock
-    changed: threading.Condition
-    games: dict[str, FakeGame]
-    challenges: dict[str, dict[str, Any]]
-    answers: dict[str, tuple[str, str | None]]
     answer_attempts: Counter[str]
-    canceled: set[str]
-    event_subscribers: list[queue.Queue]
-    event_connections: int
     rate_limited: Counter[str]
     bad_auth: int
     move_failures: list[int]
@@ -53,7 +45,6 @@ class Routes(StreamRoutes, AccountRoutes, BotLimitRoutes, TakebackRoutes):
     limit_seconds: int | None
     chat_status: int
     chat_delay: float
-    duplicate_states: bool
     skip_game_finish: int
     stall_moves: list[float]
     stalled: int
@@ -62,7 +53,6 @@ class Routes(StreamRoutes, AccountRoutes, BotLimitRoutes, TakebackRoutes):
     answering: int
     _tokens: float
     _tokens_at: float
-    _stopping: threading.Event
     if TYPE_CHECKING:
         @staticmethod
         def _compat(ch: dict[str, Any]) -> dict[str, bool]: ...
