@@ -179,8 +179,6 @@ class Evaluator:
                                       "cuda" if on_gpu else "cpu", MAX_BATCH, input_dtype=self._input_dtype,
                                       buckets=self.buckets, compact=compact)
         self._default_minibatch: int | None = None
-        #: Seconds the last :meth:`warm_up` took (None before).
-        self.warm_up_seconds: float | None = None
 
     @property
     def input_format(self) -> int:
@@ -209,7 +207,7 @@ class Evaluator:
         """Run every batch shape the evaluator will see before the first move needs it: on a GPU (or with
         ``buckets``) each bucket up to ``max_batch`` once (cuDNN's algorithm search, TensorRT's engine, the
         device arena), on the CPU the minibatch timing. Logs "network warmed up" with the seconds it took
-        (also :attr:`warm_up_seconds`) and returns them."""
+        and returns them."""
         t = time.perf_counter()
         shapes: list[int] = []
         if self.buckets:
@@ -218,10 +216,10 @@ class Evaluator:
             for b in shapes:
                 self.run(planes[:b])
         minibatch = self.default_minibatch()
-        self.warm_up_seconds = time.perf_counter() - t
-        log.info("network warmed up", provider=self.provider, seconds=round(self.warm_up_seconds, 3),
+        seconds = time.perf_counter() - t
+        log.info("network warmed up", provider=self.provider, seconds=round(seconds, 3),
                  buckets=shapes or "none", minibatch=minibatch, pinned=bool(self._bound and self._bound.pinned))
-        return self.warm_up_seconds
+        return seconds
 
     def _create_session(self, providers: list[str], threads: int, precision: str = "fp32",
                         float16: bool = False) -> ort.InferenceSession:

@@ -166,11 +166,6 @@ class BoundRunner:
         self._lock = threading.Lock()
 
     @property
-    def slots(self) -> int:
-        """Slots made so far: the most calls that were in flight at once."""
-        return len(self._slots)
-
-    @property
     def pinned(self) -> bool:
         """True when the slots' buffers are page-locked (CUDA with its runtime loaded)."""
         return any(s.pinned for s in self._slots)
