@@ -100,3 +100,30 @@ def test_the_docker_image_takes_cuda_from_the_same_wheels():
     runtime = text.split("FROM ")[-1]  # the last stage is the image that runs
     assert "[cuda]" in runtime and "nvidia/cuda:12" not in runtime
     assert "USER bot" in runtime
+
+
+def test_cuda_is_preloaded_before_a_gpu_session_and_the_cuda_provider_gets_its_options(tiny_net, monkeypatch):
+    from lichessbot.engine import evaluator as evaluator_module
+
+    calls: list[str] = []
+    monkeypatch.setattr(gpu, "preload_cuda", lambda: calls.append("preload") or "")
+    Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0)
+    assert calls == []  # a CPU user loads no CUDA library
+    Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
+    assert calls == ["preload"]
+    options = evaluator_module._provider_options("CUDAExecutionProvider")
+    assert options == evaluator_module.CUDA_OPTIONS and options["cudnn_conv_algo_search"] == "EXHAUSTIVE"
+
+
+def test_the_engine_config_wires_the_compact_input_and_the_warm_up(tiny_net):
+    from lichessbot import wiring
+    from lichessbot.config import EngineConfig
+    from lichessbot.engine.compact import COMPACT_BYTES
+
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    ec = EngineConfig.model_validate({"network": str(tiny_net), "backend": "cpu", "threads": 1,
+                                      "compact_input": True})
+    ev = wiring.evaluator_of(ec, wiring.network_of(ec))
+    assert ev.info.compact and ev.info.input_shape()[0] == (COMPACT_BYTES,)
+    assert any('"network warmed up"' in line for line in buf.getvalue().splitlines())
