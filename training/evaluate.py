@@ -172,7 +172,8 @@ def match(net: str, skill: int, games: int, nodes: int, movetime: float, concurr
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("suites")
+    p = sub.add_parser("suites")
+    p.add_argument("--openings", type=int, default=50, help="balanced openings to build (each played twice)")
     p = sub.add_parser("mate1")
     p.add_argument("--net", default="default")
     p.add_argument("--nodes", type=int, nargs="+", default=[1])
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--pgn", default=str(HERE / "runs" / "match.pgn"))
     a = ap.parse_args(argv)
     if a.cmd == "suites":
-        build_suites()
+        build_suites(n_open=a.openings)
     elif a.cmd == "mate1":
         mate1(a.net, a.nodes)
     elif a.cmd == "policy-match":

@@ -20,9 +20,12 @@ from the MultiPV at
 
 Our own engine's games (``--net PATH --net-games F``): in a fraction F of the games one side, drawn at
 random, is the network itself after the opening phase. It plays from its policy (1 node, through the
-engine's own Evaluator): sampled from the priors during the first 30 plies, the top prior after that. Every
+engine's own Evaluator): sampled from the priors during the first 30 plies, the top prior after that. With
+``--net-nodes N`` (N > 1) that side is our whole engine instead: the search core (``lichessbot.search.Searcher``,
+PUCT, tree reuse within the game) at N nodes per move, the move sampled from the root visits at temperature
+1 during the first 30 plies (lc0's ``--temperature``), the most visited move after that. Every
 position is still labelled by Stockfish, so the value head sees the positions its own mistakes lead to, and
-what they are worth. Such games carry ``"net": "white"`` or ``"black"``.
+what they are worth. Such games carry ``"net": "white"`` or ``"black"`` (and ``"net_nodes"``).
 
 Resumable: a worker counts the games already in its files and continues with the next seed. Stop it with
 Ctrl-C or SIGTERM at any time; only whole games are written.
@@ -31,6 +34,7 @@ Usage::
 
     python training/generate.py --workers 2 --minutes 35 --nodes 4000 --blunder 0.05 --fen-start 0.2 --prefix x --seed 7
     python training/generate.py --workers 1 --minutes 60 --net lichessbot/data/default.onnx --net-games 1 --prefix z
+    python training/generate.py --workers 1 --minutes 45 --net default --net-games 1 --net-nodes 200 --prefix t
 """
 
 from __future__ import annotations
@@ -91,19 +95,40 @@ def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, m
     return moves, scores, wdl
 
 
-def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool) -> chess.Move:
-    """The network's move at 1 node: sampled from its priors if ``sample``, else the top prior."""
+def search_move(searcher, board: chess.Board, nodes: int, rng: random.Random, sample: bool) -> chess.Move:
+    """Our engine's move at ``nodes`` nodes (the search core; the tree is reused within a game): sampled with
+    probability proportional to the root visits N if ``sample`` (temperature 1, lc0's ``--temperature`` with
+    TempVisitOffset 0), else the best move."""
+    from lichessbot.search.types import Limits  # noqa: PLC0415
+
+    res = searcher.search(board, Limits(nodes=nodes))
+    if not sample or not res.root_moves:
+        return res.best_move
+    visited = [rm for rm in res.root_moves if rm.n > 0]
+    if not visited:
+        return res.best_move
+    return rng.choices([rm.move for rm in visited], [rm.n for rm in visited])[0]
+
+
+def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool, searcher=None,
+             nodes: int = 1) -> chess.Move:
+    """The network's move: at 1 node sampled from its priors if ``sample``, else the top prior; with a
+    ``searcher`` and ``nodes`` > 1, the search's move (``search_move``)."""
+    if searcher is not None and nodes > 1:
+        return search_move(searcher, board, nodes, rng, sample)
     if not sample:
         return evaluate.policy_move(evaluator, board)
     moves, priors = evaluate.policy(evaluator, board)
     return rng.choices(moves, [float(p) for p in priors])[0]
 
 
-def play_game(engine, rng: random.Random, args, evaluator=None) -> dict:
+def play_game(engine, rng: random.Random, args, evaluator=None, searcher=None) -> dict:
     board = chess.Board()
     net_color = None
     if evaluator is not None and rng.random() < args.net_games:
         net_color = rng.choice([chess.WHITE, chess.BLACK])
+    if searcher is not None:
+        searcher.new_game()
     start_fen = None
     random_plies = rng.randint(2, args.random_plies)
     fen_start = rng.random() < args.fen_start
@@ -135,7 +160,7 @@ def play_game(engine, rng: random.Random, args, evaluator=None) -> dict:
             else:
                 move = rng.choices(moves, softmax_probs(scores, 150.0))[0]
         elif board.turn == net_color:
-            move = net_move(evaluator, board, rng, sample=n < 30)
+            move = net_move(evaluator, board, rng, sample=n < 30, searcher=searcher, nodes=args.net_nodes)
         elif rng.random() < args.blunder:
             move = rng.choice(list(board.legal_moves))
         elif n < 30 + random_plies:
@@ -161,6 +186,8 @@ def play_game(engine, rng: random.Random, args, evaluator=None) -> dict:
         game["fen"] = start_fen
     if net_color is not None:
         game["net"] = "white" if net_color == chess.WHITE else "black"
+        if args.net_nodes > 1:
+            game["net_nodes"] = args.net_nodes
     return game
 
 
@@ -180,6 +207,11 @@ def worker(idx: int, args) -> None:
     engine = chess.engine.SimpleEngine.popen_uci(args.stockfish)
     engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
     evaluator = evaluate.make_evaluator(args.net) if args.net else None
+    searcher = None
+    if evaluator is not None and args.net_nodes > 1:
+        from lichessbot.search.searcher import Searcher  # noqa: PLC0415
+
+        searcher = Searcher(evaluator)
     deadline = time.time() + args.minutes * 60
     n_pos = 0
     try:
@@ -192,7 +224,7 @@ def worker(idx: int, args) -> None:
                     if g >= args.games_per_worker or time.time() >= deadline:
                         break
                     rng = random.Random(args.seed * 1_000_003 + idx * 10_000_019 + g)
-                    game = play_game(engine, rng, args, evaluator)
+                    game = play_game(engine, rng, args, evaluator, searcher)
                     out.write(json.dumps(game, separators=(",", ":")) + "\n")
                     out.flush()
                     n_pos += len(game["positions"])
@@ -203,6 +235,8 @@ def worker(idx: int, args) -> None:
         pass
     finally:
         engine.quit()
+        if searcher is not None:
+            searcher.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prefix", default="w", help="shard file prefix (a new prefix starts a new series)")
     ap.add_argument("--net", default=None, help="network for our own engine's games (ONNX, .pb.gz or 'default')")
     ap.add_argument("--net-games", type=float, default=0.0, help="fraction of games where the network plays a side")
+    ap.add_argument("--net-nodes", type=int, default=1,
+                    help="nodes per move of the network's side (1: its policy; more: the search core)")
     ap.add_argument("--max-plies", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shard-games", type=int, default=100, help="games per shard file")

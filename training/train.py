@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--lr-min", type=float, default=5e-5)
+    ap.add_argument("--warmup-steps", type=int, default=0,
+                    help="the learning rate rises linearly from 0 over this many steps (fine-tuning: Adam's first "
+                         "steps move every weight by about the learning rate)")
     ap.add_argument("--wd", type=float, default=1e-4)
     ap.add_argument("--value-weight", type=float, default=1.0)
     ap.add_argument("--sf-weight", type=float, default=dataset.SF_WEIGHT,
@@ -161,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         if frac >= 1:
             break
         lr = args.lr_min + 0.5 * (args.lr - args.lr_min) * (1 + math.cos(math.pi * frac))
+        if step < args.warmup_steps:
+            lr *= (step + 1) / args.warmup_steps
         for g in opt.param_groups:
             g["lr"] = lr
         idx = rng.integers(len(val), n, args.batch)
