@@ -5,7 +5,8 @@ learning-rate schedule over that budget. Losses: policy = cross-entropy against 
 (over all 1858 logits), value = cross-entropy against the blended WDL target. Positions without castling
 rights are mirrored left-right at random (``--mirror``, dataset.mirror_augment). New shards written by a
 still-running generate.py are picked up every ``--reload-minutes``. A checkpoint (``ckpt.pt``) is written
-to the run folder every ``--save-minutes`` and at the end; ``--resume`` continues from one.
+to the run folder every ``--save-minutes`` and at the end, and ``best.pt`` whenever the held-out policy + value
+loss is the lowest so far; ``--resume`` continues from one.
 
 Usage::
 
@@ -142,11 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     step, seen = 0, 0
     run_loss = np.zeros(3)
 
-    def save() -> None:
-        torch.save({"model": saved_net().state_dict(), "ema": args.ema, "blocks": args.blocks,
-                    "channels": args.channels, "steps": step, "positions_seen": seen}, run / "ckpt.pt")
+    best = [math.inf]
 
-    def validate() -> str:
+    def save(val_total: float | None = None) -> None:
+        """Write ckpt.pt; also best.pt when ``val_total`` (held-out policy + value loss) is the lowest yet."""
+        ck = {"model": saved_net().state_dict(), "ema": args.ema, "blocks": args.blocks,
+              "channels": args.channels, "steps": step, "positions_seen": seen, "val_total": val_total}
+        torch.save(ck, run / "ckpt.pt")
+        if val_total is not None and val_total < best[0]:
+            best[0] = val_total
+            torch.save(ck, run / "best.pt")
+
+    def validate() -> tuple[str, float]:
+        """The held-out losses as a log line, and policy + value loss."""
         m = saved_net()
         m.eval()
         with torch.no_grad():
@@ -156,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 tot += np.array([pl.item(), vl.item(), t1.item()]) * len(val[i:i + 500])
         m.train()
         tot /= len(val)
-        return f"val policy {tot[0]:.3f} value {tot[1]:.3f} top1 {tot[2]:.3f}"
+        return f"val policy {tot[0]:.3f} value {tot[1]:.3f} top1 {tot[2]:.3f}", float(tot[0] + tot[1])
 
     while True:
         now = time.time()
@@ -184,14 +193,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"top1 {run_loss[2]:.3f} ({seen / (now - start + 1e-9):.0f} pos/s)")
         if now - last_save > args.save_minutes * 60:
             last_save = now
-            save()
-            log(f"saved step {step}: {validate()}")
+            line, total = validate()
+            save(total)
+            log(f"saved step {step}: {line}")
         if now - last_reload > args.reload_minutes * 60:
             last_reload = now
             data, n = load(Path(args.data), log, args.sf_weight, args.threads, args.val_shard)
             log(f"reloaded: {n} positions")
-    save()
-    log(f"done: {step} steps, {seen} positions seen; {validate()}")
+    line, total = validate()
+    save(total)
+    log(f"done: {step} steps, {seen} positions seen; {line} (best.pt: val policy + value {best[0]:.3f})")
     return 0
 
 
