@@ -217,6 +217,33 @@ def test_uci_limit_strength_plays_the_tables_level_for_uci_elo():
     eng.handle("quit")
 
 
+def test_uci_limit_strength_plays_the_levels_choice_and_not_always_the_searchs_best_move(tmp_path, tiny_net):
+    """UCI's twin of the bot's test (tests/test_strength_bot.py): with UCI_LimitStrength, the move a ``go`` plays
+    is the table level's choice from the root visits (temperature 3 over 24 nodes), not always the search's best;
+    ``info string stop`` names it and ``bestmove`` plays it."""
+    path = tmp_path / "hot.json"
+    StrengthTable("tiny", (Level(elo=1000, nodes=24, temperature=3.0, max_q_loss=2.0),)).save(path)
+    eng, out = _uci(f"setoption name WeightsFile value {tiny_net}", f"setoption name StrengthTable value {path}",
+                    "setoption name UCI_LimitStrength value true", "setoption name UCI_Elo value 1000",
+                    "setoption name Seed value 11")
+    board = chess.Board()
+    sampled = []
+    for _ in range(10):
+        out.truncate(0)
+        out.seek(0)
+        eng.handle(f"position fen {board.fen()}")
+        eng.handle("go nodes 400")
+        lines = _wait_for(out, "bestmove")
+        assert int([ln for ln in lines if ln.startswith("info depth")][-1].split(" nodes ")[1].split()[0]) <= 24
+        move = lines[-1].split()[1]
+        stop = [ln for ln in lines if ln.startswith("info string stop: ")][-1]
+        if "; strength temperature " in stop:
+            sampled.append((stop, move))
+        board.push_uci(move)
+    eng.handle("quit")
+    assert sampled and all(stop.endswith(move) for stop, move in sampled)
+
+
 def test_uci_strength_table_that_does_not_load_is_an_error_line(tmp_path):
     eng, out = _uci(f"setoption name StrengthTable value {tmp_path / 'none.json'}")
     assert "info string error setoption: StrengthTable: strength table" in out.getvalue()
