@@ -1,13 +1,11 @@
 """Strength levels (docs/strength.md): the table, the move choice, the level of a game, UCI_LimitStrength/UCI_Elo,
-the Maia preset, and the calibration's fit (the games themselves are measured by ``lichessbot calibrate``)."""
+the Maia preset, extrapolated levels (``lichessbot calibrate``'s own tests: tests/test_strength_calibrate.py)."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
-import math
 import time
 
 import chess
@@ -28,9 +26,8 @@ from lichessbot.strength import (
     load_table,
     maia_level,
 )
-from lichessbot.strength import calibrate as cal
+from lichessbot.strength.fit import expected
 from lichessbot.uci import UciEngine
-from tests.conftest import STOCKFISH
 from tests.test_uci import _wait_for
 
 
@@ -77,7 +74,8 @@ def test_the_shipped_table_has_five_verified_levels_for_the_default_network():
     for lv in measured:
         m = lv.measured
         assert m.games >= 30 and m.wins + m.draws + m.losses == m.games
-        assert abs(m.score - 0.5) <= 0.15, lv
+        assert m.elo_low < m.elo < m.elo_high and m.elo_margin < 150, lv  # its Elo with the 95 % interval
+        assert abs(expected(m.elo, lv.elo) - 0.5) <= 0.15, lv  # scores 50 % +- 15 % against its own UCI_Elo
         assert 1350 <= lv.elo <= 2850  # within Stockfish's UCI_Elo
     assert all(lv.elo < measured[0].elo for lv in t.levels if lv.measured is None)  # extrapolated below it
     assert [lv.nodes for lv in t.levels] == sorted(lv.nodes for lv in t.levels)
@@ -217,6 +215,33 @@ def test_uci_limit_strength_plays_the_tables_level_for_uci_elo():
     eng.handle("quit")
 
 
+def test_uci_limit_strength_plays_the_levels_choice_and_not_always_the_searchs_best_move(tmp_path, tiny_net):
+    """UCI's twin of the bot's test (tests/test_strength_bot.py): with UCI_LimitStrength, the move a ``go`` plays
+    is the table level's choice from the root visits (temperature 3 over 24 nodes), not always the search's best;
+    ``info string stop`` names it and ``bestmove`` plays it."""
+    path = tmp_path / "hot.json"
+    StrengthTable("tiny", (Level(elo=1000, nodes=24, temperature=3.0, max_q_loss=2.0),)).save(path)
+    eng, out = _uci(f"setoption name WeightsFile value {tiny_net}", f"setoption name StrengthTable value {path}",
+                    "setoption name UCI_LimitStrength value true", "setoption name UCI_Elo value 1000",
+                    "setoption name Seed value 11")
+    board = chess.Board()
+    sampled = []
+    for _ in range(10):
+        out.truncate(0)
+        out.seek(0)
+        eng.handle(f"position fen {board.fen()}")
+        eng.handle("go nodes 400")
+        lines = _wait_for(out, "bestmove")
+        assert int([ln for ln in lines if ln.startswith("info depth")][-1].split(" nodes ")[1].split()[0]) <= 24
+        move = lines[-1].split()[1]
+        stop = [ln for ln in lines if ln.startswith("info string stop: ")][-1]
+        if "; strength temperature " in stop:
+            sampled.append((stop, move))
+        board.push_uci(move)
+    eng.handle("quit")
+    assert sampled and all(stop.endswith(move) for stop, move in sampled)
+
+
 def test_uci_strength_table_that_does_not_load_is_an_error_line(tmp_path):
     eng, out = _uci(f"setoption name StrengthTable value {tmp_path / 'none.json'}")
     assert "info string error setoption: StrengthTable: strength table" in out.getvalue()
@@ -247,56 +272,7 @@ def test_maia_preset_plays_sampled_moves_from_the_policy_at_one_node():
     assert moves <= allowed and len(allowed) < board.legal_moves.count()
 
 
-# -- calibration ------------------------------------------------------------------------------------------
-def test_performance_is_the_rating_whose_expected_score_matches_the_points():
-    r = cal.performance([(1500, 5.0, 10)])
-    assert abs(r - 1500) < 0.5
-    r = cal.performance([(1400, 7.5, 10), (1600, 2.5, 10)])
-    assert abs(r - 1500) < 0.5
-    assert abs(cal.performance([(1500, 7.6, 10)]) - (1500 - 400 * math.log10(1 / 0.76 - 1))) < 0.5
-
-
-def test_calibration_fits_the_sweep_and_moves_a_level_outside_the_band(tmp_path, monkeypatch):
-    """A model engine whose rating is 1200 + 60 x: the sweep, the fit, one refine round, the table."""
-    played = []
-
-    def fake_play(self, level, elo, games, tag):
-        x = math.log2(level.nodes)
-        s = 1 / (1 + 10 ** ((elo - (1200 + 60 * x) - (40 if tag.startswith("verify") else 0)) / 400))
-        w = round(s * games)
-        played.append((tag, w))
-        return w, 0, games - w
-
-    monkeypatch.setattr(cal._Runner, "play", fake_play)
-    monkeypatch.setattr("chess.engine.SimpleEngine.popen_uci",
-                        lambda cmd: type("E", (), {"id": {"name": "Stockfish test"}, "quit": lambda self: None})())
-    args = argparse.Namespace(network="default", levels="1350,1500", extrapolate="1000", games=30,
-                              sweep="0,2,4,6,8", sweep_games=10,
-                              sweep_opponents="", band=0.05, refine=1, stockfish="sf", sf_nodes=1000,
-                              openings="default", concurrency=1, work=str(tmp_path / "w"),
-                              out=str(tmp_path / "table.json"))
-    assert cal.run(args) == 0
-    t = load_table(tmp_path / "table.json")
-    assert [lv.elo for lv in t.levels] == [1000, 1350, 1500]
-    assert t.levels[0].measured is None and t.levels[0].nodes < t.levels[1].nodes  # read off the curve
-    assert all(lv.measured.games == 30 for lv in t.levels[1:])
-    assert "Stockfish test" in t.conditions["opponent"]
-    assert any(tag.startswith("verify") for tag, _ in played)
-    again = len(played)
-    assert cal.run(args) == 0 and len(played) == again  # resumed from the work directory: no game replayed
-
-
-def test_a_calibration_match_against_stockfish_is_played_through_the_uci_levels(tmp_path, tiny_net):
-    if STOCKFISH is None:
-        pytest.skip("stockfish is not installed")
-    args = argparse.Namespace(network=str(tiny_net), stockfish=STOCKFISH, sf_nodes=200, concurrency=1,
-                              work=str(tmp_path), openings="default")
-    w, d, l = cal._Runner(args).play(cal.ladder(1), 1350, 2, "smoke")
-    assert w + d + l == 2
-    pgn = (tmp_path / "smoke.pgn").read_text()
-    assert pgn.count("[Event") == 2 and '[Black "sf1350"]' in pgn
-
-
+# -- extrapolated levels (calibration itself: tests/test_strength_calibrate.py) ------------------------------
 def test_a_greeting_never_names_an_extrapolated_level_by_its_elo(tmp_path):
     from lichessbot.strength import level_text
     from lichessbot.strength.levels import Level, StrengthTable, load_table

@@ -1,55 +1,59 @@
 """``lichessbot calibrate``: measure strength levels against Stockfish's own ``UCI_Elo`` and write the table.
 
-Three steps (docs/strength.md), all through the match runner (:mod:`lichessbot.match`) and our engine's
-real UCI path (``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTable``):
+Every game goes through the match runner (:mod:`lichessbot.match`) and our engine's real UCI path
+(``UCI_LimitStrength``/``UCI_Elo`` with a one-level ``StrengthTable``), and every game counts: the table is
+fitted to all the games the run played, never to a selected match (docs/strength.md, "How it is measured").
 
-1. **Sweep**: each point x of a ladder of settings (:func:`ladder`) plays ``--sweep-games`` games
-   against Stockfish, in pairs from one opening with colours swapped, each pair against the
-   ``--sweep-opponents`` Elo nearest to the point's rating estimated so far (a staircase).
-2. **Fit**: the performance rating of each point, the R where the logistic expectations
-   1 / (1 + 10^((E_j - R) / 400)) summed over its games equal its points (maximum likelihood of the Elo
-   model, Elo's formula), smoothed by a least-squares quadratic in x and made non-decreasing; a
-   target's x is read off by linear interpolation.
-3. **Verify**: each level, lowest first, starts at the x where the curve, shifted by the mean offset
-   the levels below measured against it, reaches its Elo, and plays ``--games`` games against
-   Stockfish at its own ``UCI_Elo``; a level whose score falls outside 50 % +- ``--band`` moves x (by
-   half the measured Elo gap over the curve's slope; from a second measurement on, to the root of the
-   line through the level's measured gaps), never below the level under it, and is played again
-   (``--refine`` rounds at most). The table keeps each level's last measurement, whatever it is;
-   ``verify.json`` keeps them all. ``--extrapolate`` adds levels below the lowest one
-   (below Stockfish's range) read off the curve shifted by what all verifications measured against it,
-   stored without a measurement.
+1. **Sweep**: each point x of a ladder of settings (:func:`ladder`) plays ``--sweep-games`` games against
+   Stockfish, in pairs from one opening with colours swapped, each pair against the ``--sweep-opponents`` Elo
+   nearest the point's rating so far (a staircase).
+2. **Curve**: r(x), the rating of ladder point x, by maximum likelihood of Elo's logistic model over every game
+   played so far at any x, sweep and verification alike (:func:`lichessbot.strength.fit.fit_curve`).
+3. **Levels**, lowest first: a level is placed at the x where the curve, shifted by the offset d its own games
+   so far measure against it (before its first match, the offset of the lower levels' games), reaches its Elo
+   E: r(x) + d = E; d is the maximum-likelihood offset of those games from the curve. It plays ``--games``
+   games against Stockfish at E. When its rating there (all games at exactly that x) scores farther than
+   ``--band`` from 50 % against E, the curve is fitted again with these games and the level placed again
+   (``--refine`` rounds at most; never below the level under it); its earlier games stay in the fit and in the
+   record. A level's measurement is every game played at its final x, pooled over matches: W/D/L, the
+   maximum-likelihood Elo and its 95 % likelihood-ratio interval (:class:`~lichessbot.strength.Measurement`).
+   ``--extrapolate`` adds levels below the lowest one (below Stockfish's range) read off the curve shifted
+   by the offset of all verification games; they are marked extrapolated and carry no measurement.
 
 Both sides are limited by nodes, never by time, so the result does not depend on the machine's load.
-Every game result is kept in ``--work`` (``sweep.json``, ``verify.json``): a run that is stopped and
-started again with the same arguments resumes.
+Every match is recorded in ``--work`` (:mod:`lichessbot.strength.record`: ``<tag>.pgn`` and ``matches.json``
+with each game's result): a run that is stopped and started again with the same arguments replays none of
+them. At the end the PGNs and matches.json are copied beside the table (``--out t.json``: ``t-matches/``).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import math
 import sys
 from importlib import resources
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import chess.engine
-import numpy as np
 
 from lichessbot.engine.network import _default_path
-from lichessbot.match import EngineSpec, MatchConfig, TimeControl, load_openings, run_match
-from lichessbot.match.elo import Z95, elo_estimate
+from lichessbot.match import EngineSpec, MatchConfig, MatchError, TimeControl, load_openings, run_match, schedule
 from lichessbot.match.types import Adjudication, our_engine_command
+from lichessbot.strength.fit import Curve, expected, fit_curve, ml_rating, performance
 from lichessbot.strength.levels import Level, Measurement, StrengthError, StrengthTable
+from lichessbot.strength.record import GameResult, Ledger, MatchRecord, matches_dir
 
-__all__ = ["add_arguments", "fit_performance", "ladder", "performance", "run"]
+__all__ = ["SF_ELO_RANGE", "X_MAX", "add_arguments", "ladder", "measure", "offset", "run"]
 
 #: Stockfish 15.1's UCI_Elo range (src/ucioption.cpp: ``UCI_Elo`` spin 1350..2850).
 SF_ELO_RANGE = (1350, 2850)
+#: The ladder's top point (4096 nodes, temperature 0).
+X_MAX = 12.0
+#: How the table's levels were measured (its ``conditions.method``).
+METHOD = ("pooled: the curve r(x) by maximum likelihood (Elo's logistic model) over every game played; each "
+          "level's measurement = every game at its final x, pooled over matches: maximum-likelihood Elo with its "
+          "95 % likelihood-ratio interval")
 
 
 def ladder(x: float) -> Level:
@@ -62,198 +66,187 @@ def ladder(x: float) -> Level:
                  near_equal_prob=0.1 if x < 8 else 0.0, min_prior=0.1)
 
 
-def performance(games: list[tuple[int, float, int]]) -> float:
-    """Maximum-likelihood rating R from ``(opponent elo, points, games)`` triples (logistic Elo model):
-    sum_j n_j / (1 + 10^((E_j - R) / 400)) = sum_j points_j, solved by bisection within the opponents'
-    range +- 800. A perfect (null) score gives the upper (lower) end."""
-    pts = sum(p for _, p, _ in games)
-    lo, hi = min(e for e, _, _ in games) - 800.0, max(e for e, _, _ in games) + 800.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        exp = sum(n / (1 + 10 ** ((e - mid) / 400)) for e, _, n in games)
-        lo, hi = (mid, hi) if exp < pts else (lo, mid)
-    return (lo + hi) / 2
+def offset(curve: Curve, matches: list[MatchRecord]) -> float:
+    """How much stronger than ``curve`` the games of ``matches`` measured, in Elo: the d maximising the likelihood
+    of their results under r(x) + d (:func:`lichessbot.strength.fit.ml_rating` against opponents E - r(x));
+    when they were all won (lost), the low (high) end of its 95 % interval, the least offset they show; 0 without
+    games."""
+    games = [(e - curve.at(x), s) for m in matches for x, e, s in m.games()]
+    if not games:
+        return 0.0
+    r = ml_rating(games)
+    d = r.elo if r.elo is not None else r.low if r.low is not None else r.high
+    assert d is not None  # one side of the interval is always bounded
+    return d
 
 
-def fit_performance(sweep: list[dict[str, Any]]) -> list[tuple[float, float]]:
-    """(x, rating) per ladder point of ``sweep`` results (dicts with x, elo, w, d, l), x ascending.
+def measure(level_elo: int, x: float, matches: list[MatchRecord]) -> Measurement:
+    """The measurement of the level ``level_elo`` at ladder point ``x``: every game of ``matches`` played at exactly
+    ``x``, pooled (:meth:`Measurement.of`).
 
-    Each point's rating is :func:`performance` of its games; the curve is the least-squares quadratic
-    in x through the points that neither won nor lost every game (weights: games played), made
-    non-decreasing (a running maximum); with fewer than three such points, the points themselves."""
-    by_x: dict[float, list[tuple[int, float, int]]] = {}
-    for r in sweep:
-        n = r["w"] + r["d"] + r["l"]
-        if n:
-            by_x.setdefault(float(r["x"]), []).append((int(r["elo"]), r["w"] + r["d"] / 2, n))
-    xs = sorted(by_x)
-    raw = {x: performance(by_x[x]) for x in xs}
-    ok = [x for x in xs if 0 < sum(p for _, p, _ in by_x[x]) < sum(n for _, _, n in by_x[x])]
-    if len(ok) >= 3:
-        coef = np.polyfit(ok, [raw[x] for x in ok], 2, w=[math.sqrt(sum(n for *_, n in by_x[x])) for x in ok])
-        fitted = {x: float(np.polyval(coef, x)) for x in xs}
-    else:
-        fitted = raw
-    out, best = [], -math.inf
-    for x in xs:
-        best = max(best, fitted[x])
-        out.append((x, best))
-    return out
+    Raises:
+        ValueError: no game of ``matches`` was played at ``x``.
+    """
+    at = [m for m in matches if m.x == x]
+    if not at:
+        raise ValueError(f"no game at x = {x}")
+    opponents = sorted({m.opponent_elo for m in at})
+    return Measurement.of([(float(m.opponent_elo), g.score) for m in at for g in m.results], level_elo,
+                          "Stockfish UCI_Elo " + ", ".join(map(str, opponents)), matches=len(at))
 
 
-def _curve_at(x: float, curve: list[tuple[float, float]]) -> float:
-    """The fitted rating at ``x`` (linear between the curve's points, flat beyond its ends)."""
-    if x <= curve[0][0]:
-        return curve[0][1]
-    for (x0, r0), (x1, r1) in pairwise(curve):
-        if x0 <= x <= x1:
-            return r0 + (r1 - r0) * (x - x0) / (x1 - x0)
-    return curve[-1][1]
-
-
-def x_for(elo: float, curve: list[tuple[float, float]]) -> float | None:
-    """The ladder point where the fitted ``curve`` reaches ``elo`` (linear between points); None above it."""
-    if not curve or elo > curve[-1][1]:
-        return None
-    if elo <= curve[0][1]:
-        return curve[0][0]
-    for (x0, r0), (x1, r1) in pairwise(curve):
-        if r0 <= elo <= r1:
-            return x0 if r1 == r0 else x0 + (x1 - x0) * (elo - r0) / (r1 - r0)
-    return curve[-1][0]
+def _in_band(m: Measurement, elo: int, band: float) -> bool:
+    """True when the measured Elo scores within 50 % +- ``band`` against ``elo`` (Elo's expected score; with every
+    game against ``elo`` this is the observed score)."""
+    if m.elo is None:
+        return band >= 0.5
+    return abs(expected(m.elo, elo) - 0.5) <= band
 
 
 class _Runner:
-    """Plays the games of one calibration and keeps every result in the work directory."""
+    """Plays the matches of one calibration (or finds them in the work directory's record)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.work = Path(args.work)
-        self.work.mkdir(parents=True, exist_ok=True)
+        try:
+            self.work.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StrengthError(f"--work {self.work}: cannot be created ({err.strerror})") from None
+        self.ledger = Ledger(self.work)
         path = args.openings
         if path == "default":
             path = str(resources.files("lichessbot") / "data" / "openings.pgn")
         self.openings_path = path
-        self.openings = load_openings(path)
+        try:
+            self.openings = load_openings(path)
+        except MatchError as err:
+            raise StrengthError(f"--openings: {err}") from None
         self.adjudication = Adjudication(resign_score=1500, resign_moves=4, max_plies=400)
-        self._opening_at = 0
+        #: The matches this run asked for, in order (played now or found in the record): its decisions read these.
+        self.played: list[MatchRecord] = []
 
-    def _load(self, name: str) -> list[dict[str, Any]]:
-        p = self.work / name
-        return json.loads(p.read_text()) if p.exists() else []
+    def match(self, kind: str, x: float, level: int | None, elo: int, games: int, tag: str) -> MatchRecord:
+        """The match ``tag``: from the record when it was played before, else played now and recorded."""
+        rec = self.ledger.find(tag)
+        if rec is None:
+            rec = self.play(kind, x, level, elo, games, tag)
+            self.ledger.add(rec)
+        if rec not in self.played:
+            self.played.append(rec)
+        return rec
 
-    def _save(self, name: str, rows: list[dict[str, Any]]) -> None:
-        (self.work / name).write_text(json.dumps(rows, indent=1) + "\n")
-
-    def play(self, level: Level, elo: int, games: int, tag: str) -> tuple[int, int, int]:
-        """``games`` games of ``level`` (as UCI_Elo ``elo``) against Stockfish at UCI_Elo ``elo``: W/D/L."""
+    def play(self, kind: str, x: float, level: int | None, elo: int, games: int, tag: str) -> MatchRecord:
+        """``games`` games of ladder point ``x`` (as ``UCI_Elo`` ``elo``) against Stockfish at ``UCI_Elo`` ``elo``.
+        The runner appends each game to ``<tag>.pgn`` as it ends; once the match is over the file is written
+        again in schedule order."""
         a = self.args
+        settings = ladder(x)
         trial = self.work / f"level-{tag}.json"
-        StrengthTable(network=a.network, levels=(Level(**{**level.__dict__, "elo": elo}),)).save(trial)
+        StrengthTable(network=a.network, levels=(Level(**{**settings.__dict__, "elo": elo}),)).save(trial)
         ours = EngineSpec("lichessbot", our_engine_command(),
                           {"WeightsFile": a.network, "StrengthTable": str(trial), "UCI_LimitStrength": True,
-                           "UCI_Elo": elo, "Threads": 1}, TimeControl(nodes=level.nodes))
+                           "UCI_Elo": elo, "Threads": 1}, TimeControl(nodes=settings.nodes))
         sf = EngineSpec(f"sf{elo}", [a.stockfish], {"UCI_LimitStrength": True, "UCI_Elo": elo, "Threads": 1,
                                                       "Hash": 16}, TimeControl(nodes=a.sf_nodes))
-        k = self._opening_at % len(self.openings)
-        self._opening_at += (games + 1) // 2
-        openings = self.openings[k:] + self.openings[:k]
-        res = run_match(MatchConfig(ours, sf, games=games, openings=openings, concurrency=a.concurrency,
-                                    adjudication=self.adjudication, pgn_path=str(self.work / f"{tag}.pgn"),
-                                    event=f"calibrate {tag}"))
-        print(f"  {tag}: nodes {level.nodes} T {level.temperature:g} vs sf{elo}: "
-              f"+{res.wins} ={res.draws} -{res.losses}", file=sys.stderr, flush=True)
-        return res.wins, res.draws, res.losses
+        first = self.ledger.pairs() % len(self.openings)
+        pgn = self.work / f"{tag}.pgn"
+        config = MatchConfig(ours, sf, games=games, openings=self.openings[first:] + self.openings[:first],
+                             concurrency=a.concurrency, adjudication=self.adjudication, pgn_path=str(pgn),
+                             event=f"calibrate {tag}")
+        res = run_match(config)
+        games_ = sorted(res.games, key=lambda g: g.number)
+        pgn.write_text("".join(f"{g.pgn}\n\n" for g in games_), encoding="utf-8")
+        names = {number: opening.name for number, opening, _ in schedule(config)}
+        rec = MatchRecord(tag=tag, kind=kind, x=x, level=level, settings=settings.settings(), opponent=sf.name,
+                          opponent_elo=elo, first_opening=first,
+                          results=tuple(GameResult(number=g.number, opening=names.get(g.number, ""),
+                                                   colour="white" if g.first_white else "black", result=g.result,
+                                                   score=g.first_score, termination=g.termination, plies=g.plies)
+                                        for g in games_))
+        print(f"  {tag}: nodes {settings.nodes} T {settings.temperature:g} vs sf{elo}: "
+              f"+{rec.wins} ={rec.draws} -{rec.losses}", file=sys.stderr, flush=True)
+        return rec
 
-    def sweep(self, xs: list[float], opponents: list[int]) -> list[dict[str, Any]]:
-        """Each ladder point plays ``sweep_games`` games in pairs, each pair against the opponent nearest
-        to its rating estimated so far (the previous point's rating before its first game): a staircase
-        that spends the games where they tell most, near a 50 % score."""
-        rows = self._load("sweep.json")
+    def games(self) -> list[tuple[float, float, float]]:
+        """(x, opponent Elo, our score) of every game this run has asked for so far."""
+        return [g for m in self.played for g in m.games()]
+
+    def sweep(self, xs: list[float], opponents: list[int]) -> None:
+        """Each ladder point plays ``sweep_games`` games in pairs, each pair against the opponent nearest to its
+        rating so far (:func:`lichessbot.strength.fit.performance`; the previous point's before its first game):
+        a staircase that spends the games where they tell most, near a 50 % score."""
         estimate = float(opponents[len(opponents) // 2])
         for x in xs:
             while True:
-                mine = [r for r in rows if r["x"] == x]
-                played = sum(r["w"] + r["d"] + r["l"] for r in mine)
+                mine = [g for m in self.played if m.kind == "sweep" and m.x == x for g in m.games()]
                 if mine:
-                    estimate = performance([(r["elo"], r["w"] + r["d"] / 2, r["w"] + r["d"] + r["l"]) for r in mine])
-                if played >= self.args.sweep_games:
+                    estimate = performance([(e, s, 1.0) for _, e, s in mine])
+                if len(mine) >= self.args.sweep_games:
                     break
                 elo = min(opponents, key=lambda e: abs(e - estimate))
-                w, d, l = self.play(ladder(x), elo, 2, f"sweep-x{x:g}-{played // 2}-e{elo}")
-                rows.append({"x": x, "elo": elo, "w": w, "d": d, "l": l})
-                self._save("sweep.json", rows)
-        return rows
+                self.match("sweep", x, None, elo, 2, f"sweep-x{x:g}-{len(mine) // 2}-e{elo}")
 
-    def bias(self, curve: list[tuple[float, float]], below: int) -> float:
-        """How much stronger than the sweep's curve the verification games measured, in Elo: the mean over
-        the verification results of the levels below ``below`` of (opponent Elo + measured gap) - curve(x);
-        0 without any. The
-        next level starts at the x where the curve reaches its Elo minus this (the sweep's 8 games per
-        point can put the whole curve off by 100 Elo or more)."""
-        rows = [r for r in self._load("verify.json") if r["elo"] < below]
-        if not rows:
-            return 0.0
-        return sum(r["elo"] + _gap(r) - _curve_at(r["x"], curve) for r in rows) / len(rows)
-
-    def verify(self, elo: int, x: float, slope: float, x_min: float = 0.0) -> tuple[float, Measurement]:
-        """Play ``games`` at ``x`` against Stockfish at ``elo``; outside the band move x (:meth:`_next_x`)
-        and play again, ``refine`` rounds at most. Returns the last x played and its measurement. A level
-        with results in ``verify.json`` goes on from its last one (a resumed run replays no game)."""
-        rows = self._load("verify.json")
-        mine = [r for r in rows if r["elo"] == elo]
-        if mine:
-            x = mine[-1]["x"]
-        used = max(0, len(mine) - 1)
-        last = max(used, self.args.refine)
-        for round_ in range(used, last + 1):
-            x = round(x, 3)
-            prev = next((r for r in rows if r["elo"] == elo and r["x"] == x), None)
-            if prev is None:
-                w, d, l = self.play(ladder(x), elo, self.args.games, f"verify-e{elo}-x{x:.3f}")
-                prev = {"elo": elo, "x": x, "w": w, "d": d, "l": l}
-                rows.append(prev)
-                self._save("verify.json", rows)
-            m = measurement(prev["w"], prev["d"], prev["l"], f"Stockfish UCI_Elo {elo}")
-            if abs(m.score - 0.5) <= self.args.band or round_ == last:
-                return x, m
-            x = _next_x([(r["x"], _gap(r)) for r in rows if r["elo"] == elo], x, slope, x_min)
-        raise AssertionError("unreachable")
+    def level(self, elo: int, x_min: float) -> tuple[float, Measurement] | None:
+        """Place the level ``elo`` and play it (module docstring, step 3), ``--refine`` rounds of moving at most.
+        Returns its final x and the measurement there; None when the curve does not reach ``elo`` (the level is
+        left out)."""
+        x = x_min
+        for round_ in range(self.args.refine + 1):
+            curve = fit_curve(self.games())
+            own = [m for m in self.played if m.kind == "verify" and m.level == elo]
+            d = offset(curve, own or [m for m in self.played if m.kind == "verify"])
+            at = curve.x_for(elo - d, X_MAX if round_ else None)
+            if at is None and round_ == 0:
+                print(f"level {elo}: above what the sweep reached ({curve.at(curve.x1):.0f} at x {curve.x1:g}); "
+                      "left out", file=sys.stderr)
+                return None
+            x = round(min(X_MAX, max(x_min, X_MAX if at is None else at)), 3)
+            self.match("verify", x, elo, elo, self.args.games, f"verify-e{elo}-r{round_}-x{x:.3f}")
+            m = measure(elo, x, self.played)
+            print(f"level {elo}: x {x:g} (curve {curve.at(x):.0f}, offset {d:+.0f}) -> {m.describe()}",
+                  file=sys.stderr, flush=True)
+            if _in_band(m, elo, self.args.band):
+                break
+        return x, measure(elo, x, self.played)
 
 
-def _gap(row: dict[str, Any]) -> float:
-    """The measured Elo difference of a result row, within +-400 (a perfect or null score)."""
-    n = row["w"] + row["d"] + row["l"]
-    s = (row["w"] + row["d"] / 2) / n
-    return max(-400.0, min(400.0, -400.0 * math.log10(1 / s - 1))) if 0 < s < 1 else math.copysign(400.0, s - 0.5)
+def _ints(text: str, flag: str, lo: int = SF_ELO_RANGE[0], hi: int = SF_ELO_RANGE[1]) -> list[int]:
+    """The comma-separated integers of ``flag``, each within lo..hi, sorted; a StrengthError names the flag."""
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise StrengthError(f"{flag}: comma-separated integers expected, got {text!r}") from None
+    if any(not lo <= v <= hi for v in values):
+        raise StrengthError(f"{flag}: Stockfish's UCI_Elo covers {lo}..{hi}, got {values}")
+    return values
 
 
-def _next_x(points: list[tuple[float, float]], x: float, slope: float, x_min: float) -> float:
-    """The next x to try for a level from its measured (x, Elo gap) points: with two or more x values the
-    root of the least-squares line gap(x) (the secant method), kept within one unit of the points; with
-    one, a step of half the gap over the curve's ``slope`` (Elo per unit of x; half, since 30 games
-    measure a gap only to about +-130 Elo). Never below ``x_min`` (the level under it), nor above 12."""
-    xs = sorted({p[0] for p in points})
-    nxt = x - 0.5 * dict(points)[x] / slope
-    if len(xs) >= 2:
-        b, a = np.polyfit([p[0] for p in points], [p[1] for p in points], 1)
-        if b > 0:
-            nxt = min(max(-a / b, xs[0] - 1.0), xs[-1] + 1.0)
-    return min(max(x_min, nxt), 12.0)
-
-
-def measurement(w: int, d: int, l: int, opponent: str) -> Measurement:
-    """A :class:`Measurement` from W/D/L with the match runner's formulas (lichessbot.match.elo)."""
-    n = w + d + l
-    s = (w + d / 2) / n
-    var = (w * (1 - s) ** 2 + d * (0.5 - s) ** 2 + l * s ** 2) / n
-    est = elo_estimate(w, d, l)
-    finite = math.isfinite(est.diff)
-    return Measurement(games=n, wins=w, draws=d, losses=l, score=round(s, 4),
-                       score_margin=round(Z95 * math.sqrt(var / n), 4),
-                       elo_diff=round(est.diff, 1) if finite else None,
-                       elo_margin=round(est.margin, 1) if finite and math.isfinite(est.margin) else None,
-                       opponent=opponent)
+def _check(args: argparse.Namespace) -> tuple[list[int], list[int], list[float], list[int]]:
+    """The levels, extrapolated levels, sweep points and sweep opponents of ``args``; bad flags raise a
+    StrengthError naming the flag."""
+    elos = _ints(args.levels, "--levels")
+    if not elos:
+        raise StrengthError("--levels: at least one level")
+    low = _ints(args.extrapolate, "--extrapolate", 1, SF_ELO_RANGE[1])
+    if any(e >= elos[0] for e in low):
+        raise StrengthError(f"--extrapolate: {low} must lie below the lowest of --levels ({elos[0]})")
+    try:
+        xs = sorted({float(x) for x in args.sweep.split(",") if x.strip()})
+    except ValueError:
+        raise StrengthError(f"--sweep: comma-separated ladder points expected, got {args.sweep!r}") from None
+    if not xs or any(not 0 <= x <= X_MAX for x in xs):
+        raise StrengthError(f"--sweep: ladder points within 0..{X_MAX:g} expected, got {args.sweep!r}")
+    opponents = _ints(args.sweep_opponents, "--sweep-opponents") if args.sweep_opponents else elos
+    for flag, value, ok in (("--games", args.games, args.games >= 1),
+                            ("--sweep-games", args.sweep_games, args.sweep_games >= 1),
+                            ("--refine", args.refine, args.refine >= 0),
+                            ("--band", args.band, 0 < args.band <= 0.5),
+                            ("--concurrency", args.concurrency, args.concurrency >= 1),
+                            ("--sf-nodes", args.sf_nodes, args.sf_nodes >= 1)):
+        if not ok:
+            raise StrengthError(f"{flag}: {value} is out of range (see lichessbot calibrate --help)")
+    return elos, low, xs, opponents
 
 
 def _sha256(network: str) -> str:
@@ -262,14 +255,9 @@ def _sha256(network: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Sweep, fit, verify, write ``--out``. Raises StrengthError for bad arguments."""
-    elos = sorted(int(e) for e in args.levels.split(","))
-    if any(not SF_ELO_RANGE[0] <= e <= SF_ELO_RANGE[1] for e in elos):
-        raise StrengthError(f"--levels: Stockfish's UCI_Elo covers {SF_ELO_RANGE[0]}..{SF_ELO_RANGE[1]}, got {elos}")
-    xs = sorted(float(x) for x in args.sweep.split(","))
-    opponents = sorted(int(e) for e in args.sweep_opponents.split(",")) if args.sweep_opponents else elos
-    if any(not SF_ELO_RANGE[0] <= e <= SF_ELO_RANGE[1] for e in opponents):
-        raise StrengthError(f"--sweep-opponents: Stockfish's UCI_Elo covers {SF_ELO_RANGE[0]}..{SF_ELO_RANGE[1]}")
+    """Sweep, fit, place and play the levels, write ``--out`` and its matches directory. Raises StrengthError for
+    bad arguments."""
+    elos, low, xs, opponents = _check(args)
     try:
         sf = chess.engine.SimpleEngine.popen_uci([args.stockfish])
         sf_name = sf.id.get("name", "Stockfish")
@@ -278,77 +266,84 @@ def run(args: argparse.Namespace) -> int:
         raise StrengthError(f"--stockfish {args.stockfish}: cannot start it ({err})") from None
     runner = _Runner(args)
     print(f"sweep: ladder points {xs} x opponents {opponents}, {args.sweep_games} games each", file=sys.stderr)
-    curve = fit_performance(runner.sweep(xs, opponents))
-    print("fit: " + ", ".join(f"x={x:g}: {r:.0f}" for x, r in curve), file=sys.stderr)
-    levels: list[Level] = []
-    x_prev = x_first = 0.0
-    ladder_x: dict[int, float] = {}
+    runner.sweep(xs, opponents)
+    placed: dict[int, float] = {}
+    x_min = 0.0
     for elo in elos:
-        bias = runner.bias(curve, elo)
-        x = x_for(elo - bias, curve)
-        if x is None:
-            print(f"level {elo}: above what the sweep reached ({curve[-1][1]:.0f}); left out", file=sys.stderr)
-            continue
-        i = max(1, min(len(curve) - 1, next((k for k, (cx, _) in enumerate(curve) if cx >= x), len(curve) - 1)))
-        slope = max(20.0, (curve[i][1] - curve[i - 1][1]) / (curve[i][0] - curve[i - 1][0]))
-        x, m = runner.verify(elo, max(x, x_prev), slope, x_prev)
-        x_first = x if not levels else x_first
-        x_prev = x
-        print(f"level {elo}: x {x:g} -> score {m.score:.1%} +- {m.score_margin:.1%} over {m.games} games",
-              file=sys.stderr)
-        levels.append(Level(**{**ladder(x).__dict__, "elo": elo, "measured": m}))
-        ladder_x[elo] = x
-    if not levels:
+        got = runner.level(elo, x_min)
+        if got is not None:
+            placed[elo] = x_min = got[0]
+    if not placed:
         raise StrengthError("no level could be calibrated: the sweep never reached the lowest --levels")
-    lowest, x_lowest = levels[0].elo or 0, x_first  # calibrated levels all have an elo
-    bias = runner.bias(curve, 10**6)
-    for elo in sorted(int(e) for e in args.extrapolate.split(",") if e.strip()):
-        x = x_for(elo - bias, curve)
-        if elo >= lowest or x is None:
-            raise StrengthError(f"--extrapolate: {elo} is not below the lowest measured level {lowest}")
-        x = round(min(x, x_lowest), 3)
+    every = runner.ledger.matches  # every match of the work directory, this run's and any before
+    curve = fit_curve([g for m in every for g in m.games()])
+    levels = [Level(**{**ladder(x).__dict__, "elo": elo, "measured": measure(elo, x, every)})
+              for elo, x in placed.items()]
+    d = offset(curve, [m for m in every if m.kind == "verify"])
+    for elo in low:
+        at = curve.x_for(elo - d)  # never None: elo lies below every placed level, which the curve reached
+        x = round(min(curve.x1 if at is None else at, placed[min(placed)]), 3)
         levels.append(Level(**{**ladder(x).__dict__, "elo": elo, "extrapolated": True}))
-        ladder_x[elo] = x
-        print(f"level {elo}: x {x:g} read off the sweep's curve, not measured", file=sys.stderr)
+        placed[elo] = x
+        print(f"level {elo}: x {x:g} read off the curve (offset {d:+.0f}), not measured: extrapolated",
+              file=sys.stderr)
     levels.sort(key=lambda lv: lv.elo or 0)
-    conditions = {"opponent": f"{sf_name} ({args.stockfish}), UCI_LimitStrength true, UCI_Elo = the level, "
-                              f"Threads 1, Hash 16, go nodes {args.sf_nodes}",
-                  "ours": "lichessbot uci, UCI_LimitStrength true, go nodes = the level's nodes",
-                  "openings": Path(runner.openings_path).name, "adjudication": "resign 1500 cp x 4 moves, "
-                  "draw at 400 plies", "sweep": [{"x": x, "rating": round(r)} for x, r in curve],
-                  "sweep_games": args.sweep_games, "games": args.games,
-                  "ladder_x": {str(e): ladder_x[e] for e in sorted(ladder_x)}}
+    folder = matches_dir(args.out)
+    conditions: dict[str, Any] = {
+        "opponent": f"{sf_name} ({args.stockfish}), UCI_LimitStrength true, UCI_Elo = the level, Threads 1, "
+                    f"Hash 16, go nodes {args.sf_nodes}",
+        "ours": "lichessbot uci, UCI_LimitStrength true, go nodes = the level's nodes",
+        "openings": Path(runner.openings_path).name,
+        "adjudication": "resign 1500 cp x 4 moves, draw at 400 plies", "method": METHOD,
+        "curve": curve.to_json(), "sweep": [{"x": x, "rating": round(curve.at(x))} for x in xs],
+        "sweep_games": args.sweep_games, "games": args.games, "band": args.band, "refine": args.refine,
+        "matches": folder.name, "games_played": sum(len(m.results) for m in every),
+        "ladder_x": {str(e): placed[e] for e in sorted(placed)}}
     table = StrengthTable(network=args.network, levels=tuple(levels), network_sha256=_sha256(args.network),
                           conditions=conditions)
-    table.save(args.out)
-    print(f"wrote {args.out}: {len(levels)} levels", file=sys.stderr)
+    try:
+        table.save(args.out)
+    except OSError as err:
+        raise StrengthError(f"--out {args.out}: cannot be written ({err.strerror})") from None
+    runner.ledger.export(folder)
+    print(f"wrote {args.out}: {len(levels)} levels; {folder}: {len(every)} matches, "
+          f"{conditions['games_played']} games", file=sys.stderr)
     for lv in levels:
         mm = lv.measured
-        result = "not measured" if mm is None else \
-            f"+{mm.wins} ={mm.draws} -{mm.losses}\t{mm.score:.1%} +- {mm.score_margin:.1%}"
-        print(f"{lv.elo}\t{lv.nodes} nodes\tT {lv.temperature:g}\t{result}")
+        result = "extrapolated, not measured" if mm is None else mm.describe()
+        print(f"{lv.elo}\tx {placed[lv.elo or 0]:g}\t{lv.nodes} nodes\tT {lv.temperature:g}\t{result}")
     return 0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--network", default="default", help="the network to calibrate (WeightsFile)")
+    p.add_argument("--network", default="default",
+                   help="the network to calibrate (WeightsFile; default: the default network)")
     p.add_argument("--levels", default="1350,1500,1600,1700,1800",
-                   help="UCI_Elo of the levels, comma-separated, within Stockfish's 1350..2850")
+                   help="UCI_Elo of the levels, comma-separated, within Stockfish's 1350..2850 "
+                        "(default 1350,1500,1600,1700,1800)")
     p.add_argument("--extrapolate", default="",
                    help="UCI_Elo of unmeasured levels below the lowest level (below Stockfish's range), read off "
-                        "the sweep's curve; comma-separated")
-    p.add_argument("--games", type=int, default=30, help="games per level in the verification (default 30)")
-    p.add_argument("--sweep", default="0,2,4,6,8,10", help="ladder points x of the sweep (nodes 2^x)")
+                        "the curve; comma-separated; marked extrapolated in the table")
+    p.add_argument("--games", type=int, default=30, help="games per verification match of a level (default 30)")
+    p.add_argument("--sweep", default="0,2,4,6,8,10",
+                   help="ladder points x of the sweep, 0..12 (nodes 2^x; default 0,2,4,6,8,10)")
     p.add_argument("--sweep-opponents", default="",
                    help="Stockfish UCI_Elo values the sweep plays, comma-separated (default: the levels)")
-    p.add_argument("--sweep-games", type=int, default=8, help="games per ladder point (default 8)")
+    p.add_argument("--sweep-games", type=int, default=8, help="games per ladder point, in pairs (default 8)")
     p.add_argument("--band", type=float, default=0.1,
-                   help="a level whose score is farther than this from 0.5 is moved and played again")
-    p.add_argument("--refine", type=int, default=1, help="rounds of moving a level outside the band (default 1)")
-    p.add_argument("--stockfish", default="/usr/games/stockfish", help="Stockfish's command")
+                   help="a level whose pooled games at its x score farther than this from 0.5 is placed again "
+                        "from the refitted curve and plays a new match; its earlier games stay in the fit "
+                        "(0..0.5, default 0.1)")
+    p.add_argument("--refine", type=int, default=1, help="rounds of placing a level again at most (default 1)")
+    p.add_argument("--stockfish", default="/usr/games/stockfish",
+                   help="Stockfish's command (default /usr/games/stockfish)")
     p.add_argument("--sf-nodes", type=int, default=20000,
-                   help="Stockfish's go nodes (enough for its skill pick at depth 1 + level)")
+                   help="Stockfish's go nodes (default 20000: past its skill pick at depth 1 + level)")
     p.add_argument("--openings", default="default", help=".pgn or .epd; default: lichessbot/data/openings.pgn")
-    p.add_argument("--concurrency", type=int, default=1, help="games at once (two processes each)")
-    p.add_argument("--work", default="calibration", help="directory for PGNs and resumable results")
-    p.add_argument("--out", default="strength.json", help="the table to write")
+    p.add_argument("--concurrency", type=int, default=1, help="games at once, two processes each (default 1)")
+    p.add_argument("--work", default="calibration",
+                   help="directory of the matches as they are played (PGNs, matches.json): a stopped run started "
+                        "again with the same arguments resumes from it (default ./calibration)")
+    p.add_argument("--out", default="strength.json",
+                   help="the table to write (default strength.json); every match's PGN and matches.json are "
+                        "copied beside it, to <out's stem>-matches/")

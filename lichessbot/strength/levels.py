@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from itertools import pairwise
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from lichessbot.errors import LichessbotError
+from lichessbot.strength.fit import ml_rating
 
 __all__ = [
     "DEFAULT_TABLE",
+    "READ_FORMATS",
     "TABLE_FORMAT",
     "Level",
     "Measurement",
@@ -34,8 +38,15 @@ __all__ = [
     "maia_level",
 ]
 
-#: Version of the table's JSON layout.
-TABLE_FORMAT = 1
+#: Version of the table's JSON layout: 2 adds each measurement's maximum-likelihood Elo with its 95 % interval and
+#: the number of matches pooled (``lichessbot calibrate`` pools every game at a level's settings); format 1
+#: tables (one match per level) are still read, their Elo and interval computed from their W/D/L.
+TABLE_FORMAT = 2
+#: The formats :func:`load_table` reads.
+READ_FORMATS = (1, 2)
+#: The 97.5 % quantile of the standard normal distribution (the score's 95 % interval; as lichessbot.match.elo.Z95,
+#: computed here so that reading a table does not import the match runner).
+Z95 = NormalDist().inv_cdf(0.975)
 #: The table shipped for the default network (package data).
 DEFAULT_TABLE = "strength_default.json"
 
@@ -44,13 +55,30 @@ class StrengthError(LichessbotError, ValueError):
     """A strength setting or table that cannot be used; the message names the key or file and the reason."""
 
 
+def _tenth(v: float | None) -> float | None:
+    """``v`` rounded to 0.1 (None stays None)."""
+    return None if v is None else round(v, 1)
+
+
 @dataclass(frozen=True)
 class Measurement:
-    """How a level scored against its reference opponent (Stockfish at ``UCI_Elo`` = the level's Elo).
+    """How a level scored: every game ``lichessbot calibrate`` played at exactly the level's settings, pooled
+    over all its matches there (docs/strength.md), mostly against its reference opponent (Stockfish at
+    ``UCI_Elo`` = the level's Elo).
 
-    ``score`` = (wins + draws/2) / games from our side; ``score_margin`` the half-width of its 95 %
-    interval (trinomial variance, docs/match.md); ``elo_diff`` and ``elo_margin`` the same in Elo
-    (logistic model; ``elo_margin`` None when unbounded)."""
+    Attributes:
+        games, wins, draws, losses: the games, from our side.
+        score: (wins + draws/2) / games.
+        score_margin: half-width of the score's 95 % interval (trinomial variance, docs/match.md).
+        elo_diff: ``elo`` minus the level's ``UCI_Elo``, in Elo; None when ``elo`` is.
+        elo_margin: half the width of [``elo_low``, ``elo_high``] in Elo; None when it is unbounded.
+        opponent: who was played, e.g. "Stockfish UCI_Elo 1500".
+        elo: the maximum-likelihood rating of the games against their opponents' ``UCI_Elo`` (Elo's logistic
+            model, :func:`lichessbot.strength.fit.ml_rating`); None when every game was won, or every game lost.
+        elo_low, elo_high: its 95 % likelihood-ratio interval (Wilks; :mod:`lichessbot.strength.fit`); None
+            on a side where it is unbounded.
+        matches: how many matches the games come from.
+    """
 
     games: int
     wins: int
@@ -61,6 +89,40 @@ class Measurement:
     elo_diff: float | None
     elo_margin: float | None
     opponent: str = ""
+    elo: float | None = None
+    elo_low: float | None = None
+    elo_high: float | None = None
+    matches: int = 1
+
+    @classmethod
+    def of(cls, games: Sequence[tuple[float, float]], level_elo: int, opponent: str, matches: int = 1) -> Measurement:
+        """The measurement of ``games`` = (opponent ``UCI_Elo``, our score 0 / 0.5 / 1) pairs of a level whose
+        ``UCI_Elo`` is ``level_elo``; Elo values rounded to 0.1, scores to 1e-4.
+
+        Raises:
+            ValueError: ``games`` is empty or a score is not 0, 0.5 or 1.
+        """
+        if any(s not in (0.0, 0.5, 1.0) for _, s in games):
+            raise ValueError("a game's score must be 0, 0.5 or 1")
+        r = ml_rating(games)
+        n = len(games)
+        w, d = sum(s == 1.0 for _, s in games), sum(s == 0.5 for _, s in games)
+        s = (w + d / 2) / n
+        var = (w * (1 - s) ** 2 + d * (0.5 - s) ** 2 + (n - w - d) * s ** 2) / n
+        return cls(games=n, wins=w, draws=d, losses=n - w - d, score=round(s, 4),
+                   score_margin=round(Z95 * math.sqrt(var / n), 4),
+                   elo_diff=_tenth(None if r.elo is None else r.elo - level_elo), elo_margin=_tenth(r.margin),
+                   opponent=opponent, elo=_tenth(r.elo), elo_low=_tenth(r.low), elo_high=_tenth(r.high),
+                   matches=matches)
+
+    def describe(self) -> str:
+        """One line: ``60 games (2 matches) +25 =8 -27, Elo 1488 (95 %: 1402..1575)``."""
+        def num(v: float | None, unbounded: str) -> str:
+            return unbounded if v is None else f"{v:.0f}"
+        elo = num(self.elo, "unbounded")
+        return (f"{self.games} games ({self.matches} match{'es' if self.matches != 1 else ''}) +{self.wins} "
+                f"={self.draws} -{self.losses}, Elo {elo} (95 %: {num(self.elo_low, '-inf')}.."
+                f"{num(self.elo_high, '+inf')})")
 
 
 @dataclass(frozen=True)
@@ -201,7 +263,7 @@ def _lerp(a: float, b: float, f: float) -> float:
     return round(a + (b - a) * f, 4)
 
 
-def _level_from(d: Any, where: str) -> Level:
+def _level_from(d: Any, where: str, fmt: int) -> Level:
     if not isinstance(d, dict):
         raise StrengthError(f"{where}: a level must be an object")
     known = set(Level.__dataclass_fields__)
@@ -213,13 +275,18 @@ def _level_from(d: Any, where: str) -> Level:
     m = d.get("measured")
     try:
         measured = None if m is None else Measurement(**m)
+        if measured is not None and fmt == 1:  # one match against the level's UCI_Elo; no Elo, no interval stored
+            games = [(float(d["elo"]), 1.0)] * measured.wins + [(float(d["elo"]), 0.5)] * measured.draws \
+                + [(float(d["elo"]), 0.0)] * measured.losses
+            measured = Measurement.of(games, d["elo"], measured.opponent)
         return Level(**{**d, "measured": measured})
-    except (TypeError, StrengthError) as err:
+    except (TypeError, ValueError) as err:  # StrengthError is a ValueError
         raise StrengthError(f"{where}: {err}") from None
 
 
 def load_table(path: str | Path = "default") -> StrengthTable:
-    """Read a table written by ``lichessbot calibrate`` (``"default"``: the one shipped for the default network).
+    """Read a table written by ``lichessbot calibrate`` (``"default"``: the one shipped for the default network),
+    of any format of :data:`READ_FORMATS`.
 
     Raises:
         StrengthError: the file is missing, not JSON, or a level is malformed (file and level named).
@@ -237,12 +304,14 @@ def load_table(path: str | Path = "default") -> StrengthTable:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise StrengthError(f"strength table {source}: not JSON ({err})") from None
-    if not isinstance(data, dict) or data.get("format") != TABLE_FORMAT:
-        raise StrengthError(f"strength table {source}: not a strength table of format {TABLE_FORMAT}")
+    if not isinstance(data, dict) or data.get("format") not in READ_FORMATS:
+        raise StrengthError(f"strength table {source}: not a strength table of format "
+                            f"{' or '.join(map(str, READ_FORMATS))}")
     raw = data.get("levels")
     if not isinstance(raw, list) or not raw:
         raise StrengthError(f"strength table {source}: 'levels' must be a non-empty list")
-    levels = sorted((_level_from(d, f"strength table {source}, level {i + 1}") for i, d in enumerate(raw)),
+    levels = sorted((_level_from(d, f"strength table {source}, level {i + 1}", data["format"])
+                     for i, d in enumerate(raw)),
                     key=lambda lv: lv.elo or 0)  # a table's levels all have an elo
     if len({lv.elo for lv in levels}) != len(levels):
         raise StrengthError(f"strength table {source}: two levels with the same elo")
