@@ -210,7 +210,8 @@ def test_bad_calibrate_flags_are_refused_naming_the_flag(tmp_path, no_stockfish)
     for kw, flag in ((dict(levels="1200"), "--levels"), (dict(levels="15x0"), "--levels"),
                      (dict(extrapolate="1400"), "--extrapolate"), (dict(sweep="0,13"), "--sweep"),
                      (dict(games=0), "--games"), (dict(band=0.7), "--band"), (dict(refine=-1), "--refine"),
-                     (dict(sweep_opponents="1000"), "--sweep-opponents")):
+                     (dict(sweep_opponents="1000"), "--sweep-opponents"),
+                     (dict(out=str(tmp_path / "missing" / "t.json")), "--out")):
         with pytest.raises(StrengthError, match=f"^{flag}"):
             cal.run(_args(tmp_path, **kw))
     (tmp_path / "old").mkdir()

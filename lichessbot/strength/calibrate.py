@@ -246,6 +246,8 @@ def _check(args: argparse.Namespace) -> tuple[list[int], list[int], list[float],
                             ("--sf-nodes", args.sf_nodes, args.sf_nodes >= 1)):
         if not ok:
             raise StrengthError(f"{flag}: {value} is out of range (see lichessbot calibrate --help)")
+    if not Path(args.out).resolve().parent.is_dir():  # found before the games, not after hours of them
+        raise StrengthError(f"--out {args.out}: its directory does not exist")
     return elos, low, xs, opponents
 
 
