@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
 
     while True:
         now = time.time()
-        frac = (now - start) / budget
+        frac = (now - start) / budget if budget > 0 else 1.0  # --minutes 0: validate and save only
         if frac >= 1:
             break
         lr = args.lr_min + 0.5 * (args.lr - args.lr_min) * (1 + math.cos(math.pi * frac))
