@@ -140,7 +140,7 @@ def generate():
 @pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="stockfish is not installed")
 def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(generate):
     args = argparse.Namespace(random_plies=2, fen_start=0.0, max_plies=44, nodes=300, multipv=3, record_from=0,
-                              policy_temp=60.0, play_temp=40.0, blunder=0.0, net_games=1.0)
+                              policy_temp=60.0, play_temp=40.0, blunder=0.0, net_games=1.0, net_nodes=1)
     evaluator = generate.evaluate.make_evaluator("default")
     with chess.engine.SimpleEngine.popen_uci(STOCKFISH) as sf:
         sf.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
@@ -162,6 +162,37 @@ def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(
     assert game["result"] in ("1-0", "0-1", "1/2-1/2")
     if len(game["moves"]) > 32:
         assert net_plies > 0
+
+
+@pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="stockfish is not installed")
+def test_with_net_nodes_our_engines_side_is_played_by_the_search(generate):
+    from lichessbot.search.searcher import Searcher
+
+    args = argparse.Namespace(random_plies=2, fen_start=0.0, max_plies=24, nodes=300, multipv=3, record_from=0,
+                              policy_temp=60.0, play_temp=40.0, blunder=0.0, net_games=1.0, net_nodes=40)
+    evaluator = generate.evaluate.make_evaluator("default")
+    searches = []
+
+    class Spy(Searcher):
+        def search(self, board, limits, **kw):
+            res = super().search(board, limits, **kw)
+            searches.append((board.fen(), limits.nodes, res))
+            return res
+
+    with chess.engine.SimpleEngine.popen_uci(STOCKFISH) as sf, Spy(evaluator) as searcher:
+        sf.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
+        game = generate.play_game(sf, random.Random(3), args, evaluator, searcher)
+    assert game["net_nodes"] == 40
+    net_color = chess.WHITE if game["net"] == "white" else chess.BLACK
+    board = chess.Board()
+    played = []
+    for ply, uci in enumerate(game["moves"]):
+        if board.turn == net_color and ply >= 2:  # after the random opening plies, every move is a search's
+            played.append((board.fen(), chess.Move.from_uci(uci)))
+        board.push(chess.Move.from_uci(uci))
+    assert played and [(f, 40) for f, _ in played] == [(f, n) for f, n, _ in searches]
+    for (_, move), (_, _, res) in zip(played, searches, strict=True):  # sampled from the visited root moves
+        assert move in [rm.move for rm in res.root_moves if rm.n > 0]
 
 
 def _mirror_move(m: chess.Move) -> chess.Move:
