@@ -80,45 +80,56 @@ def online_clock(request: MoveRequest) -> tuple[Clock, float | None]:
     return clock, budget
 
 
-def _decision(found: OnlineMove, source: Literal["online_book", "online_tablebase"]) -> Decision | SearchOnly:
+OnlineName = Literal["online_book", "online_tablebase"]
+
+
+def _decision(found: OnlineMove, source: OnlineName) -> Decision | SearchOnly:
     if found.move is None:
         return SearchOnly(moves=found.search_moves, note=found.note, source=found.source)
     return Decision(move=found.move, source=source, note=found.note, tablebase_score=found.score)
 
 
-class OnlineBookSource:
-    """The online books of one game (:meth:`lichessbot.online.OnlineGame.book_move`: chessdb, cloud eval,
-    opening explorer), each lookup within the budget docs/online.md gives; played at once. Never raises
-    (the online room counts failures and switches sources off)."""
+class _OnlineSource:
+    """One online lookup of one game, within the budget docs/online.md gives (:func:`online_clock`); never
+    raises (the online room counts failures and switches sources off). Subclasses name the lookup."""
 
-    name = "online_book"
+    name: str
+    _source: OnlineName  # the same as ``name``, typed for Decision.source
 
     def __init__(self, game: OnlineGame) -> None:
         self.game = game
+
+    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+        raise NotImplementedError
 
     def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
         if request.infinite:
             return None
         clock, budget = online_clock(request)
-        found = self.game.book_move(board, clock, budget)
-        return None if found is None else _decision(found, "online_book")
+        found = self._lookup(board, clock, budget)
+        return None if found is None else _decision(found, self._source)
 
 
-class OnlineTableSource:
+class OnlineBookSource(_OnlineSource):
+    """The online books of one game (:meth:`lichessbot.online.OnlineGame.book_move`: chessdb, cloud eval,
+    opening explorer); their move is played at once."""
+
+    name = "online_book"
+    _source: OnlineName = "online_book"
+
+    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+        return self.game.book_move(board, clock, budget)
+
+
+class OnlineTableSource(_OnlineSource):
     """The online tables of one game (:meth:`lichessbot.online.OnlineGame.table_move`): their move, played
     at once, or (``suggest``) the moves that keep their result, for the search."""
 
     name = "online_tablebase"
+    _source: OnlineName = "online_tablebase"
 
-    def __init__(self, game: OnlineGame) -> None:
-        self.game = game
-
-    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
-        if request.infinite:
-            return None
-        clock, budget = online_clock(request)
-        found = self.game.table_move(board, clock, budget)
-        return None if found is None else _decision(found, "online_tablebase")
+    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+        return self.game.table_move(board, clock, budget)
 
 
 def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = None,
