@@ -45,7 +45,8 @@ from lichessbot.config import SearchParams
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.errors import LichessbotError
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
+from lichessbot.timeman import VisitsStopper
 
 __all__ = [
     "DEFAULT_POSITIONS", "LC0_OPTIONS", "MoveStat", "Side", "add_arguments", "normalize_move", "parse_positions",
@@ -88,7 +89,7 @@ LC0_OPTIONS: dict[str, str | int | bool | None] = {
     "MaxPrefetch": 0,           # no NN-cache prefetch of unvisited nodes (ours has none; it adds out-of-order hits)
     "TaskWorkers": 0,           # picking/processing in the search thread only (determinism; ours has no task workers)
     "MaxConcurrentSearchers": 1,  # default, made explicit
-    "NodesAsPlayouts": False,   # `go nodes` counts total nodes (root N), like our Limits(nodes=...)
+    "NodesAsPlayouts": False,   # `go nodes` counts total nodes (root N), like our VisitsStopper(...)
     "CacheHistoryLength": 0,    # default: NN-cache key is the position only (ours: position_key)
     "UCI_ShowWDL": False,
 }
@@ -211,7 +212,7 @@ class Ours:
         self.searcher.new_game()
         self.evaluator.clear_cache()  # lc0's ucinewgame clears its NN cache too
         t = time.perf_counter()
-        r = self.searcher.search(board, Limits(nodes=nodes))
+        r = self.searcher.search(board, VisitsStopper(nodes))
         secs = time.perf_counter() - t
         moves = [MoveStat(move=rm.move.uci(), n=rm.n, in_flight=rm.in_flight, p=rm.p, q=rm.q, wl=rm.wl, d=rm.d,
                           u=rm.u) for rm in r.root_moves]

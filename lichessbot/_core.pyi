@@ -107,10 +107,11 @@ class SearchCounters:
         """Playouts of this search (reused visits not counted)."""
     @property
     def depth_sum(self) -> int:
-        """Sum of the playouts' depths (plies)."""
+        """Sum of the playouts' depths, lc0's: the nodes of each playout's path, the root being 1 (lc0's
+        depth is ``depth_sum // playouts``)."""
     @property
     def seldepth(self) -> int:
-        """Deepest playout (plies)."""
+        """Deepest playout, lc0's (the root is 1)."""
     @property
     def nn_evals(self) -> int:
         """Positions sent to the network."""

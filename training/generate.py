@@ -99,9 +99,9 @@ def search_move(searcher, board: chess.Board, nodes: int, rng: random.Random, sa
     """Our engine's move at ``nodes`` nodes (the search core; the tree is reused within a game): sampled with
     probability proportional to the root visits N if ``sample`` (temperature 1, lc0's ``--temperature`` with
     TempVisitOffset 0), else the best move."""
-    from lichessbot.search.types import Limits  # noqa: PLC0415
+    from lichessbot.timeman import VisitsStopper  # noqa: PLC0415
 
-    res = searcher.search(board, Limits(nodes=nodes))
+    res = searcher.search(board, VisitsStopper(nodes))
     if not sample or not res.root_moves:
         return res.best_move
     visited = [rm for rm in res.root_moves if rm.n > 0]

@@ -143,12 +143,20 @@ class TimemanConfig(Strict):
     """
 
     move_overhead: int = Field(
-        300, ge=0, description="Milliseconds kept back per move for network and server latency (lc0: MoveOverheadMs)."
+        100, ge=0, description="Milliseconds each move costs beyond its search (network and server latency; "
+        "lc0: MoveOverheadMs, Stockfish: Move Overhead). Bot games start from it and learn the real value from "
+        "lichess's clocks (learn_overhead); `lichessbot uci` defaults to 10 (MoveOverhead). 100: ours, a start "
+        "the first measured move replaces.",
+    )
+    learn_overhead: bool = Field(
+        True, description="Bot games: measure what each move really costs on lichess's clock beyond our thinking "
+        "(lichess gives bots no lag compensation: lila MovePlayer botLag) and charge the 90th percentile of the "
+        "game's moves, bounded to 10..5000 ms, instead of move_overhead (docs/timeman.md).",
     )
     # -- allocation ------------------------------------------------------------------------------
     overhead_per_move: bool = Field(
         True,
-        description="Charge move_overhead to every expected move left, not once (Stockfish src/timeman.cpp "
+        description="Charge the move overhead to every expected move left, not once (Stockfish src/timeman.cpp "
         "charges moveOverhead*(2+mtg)); false: once, as lc0 legacy.cc. Keeps long sudden-death games off the flag.",
     )
     safety_margin: int = Field(

@@ -64,7 +64,7 @@ class _FakeEngineThinker(StandInThinker):
         spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
         time.sleep(spend)
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        return stand_in_decision(move, cp=0, nodes=1, nps=1.0, depth=1.0, seconds=spend, reason="fake engine")
+        return stand_in_decision(move, cp=0, nodes=1, nps=1, depth=1, seconds=spend, reason="fake engine")
 
 
 class _FakeEngine:

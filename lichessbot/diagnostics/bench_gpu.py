@@ -48,8 +48,9 @@ from lichessbot.engine.runner import COMPACT_BYTES
 from lichessbot.engine.service import EvalService
 from lichessbot.engine.session import BATCH_BUCKETS
 from lichessbot.errors import LichessbotError
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
 from lichessbot.search.searcher import core_params
+from lichessbot.timeman import VisitsStopper
 
 __all__ = ["add_arguments", "check_against_cpu", "run"]
 
@@ -170,7 +171,7 @@ def _first_move(ev: Evaluator, nodes: int) -> dict:
         ev.clear_cache()
         with Searcher(ev, SearchParams()) as searcher:
             t = time.perf_counter()
-            searcher.search(chess.Board(), Limits(nodes=nodes))
+            searcher.search(chess.Board(), VisitsStopper(nodes))
             times.append(round(1000 * (time.perf_counter() - t), 1))
     return {"nodes": nodes, "first_ms": times[0], "again_ms": times[1]}
 
@@ -186,7 +187,7 @@ def _position(k: int) -> chess.Board:
 
 def _one_game_nps(service: EvalService, seconds: float) -> float:
     with Searcher(service, SearchParams(), game="one") as searcher:
-        handle = searcher.start(_position(1), Limits(infinite=True))
+        handle = searcher.start(_position(1))
         time.sleep(seconds)
         handle.stop()
         result = handle.wait()

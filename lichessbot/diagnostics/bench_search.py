@@ -33,9 +33,10 @@ from lichessbot.diagnostics.bench_search_extra import lc0_nps
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
 from lichessbot.search.searcher import minibatch_of
 from lichessbot.tablebase import Tablebases
+from lichessbot.timeman import VisitsStopper
 
 __all__ = ["POSITIONS", "add_arguments", "run", "bench"]
 
@@ -62,7 +63,7 @@ def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=No
         evaluator.clear_cache()
         searcher = Searcher(evaluator, params, pipeline=pipeline)
         t = time.perf_counter()
-        r = searcher.search(_board(fen, moves), Limits(nodes=nodes))
+        r = searcher.search(_board(fen, moves), VisitsStopper(nodes))
         wall = time.perf_counter() - t
         searcher.close()
         rows.append({"position": name, "nodes": r.nodes, "nps": round(r.nps), "seconds": round(wall, 3),

@@ -23,7 +23,8 @@ import chess.engine
 
 from lichessbot.config import SearchParams
 from lichessbot.engine.service import EvalService
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
+from lichessbot.timeman import VisitsStopper
 
 __all__ = ["TB_POSITIONS", "concurrent_games", "lc0_nps", "memory_per_node", "rss_bytes", "stop_latency",
            "tablebase_nps"]
@@ -69,10 +70,10 @@ def rss_bytes() -> int:
 def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchParams) -> dict:
     """Bytes of RSS per node of a ``nodes``-node tree (the evaluator's NN cache should be off)."""
     searcher = Searcher(evaluator, params, pipeline=False)
-    searcher.search(chess.Board(), Limits(nodes=100))  # threads, arenas and buffers exist before the count
+    searcher.search(chess.Board(), VisitsStopper(100))  # threads, arenas and buffers exist before the count
     searcher.new_game()
     before = rss_bytes()
-    result = searcher.search(board, Limits(nodes=nodes))
+    result = searcher.search(board, VisitsStopper(nodes))
     after = rss_bytes()
     info = searcher.tree_info()
     searcher.close()
@@ -88,7 +89,7 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
     lat = []
     for _ in range(runs):
         searcher.new_game()
-        handle = searcher.start(board, Limits(infinite=True))
+        handle = searcher.start(board)
         time.sleep(rng.uniform(0.2, 0.8))
         t = time.perf_counter()
         handle.stop()
@@ -105,7 +106,7 @@ def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams,
     playouts per second of each game and in all, and the service's stats."""
     service = EvalService(evaluator)
     searchers = [Searcher(service, params, game=f"game{k}") for k in range(len(boards))]
-    handles = [s.start(b, Limits(infinite=True)) for s, b in zip(searchers, boards)]
+    handles = [s.start(b) for s, b in zip(searchers, boards)]
     time.sleep(seconds)
     for h in handles:
         h.stop()
@@ -134,7 +135,7 @@ def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[d
         for label, tb in (("without", None), ("with", tables)):
             evaluator.clear_cache()
             searcher = Searcher(evaluator, params, pipeline=False, tablebases=tb)
-            r = searcher.search(chess.Board(fen), Limits(nodes=nodes))
+            r = searcher.search(chess.Board(fen), VisitsStopper(nodes))
             searcher.close()
             row[f"nps_{label}"] = round(r.nps)
             if tb is not None:

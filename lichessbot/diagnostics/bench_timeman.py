@@ -1,228 +1,273 @@
-"""``lichessbot bench timeman``: games of our engine against Stockfish on a clock with added latency.
+"""``lichessbot bench timeman``: the clock as users meet it, measured side by side with lc0.
 
-Our engine runs as ``lichessbot uci`` (a subprocess, through python-chess ``chess.engine``); Stockfish
-plays at a low Skill Level. The bench keeps both clocks: each of our moves is charged its measured
-time plus ``--latency-ms`` milliseconds (slept before the move is played, as a slow network would), then credited
-the increment. It prints per game and in total: losses on time, the share of the clock we used, the
-share of our moves stopped early (immediate, smart pruning, early stop) or extended (late stop), and
-W/D/L. The stop kinds are read from our engine's ``info string`` lines (the stop reason).
+Our engine (``lichessbot uci``) plays lc0 (a UCI binary given by ``--lc0``, a yardstick, never a dependency) on
+the same network, one thread each, at each ``--tc`` (base+increment seconds), openings from
+``lichessbot/data/openings.pgn`` played twice with the colours swapped (:mod:`lichessbot.match`: the match keeps
+the clocks, charges each move its measured time plus ``--latency-ms``, and a side past its clock loses on time).
+For each time control it prints the mean time per move by phase (moves 1-10, 11-40, 41+ by the position's full
+move number), ours beside lc0's from the same games, the score with its 95 % interval and the Elo difference,
+and the losses on time. Each finished game is appended to ``--jsonl`` (one JSON object per game, with every
+move's time), and ``--summarize FILE`` prints the summary of such a file (a run stopped early, or several
+files joined).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import shutil
+import json
+import math
+import os
 import statistics
-import sys
-import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import chess
-import chess.engine
+import chess.pgn
 
 from lichessbot.errors import LichessbotError
+from lichessbot.match import EngineSpec, GameRecord, MatchConfig, MatchResult, TimeControl, load_openings, run_match
+from lichessbot.match.elo import Z95, elo_estimate
 
-__all__ = ["BenchError", "GameStats", "add_arguments", "classify", "play_game", "run"]
+__all__ = ["OURS", "PHASES", "THEIRS", "BenchError", "GameTimes", "Summary", "add_arguments", "format_summary",
+           "game_times", "run", "summarize"]
 
-EARLY_KINDS = ("immediate", "smart-pruning", "early-stop")
-EXTENDED_KINDS = ("late-stop",)
-MAX_PLIES = 400  # adjudicated a draw after this many plies (ours)
+OURS, THEIRS = "lichessbot", "lc0"
+#: The phases of a game by full move number (inclusive bounds; None: no upper bound), as issue 37 measures them.
+PHASES: tuple[tuple[str, int, int | None], ...] = (("moves 1-10", 1, 10), ("moves 11-40", 11, 40),
+                                                    ("moves 41+", 41, None))
 
 
 class BenchError(LichessbotError, RuntimeError):
-    """The bench cannot run: no Stockfish, a bad time control, an engine that does not start."""
-
-
-def classify(info_string: str | None) -> str:
-    """The stop kind of a move from our engine's last ``info string``: "early", "extended" or "normal"."""
-    text = (info_string or "").lower()
-    if any(k in text for k in EXTENDED_KINDS):
-        return "extended"
-    if any(k in text for k in EARLY_KINDS):
-        return "early"
-    return "normal"
-
-
-def parse_tc(text: str) -> tuple[float, float]:
-    """``"60+0"`` or ``"180+2"`` -> (base s, increment s).
-
-    Raises:
-        BenchError: not of that form.
-    """
-    try:
-        base, _, inc = text.partition("+")
-        b, i = float(base), float(inc or 0)
-    except ValueError:
-        raise BenchError(f"time control {text!r} is not base+inc in seconds, e.g. 60+0") from None
-    if b <= 0 or i < 0:
-        raise BenchError(f"time control {text!r}: base must be > 0 and inc >= 0 seconds")
-    return b, i
+    """The bench cannot run: no lc0, a bad time control or option, an unreadable record file."""
 
 
 @dataclass
-class GameStats:
-    """One game from our side. Times in seconds."""
+class GameTimes:
+    """One finished game from our side, with every engine move's time.
 
+    Attributes:
+        tc: the time control (``"10+0.1"``).
+        ours_white: our engine had white.
+        score: ours: 1, 0.5 or 0.
+        result, termination, reason: as the match records them (``"1-0"``, ``"time forfeit"``, ...).
+        fault: "time", "illegal", "crash", "error" or None; loser: the engine that lost by it.
+        moves: ``(full move number, engine name, seconds)`` for every engine move (book moves excluded),
+            the seconds charged to its clock (measured time plus the latency).
+    """
+
+    tc: str
     ours_white: bool
-    result: str = "*"  # "1-0", "0-1", "1/2-1/2"
-    score: float = 0.5  # ours: 1, 0.5, 0
-    lost_on_time: bool = False
-    won_on_time: bool = False
-    clock_share: float = 0.0  # share of (base + increments received) we used
-    kinds: list[str] = field(default_factory=list)  # per our move: early / extended / normal
-    move_times: list[float] = field(default_factory=list)
-    min_clock: float = float("inf")
-    reasons: list[str] = field(default_factory=list)
-    plies: int = 0
+    score: float
+    result: str
+    termination: str
+    reason: str
+    fault: str | None
+    loser: str | None
+    moves: list[tuple[int, str, float]] = field(default_factory=list)
+    number: int = 0
 
 
-def play_game(ours: chess.engine.SimpleEngine, sf: chess.engine.SimpleEngine, ours_white: bool, base: float,
-              inc: float, latency: float, sf_nodes: int | None) -> GameStats:
-    """One game from the start position; ``latency`` (s) is added to each of our moves."""
-    board = chess.Board()
-    clocks = {chess.WHITE: base, chess.BLACK: base}
-    us = chess.WHITE if ours_white else chess.BLACK
-    st = GameStats(ours_white=ours_white)
-    received = base
-    for eng in (ours, sf):
-        eng.protocol.send_line("ucinewgame")  # python-chess also sends it when the game object changes
-    game_id = object()
-    while not board.is_game_over(claim_draw=True) and board.ply() < MAX_PLIES:
-        mine = board.turn == us
-        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
-                                   white_inc=inc, black_inc=inc)
-        if not mine and sf_nodes:
-            limit.nodes = sf_nodes
-        eng = ours if mine else sf
-        t0 = time.monotonic()
-        played = eng.play(board, limit, game=game_id, info=chess.engine.INFO_ALL)
-        spent = time.monotonic() - t0
-        if mine:
-            time.sleep(latency)
-            spent += latency
-            st.move_times.append(spent)
-            reason = played.info.get("string")
-            st.reasons.append(reason or "")
-            st.kinds.append(classify(reason))
-        clocks[board.turn] -= spent
-        if clocks[board.turn] <= 0:
-            st.lost_on_time, st.won_on_time = mine, not mine
-            st.result = "0-1" if board.turn == chess.WHITE else "1-0"
-            break
-        clocks[board.turn] += inc
-        if mine:
-            received += inc
-            st.min_clock = min(st.min_clock, clocks[us])
-        if played.move is None:  # resignation is not expected from either engine
-            break
-        board.push(played.move)
-    else:
-        outcome = board.outcome(claim_draw=True)
-        st.result = outcome.result() if outcome is not None else "1/2-1/2"
-    st.plies = board.ply()
-    st.score = {"1-0": 1.0, "0-1": 0.0}.get(st.result, 0.5)
-    if not ours_white:
-        st.score = 1.0 - st.score
-    used = received - max(0.0, clocks[us])
-    st.clock_share = used / received if received > 0 else 0.0
-    return st
+def game_times(record: GameRecord, tc: TimeControl, ours: str = OURS, theirs: str = THEIRS) -> GameTimes:
+    """The moves' times of a finished game, read from its PGN clocks: a side's move cost its clock before the
+    move (the base at first) minus its clock after it plus the increment."""
+    board = record.pgn.board()
+    clocks = {chess.WHITE: float(tc.base or 0.0), chess.BLACK: float(tc.base or 0.0)}
+    names = {chess.WHITE: ours if record.first_white else theirs, chess.BLACK: theirs if record.first_white else ours}
+    moves: list[tuple[int, str, float]] = []
+    for node in record.pgn.mainline():
+        mover = board.turn
+        fullmove = board.fullmove_number
+        board.push(node.move)
+        clk = node.clock()
+        if clk is None:  # a book move
+            continue
+        moves.append((fullmove, names[mover], round(clocks[mover] - clk + tc.inc, 4)))
+        clocks[mover] = clk
+    return GameTimes(tc=tc.pgn(), ours_white=record.first_white, score=record.first_score, result=record.result,
+                     termination=record.termination, reason=record.reason, fault=record.fault,
+                     loser=record.loser_fault, moves=moves, number=record.number)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--network", default="default", help="our network: 'default' or a .onnx/.pb.gz path")
-    parser.add_argument("--tc", action="append", default=None, help="base+inc in seconds (repeatable; default 60+0)")
-    parser.add_argument("--games", type=int, default=30, help="games per time control (colours alternate)")
-    parser.add_argument("--latency-ms", "--latency", dest="latency", type=float, default=50.0, metavar="MS",
-                        help="milliseconds charged to our clock per move (default 50)")
-    parser.add_argument("--skill", type=int, default=0, help="Stockfish Skill Level (0-20)")
-    parser.add_argument("--sf-nodes", type=int, default=0, help="cap Stockfish's nodes per move (0: no cap)")
-    parser.add_argument("--stockfish", default=None, help="Stockfish binary (default: from PATH or /usr/games)")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra UCI option for our engine (repeatable)")
-    parser.add_argument("--engine-cmd", default=None,
-                        help="our engine's command line (default: this python -m lichessbot uci)")
-    parser.add_argument("--verbose", action="store_true", help="print every move's stop reason")
+@dataclass
+class Summary:
+    """The figures of one time control over many games (from our side).
+
+    Attributes:
+        tc: the time control.
+        games, wins, draws, losses: counts.
+        phase_means: per phase name, (our mean seconds per move, lc0's, our moves, lc0's moves).
+        time_losses: per engine name, games lost on time; faults: per engine, games lost otherwise.
+    """
+
+    tc: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    phase_means: dict[str, tuple[float | None, float | None, int, int]]
+    time_losses: dict[str, int]
+    faults: dict[str, int]
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.5
+
+    def score_interval(self) -> tuple[float, float]:
+        """The 95 % interval of the score (trinomial standard error, as lichessbot.match.elo)."""
+        n = self.games
+        if not n:
+            return 0.0, 1.0
+        s = self.score
+        var = (self.wins * (1 - s) ** 2 + self.draws * (0.5 - s) ** 2 + self.losses * s**2) / n
+        half = Z95 * math.sqrt(var / n)
+        return max(0.0, s - half), min(1.0, s + half)
 
 
-def _stockfish(path: str | None) -> str:
-    found = path or shutil.which("stockfish") or ("/usr/games/stockfish" if Path("/usr/games/stockfish").exists()
-                                                  else None)
-    if not found:
-        raise BenchError("Stockfish not found: install it (apt-get install stockfish) or pass --stockfish")
-    return found
+def _phase_times(games: Sequence[GameTimes], who: str, lo: int, hi: int | None) -> list[float]:
+    """The seconds of ``who``'s moves at full moves ``lo``..``hi`` (None: no upper bound) in ``games``."""
+    return [t for g in games for (move, eng, t) in g.moves if eng == who and move >= lo and (hi is None or move <= hi)]
 
 
-def _our_options(engine: chess.engine.SimpleEngine, network: str, extra: list[str]) -> dict[str, str]:
-    opts: dict[str, str] = {}
-    if network != "default":
-        for name in ("WeightsFile", "Network", "Weights"):
-            if name in engine.options:
-                opts[name] = network
-                break
-        else:
-            raise BenchError(f"our engine has no network option (options: {', '.join(engine.options)})")
-    for item in extra:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise BenchError(f"--option {item!r} is not NAME=VALUE")
-        opts[name] = value
-    return opts
+def summarize(games: Iterable[GameTimes], ours: str = OURS, theirs: str = THEIRS) -> list[Summary]:
+    """One :class:`Summary` per time control, in the order the time controls first appear."""
+    by_tc: dict[str, list[GameTimes]] = {}
+    for g in games:
+        by_tc.setdefault(g.tc, []).append(g)
+    out = []
+    for tc, gs in by_tc.items():
+        means: dict[str, tuple[float | None, float | None, int, int]] = {}
+        for name, lo, hi in PHASES:
+            a, b = (_phase_times(gs, who, lo, hi) for who in (ours, theirs))
+            means[name] = (statistics.fmean(a) if a else None, statistics.fmean(b) if b else None, len(a), len(b))
+        out.append(Summary(
+            tc=tc, games=len(gs), wins=sum(g.score == 1.0 for g in gs), draws=sum(g.score == 0.5 for g in gs),
+            losses=sum(g.score == 0.0 for g in gs), phase_means=means,
+            time_losses={who: sum(g.fault == "time" and g.loser == who for g in gs) for who in (ours, theirs)},
+            faults={who: sum(g.fault not in (None, "time") and g.loser == who for g in gs) for who in (ours, theirs)},
+        ))
+    return out
 
 
-def run(args: argparse.Namespace) -> int:
-    tcs = [parse_tc(t) for t in (args.tc or ["60+0"])]
-    if args.games < 1:
-        raise BenchError("--games must be at least 1")
-    sf_path = _stockfish(args.stockfish)
-    if not args.verbose:  # python-chess logs each stderr line of an engine (our structlog lines) as a warning
-        logging.getLogger("chess.engine").setLevel(logging.ERROR)
-    cmd = args.engine_cmd.split() if args.engine_cmd else [sys.executable, "-m", "lichessbot", "uci"]
+def format_summary(s: Summary, ours: str = OURS, theirs: str = THEIRS) -> str:
+    """The lines printed for one time control."""
+    lines = [f"== {s.tc}: {s.games} games, {ours} vs {theirs}",
+             f"  mean time per move (s)  {ours:>10} {theirs:>8}  ratio   moves ({ours}, {theirs})"]
+    for name, (a, b, na, nb) in s.phase_means.items():
+        ratio = f"{a / b:5.2f}" if a is not None and b else "  -  "
+        fa = f"{a:10.3f}" if a is not None else f"{'-':>10}"
+        fb = f"{b:8.3f}" if b is not None else f"{'-':>8}"
+        lines.append(f"  {name:<22} {fa} {fb}  {ratio}   ({na}, {nb})")
+    lo, hi = s.score_interval()
+    e = elo_estimate(s.wins, s.draws, s.losses)
+    lines.append(f"  score +{s.wins} ={s.draws} -{s.losses}: {100 * s.score:.1f} % (95 % interval {100 * lo:.1f}-"
+                 f"{100 * hi:.1f} %), Elo {e}, LOS {100 * e.los:.1f} %")
+    lines.append(f"  losses on time: {ours} {s.time_losses.get(ours, 0)}, {theirs} {s.time_losses.get(theirs, 0)}; "
+                 f"other faults: {ours} {s.faults.get(ours, 0)}, {theirs} {s.faults.get(theirs, 0)}")
+    return "\n".join(lines)
+
+
+def _records(path: str) -> list[GameTimes]:
+    games = []
     try:
-        ours = chess.engine.SimpleEngine.popen_uci(cmd, timeout=120)
-        sf = chess.engine.SimpleEngine.popen_uci(sf_path)
-    except (OSError, chess.engine.EngineError, TimeoutError) as err:
-        raise BenchError(f"an engine did not start: {err}") from None
-    try:
-        ours.configure(_our_options(ours, args.network, args.option))
-        sf.configure({"Skill Level": args.skill, "Threads": 1, "Hash": 16})
-        for base, inc in tcs:
-            _run_tc(ours, sf, base, inc, args)
-    finally:
-        ours.quit()
-        sf.quit()
-    return 0
-
-
-def _run_tc(ours, sf, base: float, inc: float, args: argparse.Namespace) -> list[GameStats]:
-    latency = args.latency / 1000.0
-    print(f"== {base:g}+{inc:g}, {args.games} games, latency {args.latency:g} ms, Stockfish Skill Level "
-          f"{args.skill}{f', {args.sf_nodes} nodes' if args.sf_nodes else ''}", flush=True)
-    games: list[GameStats] = []
-    for i in range(args.games):
-        g = play_game(ours, sf, i % 2 == 0, base, inc, latency, args.sf_nodes or None)
-        games.append(g)
-        n = len(g.kinds) or 1
-        flag = " LOST ON TIME" if g.lost_on_time else (" (won on time)" if g.won_on_time else "")
-        print(f"game {i + 1:3d} ours {'white' if g.ours_white else 'black'} {g.result:7s} plies {g.plies:3d} "
-              f"clock used {g.clock_share:5.1%} min clock {g.min_clock:6.2f} s max move "
-              f"{max(g.move_times, default=0):5.2f} s early {g.kinds.count('early') / n:5.1%} extended "
-              f"{g.kinds.count('extended') / n:5.1%}{flag}", flush=True)
-        if args.verbose:
-            for t, r in zip(g.move_times, g.reasons):
-                print(f"    {t:6.3f} s  {r}")
-    _summary(games)
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    games.append(record_of(json.loads(line)))
+    except (OSError, ValueError, TypeError) as err:
+        raise BenchError(f"{path}: not a bench timeman record ({err})") from None
     return games
 
 
-def _summary(games: list[GameStats]) -> None:
-    kinds = [k for g in games for k in g.kinds]
-    n = len(kinds) or 1
-    w = sum(g.score == 1 for g in games)
-    d = sum(g.score == 0.5 for g in games)
-    losses = sum(g.score == 0 for g in games)
-    print(f"games {len(games)}: W/D/L {w}/{d}/{losses}; losses on time {sum(g.lost_on_time for g in games)}; "
-          f"median clock used {statistics.median(g.clock_share for g in games):.1%}; "
-          f"moves {len(kinds)}: stopped early {kinds.count('early') / n:.1%}, extended "
-          f"{kinds.count('extended') / n:.1%}; lowest clock {min(g.min_clock for g in games):.2f} s", flush=True)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lc0", default=None, help="the lc0 binary (the yardstick; e.g. built by build-lc0.sh)")
+    parser.add_argument("--network", default=None, help="our network (.onnx or .pb.gz; WeightsFile)")
+    parser.add_argument("--lc0-weights", default=None,
+                        help="lc0's weights (default: the --network path with .pb.gz, the same network)")
+    parser.add_argument("--tc", action="append", default=None,
+                        help="base+inc in seconds (repeatable; default 10+0.1)")
+    parser.add_argument("--games", type=int, default=20, help="games per time control (colours alternate)")
+    parser.add_argument("--openings", default="default", help=".pgn or .epd (default lichessbot/data/openings.pgn)")
+    parser.add_argument("--latency-ms", type=float, default=0.0, metavar="MS",
+                        help="milliseconds charged to each move of both sides on top of its measured time")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra UCI option for our engine (repeatable)")
+    parser.add_argument("--lc0-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra UCI option for lc0 (repeatable)")
+    parser.add_argument("--engine-cmd", default=None, help="our engine's command line (default: lichessbot uci)")
+    parser.add_argument("--jsonl", default=None, help="append each game (with every move's time) to this file")
+    parser.add_argument("--pgn", default=None, help="write the games to this PGN file")
+    parser.add_argument("--summarize", nargs="+", default=None, metavar="JSONL",
+                        help="print the summary of these --jsonl files and exit (no game is played)")
+
+
+def _options(items: Sequence[str], flag: str) -> dict[str, str | int | bool]:
+    out: dict[str, str | int | bool] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise BenchError(f"{flag} {item!r} is not NAME=VALUE")
+        out[name] = value
+    return out
+
+
+def _specs(args: argparse.Namespace) -> tuple[EngineSpec, EngineSpec]:
+    if not args.lc0 or not os.access(args.lc0, os.X_OK):
+        raise BenchError(f"--lc0 {args.lc0!r}: not an executable lc0 (build one with build-lc0.sh)")
+    if not args.network:
+        raise BenchError("--network: our network is needed (lc0 plays the same one)")
+    weights = args.lc0_weights or str(Path(args.network).with_suffix("")) + ".pb.gz"
+    if not Path(weights).exists():
+        raise BenchError(f"lc0's weights {weights} do not exist (give --lc0-weights)")
+    options = {"WeightsFile": str(Path(args.network).resolve()), "Threads": 1, **_options(args.option, "--option")}
+    ours = EngineSpec(OURS, args.engine_cmd.split() if args.engine_cmd else EngineSpec(OURS).command, options)
+    theirs = EngineSpec(THEIRS, [args.lc0, f"--weights={Path(weights).resolve()}", "--backend=onnx-cpu"],
+                        {"Threads": 1, **_options(args.lc0_option, "--lc0-option")})
+    return ours, theirs
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.summarize:
+        games = [g for path in args.summarize for g in _records(path)]
+        for s in summarize(games):
+            print(format_summary(s), flush=True)
+        return 0
+    if args.games < 1:
+        raise BenchError("--games must be at least 1")
+    tcs = [TimeControl.parse(t) for t in (args.tc or ["10+0.1"])]
+    ours, theirs = _specs(args)
+    path = str(resources.files("lichessbot") / "data" / "openings.pgn") if args.openings == "default" else args.openings
+    openings = load_openings(path)
+    for tc in tcs:
+        print(f"== {tc.pgn()}: {args.games} games, {OURS} vs {THEIRS} ({Path(args.network).name}, one thread each), "
+              f"latency {args.latency_ms:g} ms, load average {os.getloadavg()[0]:.1f}", flush=True)
+        played: list[GameTimes] = []
+
+        def on_game(record: GameRecord, result: MatchResult, tc: TimeControl = tc,
+                    played: list[GameTimes] = played) -> None:
+            g = game_times(record, tc)
+            played.append(g)
+            if args.jsonl:
+                with open(args.jsonl, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(vars(g)) + "\n")
+            ours_t = [t for (_m, who, t) in g.moves if who == OURS]
+            lc0_t = [t for (_m, who, t) in g.moves if who == THEIRS]
+            print(f"game {record.number:3d} ours {'white' if g.ours_white else 'black'} {g.result:7s} "
+                  f"{record.reason[:40]:40s} mean s/move ours {statistics.fmean(ours_t or [0]):.3f} lc0 "
+                  f"{statistics.fmean(lc0_t or [0]):.3f}  score so far {100 * result.score:.1f} % "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+
+        pgn = None if args.pgn is None else (args.pgn if len(tcs) == 1 else f"{args.pgn}.{tc.pgn()}.pgn")
+        run_match(MatchConfig(first=ours, second=theirs, games=args.games, tc=tc, openings=openings,
+                              latency=args.latency_ms / 1000.0, pgn_path=pgn, event=f"bench timeman {tc.pgn()}"),
+                  on_game=on_game)
+        for s in summarize(played):
+            print(format_summary(s), flush=True)
+    return 0
+
+
+def record_of(d: dict[str, Any]) -> GameTimes:
+    """A :class:`GameTimes` from one line of a ``--jsonl`` file (parsed)."""
+    return GameTimes(**{**d, "moves": [tuple(m) for m in d["moves"]]})

@@ -29,7 +29,7 @@ from lichessbot.engine import gpu
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
 
 __all__ = ["add_arguments", "report", "run"]
 
@@ -73,7 +73,7 @@ def report(network: str = "default", *, input_format: int | None = None, backend
                       "wdl": net.has_wdl, "moves_left": net.has_mlh, "precision": precision}
     out["warm_up_s"] = round(ev.warm_up(), 3)
     with Searcher(ev, SearchParams()) as searcher:
-        handle = searcher.start(chess.Board(), Limits(infinite=True))
+        handle = searcher.start(chess.Board())
         time.sleep(seconds)
         handle.stop()
         result = handle.wait()

@@ -5,7 +5,7 @@ The move pipeline's door::
 
     online = OnlineMoves(config.online_moves, token=token, pacer=client.pacer, username=me)
     game = online.game(game_id)
-    move = game.book_move(board, Clock(remaining=wtime_s, increment=winc_s, initial=initial_s))
+    move = game.book_move(board, clock)  # lichessbot.timeman.Clock (ms), None without a clock
     ...  # local tables
     move = game.table_move(board, clock)  # .move, or .search_moves (suggest)
 
@@ -14,7 +14,7 @@ Knows nothing of the search or of lichess's client; the bot's pacer comes in as 
 
 from lichessbot.online.http import Pacer, RateLimited, SourceFailure
 from lichessbot.online.sources import OnlineGame, OnlineMoves, lookup_budget
-from lichessbot.online.types import CHESSDB, CLOUD, EGTB, EXPLORER, Clock, OnlineMove
+from lichessbot.online.types import CHESSDB, CLOUD, EGTB, EXPLORER, OnlineMove
 
-__all__ = ["CHESSDB", "CLOUD", "EGTB", "EXPLORER", "Clock", "OnlineGame", "OnlineMove", "OnlineMoves", "Pacer",
+__all__ = ["CHESSDB", "CLOUD", "EGTB", "EXPLORER", "OnlineGame", "OnlineMove", "OnlineMoves", "Pacer",
            "RateLimited", "SourceFailure", "lookup_budget"]

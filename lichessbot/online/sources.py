@@ -37,19 +37,21 @@ from lichessbot.online.egtb import LichessTablebase
 from lichessbot.online.explorer import OpeningExplorer
 from lichessbot.online.health import AnswerCache, SourceHealth
 from lichessbot.online.http import MIN_REQUEST_S, Fetcher, NotAsked, Pacer, RateLimited, SourceFailure
-from lichessbot.online.types import Clock, OnlineMove
+from lichessbot.online.types import OnlineMove
+from lichessbot.timeman import Clock
 
 __all__ = ["OnlineGame", "OnlineMoves", "lookup_budget"]
 
 log = structlog.get_logger("lichessbot.online")
 
 
-def lookup_budget(config: OnlineMovesConfig, clock: Clock, budget: float | None = None) -> float:
+def lookup_budget(config: OnlineMovesConfig, clock: Clock | None, budget: float | None = None) -> float:
     """Seconds one lookup may take in all: ``clock_share`` x our remaining clock, at most ``budget``
-    (the caller's), at most ``timeout`` x (1 + ``max_retries``) x 4 sources without a clock."""
+    (the caller's), at most ``timeout`` x (1 + ``max_retries``) x 4 sources without a clock (None:
+    correspondence, unlimited, UCI without wtime/btime)."""
     limit = config.timeout * (1 + config.max_retries) * 4
-    if clock.remaining is not None:
-        limit = min(limit, config.clock_share * max(0.0, clock.remaining))
+    if clock is not None:
+        limit = min(limit, config.clock_share * clock.seconds)
     if budget is not None:
         limit = min(limit, max(0.0, budget))
     return limit
@@ -106,15 +108,16 @@ class OnlineMoves:
         """Stop the request workers. Never raises."""
         self.fetcher.close()
 
-    def lookup(self, sources: Sequence[tuple[Source, float, float]], board: chess.Board, clock: Clock,
+    def lookup(self, sources: Sequence[tuple[Source, float, float]], board: chess.Board, clock: Clock | None,
                budget: float | None) -> tuple[OnlineMove | None, bool]:
         """The first move of ``sources`` in order within the budget: (move or None, any source answered)."""
         deadline = self._clock() + lookup_budget(self.config, clock, budget)
         answered = False
         for source, min_time, max_time in sources:
-            if clock.remaining is not None and clock.remaining < min_time:
+            if clock is not None and clock.seconds < min_time:
                 continue
-            if clock.initial is not None and clock.initial > max_time:
+            initial = None if clock is None else clock.initial_seconds
+            if initial is not None and initial > max_time:
                 continue
             if not self.health.available(source.name):
                 continue
@@ -171,12 +174,13 @@ class OnlineGame:
         """The online books are no longer asked in this game (``max_out_of_book_moves`` reached)."""
         return self.out_of_book >= self.online.config.max_out_of_book_moves
 
-    def book_move(self, board: chess.Board, clock: Clock, budget: float | None = None) -> OnlineMove | None:
+    def book_move(self, board: chess.Board, clock: Clock | None, budget: float | None = None) -> OnlineMove | None:
         """A move of the online books (chessdb, cloud eval, explorer, in that order) for the side to move.
 
         Args:
             board: the position (its move stack is not needed; the full move number counts for max_depth).
-            clock: our clock now (seconds).
+            clock: our clock now (ms; its ``initial`` is the game's starting clock), None without one: every
+                ``min_time`` passes and only ``timeout`` limits the requests.
             budget: the most seconds the caller allows (the lookup also keeps to ``clock_share``).
 
         Returns:
@@ -194,7 +198,7 @@ class OnlineGame:
                 log.info("online books done for this game", game=self.game_id, positions_without_move=self.out_of_book)
         return move
 
-    def table_move(self, board: chess.Board, clock: Clock, budget: float | None = None) -> OnlineMove | None:
+    def table_move(self, board: chess.Board, clock: Clock | None, budget: float | None = None) -> OnlineMove | None:
         """The online tables' move (``move``), or the moves that keep their result (``search_moves``,
         ``suggest``), or None. Arguments as :meth:`book_move`."""
         if not self.online.tables:

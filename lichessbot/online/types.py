@@ -1,4 +1,4 @@
-"""The values that cross the online room's door: the clock we look up with, and the move a source gives.
+"""The values that cross the online room's door: the move a source gives (the clock is the time manager's).
 
 Imports python-chess, :mod:`lichessbot.score` and the tablebase convention of :mod:`lichessbot.tablebase`.
 """
@@ -12,29 +12,13 @@ import chess
 from lichessbot.score import Score
 from lichessbot.tablebase import TB_CP
 
-__all__ = ["EXPLORER", "CHESSDB", "CLOUD", "EGTB", "Clock", "OnlineMove", "WDL_WORDS", "tablebase_score"]
+__all__ = ["EXPLORER", "CHESSDB", "CLOUD", "EGTB", "OnlineMove", "WDL_WORDS", "tablebase_score"]
 
 #: Source names: the config keys under ``online_moves``.
 CHESSDB, CLOUD, EXPLORER, EGTB = "chessdb_book", "lichess_cloud_analysis", "lichess_opening_explorer", "online_egtb"
 
 #: A tablebase verdict in words, by WDL (2 win ... -2 loss, under the 50-move rule).
 WDL_WORDS = {2: "win", 1: "cursed win", 0: "draw", -1: "blessed loss", -2: "loss"}
-
-
-@dataclass(frozen=True)
-class Clock:
-    """Our side's clock when a move is looked up. Seconds.
-
-    Attributes:
-        remaining: seconds on our clock now; None: no clock (correspondence, unlimited, UCI without
-            wtime/btime): every ``min_time`` passes and only ``timeout`` limits the requests.
-        increment: seconds added after each of our moves (informative; the budget uses ``remaining``).
-        initial: the game's starting clock in seconds (``max_time`` compares it); None: unknown or none.
-    """
-
-    remaining: float | None
-    increment: float = 0.0
-    initial: float | None = None
 
 
 @dataclass(frozen=True)

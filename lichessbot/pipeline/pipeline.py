@@ -2,10 +2,11 @@
 
 :meth:`MovePipeline.begin` asks the move sources in order (book, tables: :mod:`lichessbot.pipeline.sources`);
 when none answers it takes the searcher, makes the time manager's stopper, caps the nodes at the strength
-level's, and starts the search (or continues the ponder search on a ponderhit). :meth:`Thinking.wait` then
-takes the search's result, lets the strength level choose the move from the result alone, and tells the time
-manager the move is done (lc0's ``OnSearchDone``). Front ends differ only in how they say what a move may
-spend (:class:`~lichessbot.pipeline.types.MoveRequest`) and how they show the outcome.
+level's, and starts the search (or continues the ponder search on a ponderhit). The search tells its stopper
+chain when it is done, and the chain tells the time manager (lc0's ``OnSearchDone``). :meth:`Thinking.wait`
+then takes the search's result and lets the strength level choose the move from the result alone. Front ends
+differ only in how they say what a move may spend (:class:`~lichessbot.pipeline.types.MoveRequest`) and how
+they show the outcome.
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import chess
-import structlog
 
 from lichessbot.pipeline.sources import MoveSource
 from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
-from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
+from lichessbot.search import Searcher, SearchHandle, SearchResult, SearchStats
 from lichessbot.strength import LevelPlayer
 from lichessbot.timeman import Budget, TimeManager
 
 __all__ = ["InfoCallback", "MovePipeline", "SearchCallback", "Thinking", "keep_to"]
-
-_log = structlog.get_logger(__name__)
 
 #: Receives the live statistics of the search (from the search thread).
 InfoCallback = Callable[[SearchStats], None]
@@ -89,13 +87,11 @@ class Thinking:
     under way. ``ponderhit`` is True when the search is the ponder search going on."""
 
     def __init__(self, pipeline: MovePipeline, *, decision: Decision | None = None,
-                 handle: SearchHandle | None = None, timeman: TimeManager | None = None,
-                 strength: LevelPlayer | None = None, ponderhit: bool = False,
+                 handle: SearchHandle | None = None, strength: LevelPlayer | None = None, ponderhit: bool = False,
                  only: SearchOnly | None = None) -> None:
         self._pipeline = pipeline
         self._only = only
         self._handle = handle
-        self._timeman = timeman
         self._strength = strength
         #: The move source's decision, when no search was needed.
         self.decision = decision
@@ -114,14 +110,12 @@ class Thinking:
     def wait(self) -> Decision:
         """The decision (call once): the source's, or the search's once it stops, with the strength level's
         choice read from the result (:meth:`~lichessbot.strength.LevelPlayer.choose`), kept to the online
-        tables' moves when a source said so (:func:`keep_to`), and the move recorded by the time manager
-        (:meth:`~lichessbot.timeman.TimeManager.move_done`; should that fail, the error is logged and the move
-        still stands).
+        tables' moves when a source said so (:func:`keep_to`).
 
         Raises:
             lichessbot.search.SearchError: the search failed.
         """
-        if self._handle is None or self._timeman is None or self._strength is None:
+        if self._handle is None or self._strength is None:
             assert self.decision is not None, "a Thinking holds a decision or a search"
             return self.decision
         try:
@@ -131,10 +125,6 @@ class Thinking:
         result = self._strength.choose(result)
         if self._only is not None:
             result = keep_to(result, self._only)
-        try:
-            self._timeman.move_done(result)
-        except Exception as err:  # noqa: BLE001 - the bookkeeping of the next move must not cost this one
-            _log.error("time manager failed; the move stands", move=result.best_move.uci(), error=repr(err))
         return Decision(move=result.best_move, source="search", result=result,
                         note=self._only.note if self._only is not None else "")
 
@@ -196,14 +186,12 @@ class MovePipeline:
             _drop(pondered)
             raise
         timeman, strength = self.timeman, self.strength
-        stopper = None
-        if request.timed:
-            stopper = timeman.stopper(request.clock, board, request.movetime,
-                                      first_moves_unclocked=request.first_moves_unclocked,
-                                      movetime_overhead_ms=request.movetime_overhead_ms)
+        stopper = timeman.stopper(board, clock=request.clock, movetime=request.movetime,
+                                  nodes=strength.nodes(request.nodes), infinite=request.infinite,
+                                  first_moves_unclocked=request.first_moves_unclocked,
+                                  movetime_overhead_ms=request.movetime_overhead_ms)
         if on_search is not None:
-            on_search(timeman.budget if stopper is not None else None)
-        limits = strength.limits(Limits(nodes=request.nodes, infinite=request.infinite))
+            on_search(stopper.budget if stopper is not None else None)
         with self._lock:
             if self._closed:
                 _drop(pondered)
@@ -213,20 +201,20 @@ class MovePipeline:
                 if pondered.relay is not None and on_info is not None:
                     pondered.relay.target = on_info
                 handle = pondered.handle
-                handle.ponderhit(stopper, limits)
+                handle.ponderhit(stopper)
             else:
                 _drop(pondered)
-                handle = searcher.start(board, limits, stopper=stopper, on_info=on_info,
+                handle = searcher.start(board, stopper, on_info=on_info,
                                         searchmoves=only.moves if only is not None else ())
             self._current = handle
-        return Thinking(self, handle=handle, timeman=timeman, strength=strength, ponderhit=hit, only=only)
+        return Thinking(self, handle=handle, strength=strength, ponderhit=hit, only=only)
 
     def think(self, board: chess.Board, request: MoveRequest, *, on_info: InfoCallback | None = None,
               on_search: SearchCallback | None = None) -> Decision:
         """``begin(...).wait()``: the decision for ``board``, once made (see :meth:`begin`, :meth:`Thinking.wait`)."""
         return self.begin(board, request, on_info=on_info, on_search=on_search).wait()
 
-    def ponder(self, board: chess.Board, *, nodes: int | None = None, on_info: InfoCallback | None = None) -> bool:
+    def ponder(self, board: chess.Board, *, on_info: InfoCallback | None = None) -> bool:
         """Search ``board`` (the position after the expected reply) until the next :meth:`begin` (a ponderhit
         when it asks for ``board``) or :meth:`stop_ponder`; no move source is asked. False when closed.
 
@@ -241,7 +229,7 @@ class MovePipeline:
                 return False
             _drop(self._ponder)
             self._ponder = None
-            handle = searcher.start(board, Limits(nodes=nodes, infinite=True), ponder=True, on_info=relay)
+            handle = searcher.start(board, ponder=True, on_info=relay)
             self._ponder = _Ponder(board, handle, relay)
         return True
 
@@ -252,7 +240,7 @@ class MovePipeline:
         if pondered is None:
             return None
         pondered.handle.stop()
-        return Thinking(self, handle=pondered.handle, timeman=self.timeman, strength=self.strength)
+        return Thinking(self, handle=pondered.handle, strength=self.strength)
 
     @property
     def pondering(self) -> bool:

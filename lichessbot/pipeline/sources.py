@@ -15,12 +15,13 @@ from typing import Literal, Protocol
 import chess
 
 from lichessbot.book import Book
-from lichessbot.online import Clock, OnlineGame, OnlineMove
+from lichessbot.online import OnlineGame, OnlineMove
 from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
 from lichessbot.tablebase import Tablebases
+from lichessbot.timeman import Clock
 
 __all__ = ["BookSource", "MoveSource", "OnlineBookSource", "OnlineTableSource", "TablebaseSource", "move_sources",
-           "online_clock"]
+           "online_budget"]
 
 #: The share of a UCI ``go movetime`` that the online lookups of one move may take (seconds x this).
 MOVETIME_SHARE = 0.25
@@ -67,17 +68,12 @@ class TablebaseSource:
         return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe())
 
 
-def online_clock(request: MoveRequest) -> tuple[Clock, float | None]:
-    """The online sources' clock (seconds) for ``request`` and the caller's budget for the lookup: None,
-    or :data:`MOVETIME_SHARE` of a ``movetime`` without a clock (UCI ``go movetime``, the bot's
-    correspondence ``move_time``)."""
-    c = request.clock
-    clock = Clock(remaining=None if c is None else max(0, c.time) / 1000.0,
-                  increment=0.0 if c is None else max(0, c.inc) / 1000.0, initial=request.clock_initial)
-    budget = None
-    if c is None and request.movetime is not None:
-        budget = MOVETIME_SHARE * request.movetime
-    return clock, budget
+def online_budget(request: MoveRequest) -> float | None:
+    """The caller's budget for the online lookup of ``request``, seconds: None, or :data:`MOVETIME_SHARE` of a
+    ``movetime`` without a clock (UCI ``go movetime``, the bot's correspondence ``move_time``)."""
+    if request.clock is None and request.movetime is not None:
+        return MOVETIME_SHARE * request.movetime
+    return None
 
 
 OnlineName = Literal["online_book", "online_tablebase"]
@@ -90,7 +86,7 @@ def _decision(found: OnlineMove, source: OnlineName) -> Decision | SearchOnly:
 
 
 class _OnlineSource:
-    """One online lookup of one game, within the budget docs/online.md gives (:func:`online_clock`); never
+    """One online lookup of one game, within the budget docs/online.md gives (:func:`online_budget`); never
     raises (the online room counts failures and switches sources off). Subclasses name the lookup."""
 
     name: str
@@ -99,14 +95,13 @@ class _OnlineSource:
     def __init__(self, game: OnlineGame) -> None:
         self.game = game
 
-    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+    def _lookup(self, board: chess.Board, clock: Clock | None, budget: float | None) -> OnlineMove | None:
         raise NotImplementedError
 
     def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
         if request.infinite:
             return None
-        clock, budget = online_clock(request)
-        found = self._lookup(board, clock, budget)
+        found = self._lookup(board, request.clock, online_budget(request))
         return None if found is None else _decision(found, self._source)
 
 
@@ -117,7 +112,7 @@ class OnlineBookSource(_OnlineSource):
     name = "online_book"
     _source: OnlineName = "online_book"
 
-    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+    def _lookup(self, board: chess.Board, clock: Clock | None, budget: float | None) -> OnlineMove | None:
         return self.game.book_move(board, clock, budget)
 
 
@@ -128,7 +123,7 @@ class OnlineTableSource(_OnlineSource):
     name = "online_tablebase"
     _source: OnlineName = "online_tablebase"
 
-    def _lookup(self, board: chess.Board, clock: Clock, budget: float | None) -> OnlineMove | None:
+    def _lookup(self, board: chess.Board, clock: Clock | None, budget: float | None) -> OnlineMove | None:
         return self.game.table_move(board, clock, budget)
 
 

@@ -27,16 +27,15 @@ class MoveRequest:
     """What one move may spend, as the front end says it (the bot from lichess's clock, UCI from ``go``).
 
     Attributes:
-        clock: our clock (milliseconds), or None without one (UCI ``go movetime``/``nodes``/``infinite``,
-            the bot's correspondence games).
+        clock: our clock (milliseconds; its ``initial`` the game's starting clock, which the online sources'
+            ``max_time`` compares), or None without one (UCI ``go movetime``/``nodes``/``infinite``, the bot's
+            correspondence games).
         movetime: seconds for this move (UCI ``go movetime``, the bot's ``correspondence.move_time``), or None.
         nodes: a cap on nodes (reused ones included, lc0 VisitsStopper), or None.
         infinite: search until stopped (UCI ``go infinite``): no stopper, no time.
         first_moves_unclocked: lichess's clock does not run yet (each side's first move).
         movetime_overhead_ms: milliseconds kept back from ``movetime`` (UCI MovetimeOverhead); None: the time
             manager's ``move_overhead``.
-        clock_initial: the game's starting clock in seconds (lichess's ``gameFull`` clock), or None when
-            unknown (UCI): the online sources' ``max_time`` compares it.
         searchmoves: the root moves the search may choose from (UCI ``go searchmoves``, legal ones); empty:
             all. With some, no move source is asked.
 
@@ -50,7 +49,6 @@ class MoveRequest:
     infinite: bool = False
     first_moves_unclocked: bool = False
     movetime_overhead_ms: int | None = None
-    clock_initial: float | None = None
     searchmoves: tuple[chess.Move, ...] = ()
 
     @property
@@ -109,14 +107,24 @@ class Decision:
         return 1 if self.source in _TABLES else 0
 
     @property
-    def nps(self) -> float:
-        """Playouts per second of the search (0 without one)."""
-        return self.result.nps if self.result is not None else 0.0
+    def reused_nodes(self) -> int:
+        """Nodes the search kept from the previous move's tree (tree reuse; 0 without a search)."""
+        return self.result.reused_nodes if self.result is not None else 0
 
     @property
-    def depth(self) -> float:
-        """Mean playout depth of the search, plies (0 without one)."""
-        return self.result.depth if self.result is not None else 0.0
+    def nps(self) -> int:
+        """lc0's nps of the search (:class:`~lichessbot.search.SearchStats`; 0 without one)."""
+        return self.result.nps if self.result is not None else 0
+
+    @property
+    def depth(self) -> int:
+        """lc0's depth of the search (:class:`~lichessbot.search.SearchStats`; 0 without one)."""
+        return self.result.depth if self.result is not None else 0
+
+    @property
+    def seldepth(self) -> int:
+        """lc0's seldepth of the search (0 without one)."""
+        return self.result.seldepth if self.result is not None else 0
 
     @property
     def time(self) -> float:

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from lichessbot.search.types import Limits, SearchResult, SearchStats, Stopper
+from lichessbot.search.types import SearchResult, SearchStats, Stopper
 
 __all__ = ["InfoCallback", "SearchHandle"]
 
@@ -16,14 +16,12 @@ InfoCallback = Callable[[SearchStats], None]
 class _State:
     """Shared between a running search and its handle."""
 
-    def __init__(self, limits: Limits, stopper: Stopper | None, ponder: bool, on_info: InfoCallback | None) -> None:
-        self.limits = limits
+    def __init__(self, stopper: Stopper | None, ponder: bool, on_info: InfoCallback | None) -> None:
         self.stopper = stopper
         self.pondering = ponder
         self.on_info = on_info
         self.stop_event = threading.Event()
         self.t0 = time.perf_counter()
-        self.limit_t0 = self.t0
         self.result: SearchResult | None = None
         self.error: BaseException | None = None
         self.lock = threading.Lock()
@@ -51,15 +49,12 @@ class SearchHandle:
         assert self._state.result is not None
         return self._state.result
 
-    def ponderhit(self, stopper: Stopper | None, limits: Limits | None = None) -> None:
-        """The opponent played the pondered move: the search goes on under ``stopper`` and ``limits``
-        (movetime counted from now)."""
+    def ponderhit(self, stopper: Stopper | None) -> None:
+        """The opponent played the pondered move: the search goes on under ``stopper`` (None: until
+        ``stop()``); the time manager's stoppers count their time from their creation."""
         s = self._state
         with s.lock:
             s.stopper = stopper
-            if limits is not None:
-                s.limits = limits
-            s.limit_t0 = time.perf_counter()
             s.pondering = False
 
     @property

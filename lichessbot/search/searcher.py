@@ -11,11 +11,13 @@ runner takes it (GIL released); the evaluator runs the network; the core consume
 the next batch is gathered while the network evaluates the previous ones: up to the evaluator's
 ``concurrency`` batches are at the network at once (on the CPU one per thread, each on one core), and
 the oldest is backed up first, so the order of gathers and backups never depends on timing. After
-every batch the search consults its limits and the stopper.
+every batch the search asks its one stopper (the time manager's chain: time, node limit, smart pruning), and
+gathers no batch past the playouts it says are left; once over, it tells the stopper (lc0 ``OnSearchDone``).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -32,7 +34,7 @@ from lichessbot.engine.runner import NetOutputs, NetworkRunner, empty_outputs
 from lichessbot.score import Score
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
-from lichessbot.search.types import Limits, RootLine, RootMove, SearchError, SearchResult, SearchStats, Stopper
+from lichessbot.search.types import RootLine, RootMove, SearchError, SearchResult, SearchStats, Stopper, StopperHints
 
 __all__ = ["SAMPLING_PARAMS", "Searcher", "SearchHandle", "core_params", "minibatch_of"]
 
@@ -131,15 +133,18 @@ class Searcher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def search(self, board: chess.Board, limits: Limits, **kw) -> SearchResult:
-        """Run a search to its end: ``start(board, limits, **kw).wait()``."""
-        return self.start(board, limits, **kw).wait()
+    def search(self, board: chess.Board, stopper: Stopper | None, **kw) -> SearchResult:
+        """Run a search to its end: ``start(board, stopper, **kw).wait()`` (a stopper is needed: without one
+        the search runs until ``stop()``)."""
+        return self.start(board, stopper, **kw).wait()
 
-    def start(self, board: chess.Board, limits: Limits, *, stopper: Stopper | None = None,
-              on_info: InfoCallback | None = None, ponder: bool = False,
-              searchmoves: Sequence[chess.Move] = ()) -> SearchHandle:
-        """Start searching ``board`` in a new thread and return its handle at once. ``searchmoves``: visit
-        only these root moves (lc0's ``go searchmoves``); the result's root moves are those, best first.
+    def start(self, board: chess.Board, stopper: Stopper | None = None, *, on_info: InfoCallback | None = None,
+              ponder: bool = False, searchmoves: Sequence[chess.Move] = ()) -> SearchHandle:
+        """Start searching ``board`` in a new thread and return its handle at once. ``stopper``: what decides
+        when to stop (the time manager's chain, e.g. :class:`lichessbot.timeman.VisitsStopper` for a node
+        limit); None: until ``stop()`` (``go infinite``). ``ponder``: no stopper is asked until
+        :meth:`SearchHandle.ponderhit`. ``searchmoves``: visit only these root moves (lc0's ``go
+        searchmoves``); the result's root moves are those, best first.
 
         Raises SearchError when the position has no legal moves or the core refuses it (a bad FEN or
         move, an illegal search move: the message names it).
@@ -156,7 +161,7 @@ class Searcher:
             raise SearchError(f"cannot search {board.fen()}: {err}") from None
         self._searchmoves = frozenset(searchmoves)
         self._turn = board.turn
-        state = _State(limits, stopper, ponder, on_info)
+        state = _State(stopper, ponder, on_info)
         thread = threading.Thread(target=self._thread_main, args=(state, board.ply()),
                                   name="lichessbot-search", daemon=True)
         self._handle = SearchHandle(state, thread)
@@ -202,7 +207,6 @@ class Searcher:
             n = self._gather(0, None)
             core.apply(*self._network(0, n))
         self._moves = [chess.Move.from_uci(u) for u in core.root_moves()]
-        self._t_first = time.perf_counter()
         inflight = self._inflight
         executor = self._executor
         if self.pipeline and executor is None:
@@ -212,14 +216,13 @@ class Searcher:
         last_info: tuple = (None, -1, -1)
         last_info_t = 0.0
         reason = ""
+        hints = StopperHints()
         try:
             while True:
-                reason = self._should_stop(state)
+                reason, cap = self._should_stop(state, reused, hints)
                 if reason:
                     break
-                limits = state.limits
-                limit = None if (limits.nodes is None or state.pondering) else limits.nodes
-                rows = self._gather(buf, limit)
+                rows = self._gather(buf, cap)
                 if len(pending) >= inflight or (pending and not rows):
                     core.apply(*pending.popleft().result())
                 if rows:
@@ -232,7 +235,7 @@ class Searcher:
                 if state.on_info is not None:
                     now = time.perf_counter()
                     c = core.counters()
-                    depth = int(c.depth_sum / c.playouts) if c.playouts else 0
+                    depth = c.depth_sum // c.playouts if c.playouts else 0
                     key = (core.root_edges()[0].edge, depth, c.seldepth)
                     if key != last_info or now - last_info_t > _INFO_EVERY:
                         last_info, last_info_t = key, now
@@ -247,28 +250,33 @@ class Searcher:
         final = self._stats(state, reused)
         if state.on_info is not None:
             state.on_info(final)
+        with state.lock:
+            stopper = None if state.pondering else state.stopper
+        if stopper is not None:
+            try:
+                stopper.on_search_done(final)
+            except Exception as err:  # noqa: BLE001 - the bookkeeping of the next move must not cost this one
+                _log.error("stopper failed after the search; the move stands", error=repr(err))
         return self._result(final, reason, ply)
 
-    def _should_stop(self, state: _State) -> str:
+    def _should_stop(self, state: _State, reused: int, hints: StopperHints) -> tuple[str, int | None]:
+        """(the reason to stop, or ""; the root visits the next gather may reach, None: no cap). The one
+        stopper decides (lc0 search.cc ``MaybeTriggerStop``); its hint of the playouts left caps the gather."""
+        if self._t_first is None and self._core.counters().playouts > 0:
+            self._t_first = time.perf_counter()  # lc0 PopulateCommonIterationStats: nps_start_time_
         if state.stop_event.is_set():
-            return "stop"
+            return "stop", None
         with state.lock:
             if state.pondering:
-                return ""
-            limits, stopper = state.limits, state.stopper
-            limit_t0 = state.limit_t0
-        if limits.infinite:
-            return ""
-        if limits.nodes is not None and self._core.root_info().n >= limits.nodes:
-            return f"nodes limit {limits.nodes}"
-        if limits.movetime is not None and time.perf_counter() - limit_t0 >= limits.movetime:
-            return f"movetime {limits.movetime:.3f} s"
-        if stopper is not None:
-            playouts = self._core.counters().playouts
-            reason = stopper.should_stop(self._stats(state, self._core.root_info().n - playouts))
-            if reason:
-                return reason
-        return ""
+                return "", None
+            stopper = state.stopper
+        if stopper is None:
+            return "", None
+        stats = self._stats(state, reused)
+        hints.reset()
+        reason = stopper.should_stop(stats, hints) or ""
+        left = hints.remaining_playouts
+        return reason, None if math.isinf(left) else stats.nodes + max(0, int(left))
 
     # ---------------------------------------------------------------------------------------------
     def _root_moves(self) -> tuple[list[RootMove], list[int]]:
@@ -290,20 +298,19 @@ class Searcher:
         return v.wl, v.d, score, [chess.Move.from_uci(u) for u in v.pv]
 
     def _stats(self, state: _State, reused: int) -> SearchStats:
+        """The live statistics, lc0's definitions (:class:`~lichessbot.search.types.SearchStats`)."""
         now = time.perf_counter()
         core = self._core
         rn = core.root_info().n
         c = core.counters()
         playouts = c.playouts
         rms, idx = self._root_moves()
-        nps = playouts / (now - self._t_first) if self._t_first and now > self._t_first else 0.0
-        limits = state.limits
-        hint = float(max(0, limits.nodes - rn)) if limits.nodes is not None else None
+        since_first = now - self._t_first if self._t_first is not None else 0.0
         _wl, _d, score, pv = self._edge_values(idx[0])
         return SearchStats(
-            elapsed=now - state.t0, playouts=playouts, nodes=rn, reused_nodes=reused, nps=nps,
-            depth=c.depth_sum / playouts if playouts else 0.0, seldepth=c.seldepth, root_moves=rms,
-            legal_moves=len(rms), remaining_playouts_hint=hint, pv=pv, score=score, tbhits=c.tbhits,
+            elapsed=now - state.t0, playouts=playouts, nodes=rn, reused_nodes=reused,
+            nps=int(playouts / since_first) if since_first > 0 else 0, depth=c.depth_sum // playouts if playouts else 0,
+            seldepth=c.seldepth, root_moves=rms, legal_moves=len(rms), pv=pv, score=score, tbhits=c.tbhits,
         )
 
     def _result(self, stats: SearchStats, reason: str, ply: int) -> SearchResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -10,27 +11,51 @@ import chess
 from lichessbot.errors import LichessbotError
 from lichessbot.score import Score
 
-__all__ = ["Limits", "RootLine", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper"]
+__all__ = ["RootLine", "RootMove", "SearchError", "SearchResult", "SearchStats", "Stopper", "StopperHints"]
 
 
 class SearchError(LichessbotError, ValueError):
     """A search that cannot run, e.g. a position without legal moves."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Hard limits of one search. ``nodes`` counts all nodes, reused ones included (lc0 VisitsStopper);
-    ``movetime`` is in seconds; ``infinite`` runs until ``stop()``."""
+@dataclass
+class StopperHints:
+    """What the stoppers tell the search after each check (lc0 src/search/classic/stoppers/timemgr.h
+    ``StoppersHints``), reset before every check: each stopper may lower them, and the smallest wins.
 
-    nodes: int | None = None
-    movetime: float | None = None
-    infinite: bool = False
+    Attributes:
+        remaining_time_s: seconds to the nearest deadline (inf: no deadline); smart pruning reads it.
+        remaining_playouts: playouts left to a node limit (inf: none); the search gathers no batch past it
+            (lc0 search.cc ``GatherMinibatch``) and smart pruning reads it.
+    """
+
+    remaining_time_s: float = math.inf
+    remaining_playouts: float = math.inf
+
+    def reset(self) -> None:
+        self.remaining_time_s = math.inf
+        self.remaining_playouts = math.inf
+
+    def update_remaining_time(self, seconds: float) -> None:
+        self.remaining_time_s = min(self.remaining_time_s, seconds)
+
+    def update_remaining_playouts(self, playouts: float) -> None:
+        self.remaining_playouts = min(self.remaining_playouts, playouts)
 
 
 class Stopper(Protocol):
-    """Filled by the time manager; consulted after every batch. Returns a reason to stop, or None."""
+    """Decides when a search stops (lc0 src/search/classic/stoppers/timemgr.h ``SearchStopper``); the time
+    manager builds one chain of them per search (:class:`lichessbot.timeman.stoppers.ChainedStopper`). The
+    search asks it after every batch and tells it once when the search is over. Without a stopper a search
+    runs until ``stop()`` (``go infinite``, pondering)."""
 
-    def should_stop(self, stats: SearchStats) -> str | None: ...
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
+        """A reason to stop now, or None to go on; may lower ``hints``."""
+        ...
+
+    def on_search_done(self, stats: SearchStats) -> None:
+        """The search is over (lc0 ``OnSearchDone``): ``stats`` are its final statistics."""
+        ...
 
 
 @dataclass
@@ -64,18 +89,25 @@ class RootLine:
 @dataclass
 class SearchStats:
     """Live view of a running search, handed to stoppers and info callbacks (the search thread builds one
-    after every batch)."""
+    after every batch).
+
+    ``nodes``, ``nps``, ``depth`` and ``seldepth`` are lc0's (src/search/classic/search.cc ``SendUciInfo``),
+    the same on every surface (UCI info, the bot's log, chat and PGN, the status page, every bench):
+    ``nodes = playouts + reused_nodes``; ``nps = playouts / seconds`` since the first check that saw a
+    playout of this search, as an integer (lc0 divides by whole milliseconds); ``depth = sum of the playouts'
+    depths // playouts`` and ``seldepth`` the deepest, where a playout's depth counts the nodes of its path,
+    the root being 1. Tree reuse is ``reused_nodes``.
+    """
 
     elapsed: float  # seconds since the search started
     playouts: int  # playouts of this search (reused nodes not counted)
     nodes: int  # visits of the root, reused ones included (lc0 ``nodes``)
     reused_nodes: int  # visits the root had from the previous search (tree reuse)
-    nps: float  # playouts per second since the first batch
-    depth: float  # mean depth of this search's playouts (plies)
-    seldepth: int  # deepest playout (plies)
+    nps: int  # playouts per second since the first playout (lc0's integer)
+    depth: int  # mean depth of this search's playouts, floored (lc0's integer; the root is depth 1)
+    seldepth: int  # deepest playout (the root is depth 1)
     root_moves: list[RootMove]  # best first (lc0 ranking)
     legal_moves: int
-    remaining_playouts_hint: float | None = None  # playouts left to a node limit (lc0 smart pruning)
     pv: list[chess.Move] = field(default_factory=list)  # principal variation, root move first
     score: Score = Score(cp=0, wdl=(0.0, 1.0, 0.0))  # of the best move, root side to move's view
     tbhits: int = 0  # Syzygy probes that made a node terminal in this search (UCI tbhits)
@@ -90,11 +122,11 @@ class SearchResult:
     pv: list[chess.Move]
     q: float  # Q of the move played: W - L + DrawScore * D
     score: Score  # of the move played
-    nodes: int
+    nodes: int  # lc0's, as in SearchStats: playouts + reused_nodes
     playouts: int
-    reused_nodes: int
-    nps: float
-    depth: float
+    reused_nodes: int  # tree reuse: visits the root had when the search started
+    nps: int  # lc0's (SearchStats)
+    depth: int  # lc0's (SearchStats)
     seldepth: int
     time: float  # seconds
     stop_reason: str

@@ -47,8 +47,9 @@ class LiveSearch:
         pondering: True while it searches on the opponent's time.
         done: True once the search has returned its move.
         elapsed: seconds since the search started.
-        nodes: nodes of the root (reused ones included); nps: playouts per second.
-        depth: mean depth (plies); seldepth: deepest line (plies).
+        nodes: nodes of the root (reused ones included); reused: of which kept from the previous move's tree;
+        nps, depth, seldepth: lc0's (:class:`lichessbot.search.SearchStats`: integer nps of this search's
+        playouts, the floored mean depth and the deepest playout, the root being depth 1).
         cp: centipawns of the best move, the searching side's view; mate: moves to mate or None.
         wdl: win/draw/loss probabilities of the best move (fractions), the searching side's view.
         lines: the root moves, most visited first (at most ``LINES``).
@@ -60,8 +61,9 @@ class LiveSearch:
     done: bool
     elapsed: float
     nodes: int
-    nps: float
-    depth: float
+    reused: int
+    nps: int
+    depth: int
     seldepth: int
     cp: int | None
     mate: int | None

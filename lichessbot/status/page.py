@@ -113,7 +113,7 @@ function renderGame(g){
  document.getElementById("moves").textContent = mv.join(" ");
  const tb=document.querySelector("#search tbody"); tb.replaceChildren(); const L=g.live;
  document.getElementById("search-head").textContent = L ? ((L.pondering?"pondering · ":L.done?"done · ":"thinking · ")+
-  L.nodes+" nodes · "+Math.round(L.nps)+" nps · depth "+L.depth.toFixed(1)+"/"+L.seldepth+" · "+L.elapsed.toFixed(1)+" s · "+
+  L.nodes+" nodes ("+L.reused+" reused) · "+L.nps+" nps · depth "+L.depth+"/"+L.seldepth+" · "+L.elapsed.toFixed(1)+" s · "+
   (L.mate!==null? "mate "+L.mate : (L.cp!==null? (L.cp/100).toFixed(2):"")) ) : "no search yet";
  const wdl = L ? L.wdl : [0,1,0]; const bar=document.getElementById("wdl").children;
  for(let i=0;i<3;i++){ bar[i].style.width=(100*wdl[i]).toFixed(1)+"%"; }

@@ -160,7 +160,7 @@ def game_summary(snap: GameSnapshot) -> dict[str, Any]:
             "white_rating": snap.white_rating, "black_rating": snap.black_rating, "our_color": snap.our_color,
             "speed": snap.speed, "rated": snap.rated, "variant": snap.variant, "plies": len(snap.moves),
             "status": snap.status, "winner": snap.winner, "over": snap.over, "result": _result(snap),
-            "nps": round(snap.live.nps) if snap.live is not None and not snap.over else None,
+            "nps": snap.live.nps if snap.live is not None and not snap.over else None,
             "updated_at": snap.updated_at}
 
 

@@ -2,7 +2,7 @@
 
 The bot (:mod:`lichessbot.bot.games.engine_thinker`) and ``lichessbot uci`` (:mod:`lichessbot.uci`) each give
 one :class:`LevelPlayer` per game to their move pipeline (:mod:`lichessbot.pipeline`), which calls it at two
-points: the node limit of a search (:meth:`LevelPlayer.limits`) and the move once the search is done
+points: the node limit of a search (:meth:`LevelPlayer.nodes`) and the move once the search is done
 (:meth:`LevelPlayer.choose`, from the result alone). The bot also asks it the least time to spend on the
 move (:meth:`LevelPlayer.min_think_s`).
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ from lichessbot.strength.levels import (
 
 if TYPE_CHECKING:
     from lichessbot.config import StrengthConfig
-    from lichessbot.search import Limits, SearchResult
+    from lichessbot.search import SearchResult
 
 __all__ = ["LevelPlayer", "level_for_game", "level_text", "table_from_config", "table_mismatch", "uci_level"]
 
@@ -84,12 +83,12 @@ class LevelPlayer:
     def active(self) -> bool:
         return self.level is not None
 
-    def limits(self, limits: Limits) -> Limits:
-        """``limits`` with the level's node cap (the smaller of the two node limits)."""
+    def nodes(self, nodes: int | None) -> int | None:
+        """The node limit of a search asked for ``nodes`` (None: none) under the level's node cap: the smaller
+        of the two."""
         if self.level is None:
-            return limits
-        nodes = self.level.nodes if limits.nodes is None else min(limits.nodes, self.level.nodes)
-        return replace(limits, nodes=nodes)
+            return nodes
+        return self.level.nodes if nodes is None else min(nodes, self.level.nodes)
 
     def choose(self, result: SearchResult) -> SearchResult:
         """The result with the level's move (:func:`lichessbot.strength.choice.apply_level`), read from the

@@ -1,11 +1,14 @@
-"""The time manager: budgets from clocks and the stop rules the search consults (docs/timeman.md).
+"""The time manager: the one clock type (ms), budgets from it, the per-move overhead a bot game really pays,
+and the stopper chain each search asks (docs/timeman.md; lc0's src/search/classic/stoppers/).
 
-It never imports the search at run time (the search's types are used for annotations only).
+It imports the search's value types for annotations only, never the search at run time.
 """
 
-from lichessbot.timeman.allocation import Budget, Clock, ClockError, allocate, expected_moves_left, game_ply
+from lichessbot.timeman.allocation import Budget, allocate, expected_moves_left, game_ply, move_overhead_ms
+from lichessbot.timeman.clock import Clock, ClockError
 from lichessbot.timeman.manager import TimeManager
-from lichessbot.timeman.stoppers import NoStopper, TimeStopper
+from lichessbot.timeman.overhead import OverheadEstimator, OverheadSummary
+from lichessbot.timeman.stoppers import ChainedStopper, VisitsStopper
 
-__all__ = ["Budget", "Clock", "ClockError", "NoStopper", "TimeManager", "TimeStopper", "allocate",
-           "expected_moves_left", "game_ply"]
+__all__ = ["Budget", "ChainedStopper", "Clock", "ClockError", "OverheadEstimator", "OverheadSummary", "TimeManager",
+           "VisitsStopper", "allocate", "expected_moves_left", "game_ply", "move_overhead_ms"]

@@ -3,11 +3,14 @@
 The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc): the expected number of moves
 left follows a log-logistic game-length curve (midpoint 51.5 moves, steepness 7), the remaining time plus the
 increments to come is shared among them, the first search of a game gets a bonus, and time spared by earlier
-early stops (the "bank") is spent on the next move. On top of lc0 we cap one move at a share of the clock,
-floor the expected moves left, and keep a safety margin that grows as the clock gets low.
+early stops (the "bank") is spent on the next move. The move overhead is what each move costs beyond the
+search (measured in bot games, :mod:`lichessbot.timeman.overhead`; configured in UCI) and is charged to each
+move still expected (Stockfish src/timeman.cpp ``TimeManagement::init``: ``moveOverhead * (2 + mtg)``), where
+lc0 takes its 200 ms off once. On top of lc0 we cap one move at a share of the clock, floor the expected moves
+left, and keep a safety margin that grows as the clock gets low.
 
-Clocks are in milliseconds (as UCI and lichess give them); budgets are in seconds (as the search
-measures time).
+Clocks are in milliseconds (as UCI and lichess give them, :class:`~lichessbot.timeman.clock.Clock`); budgets
+are in seconds (as the search measures time).
 """
 
 from __future__ import annotations
@@ -17,37 +20,10 @@ from dataclasses import dataclass
 import chess
 
 from lichessbot.config import TimemanConfig
-from lichessbot.errors import LichessbotError
+from lichessbot.timeman.clock import Clock
 
-__all__ = ["Budget", "Clock", "ClockError", "allocate", "expected_moves_left", "fixed_budget", "game_ply", "movetime_s",
-           "safety_margin_ms"]
-
-
-class ClockError(LichessbotError, ValueError):
-    """A clock that cannot be used (negative time, movestogo below 1)."""
-
-
-@dataclass(frozen=True)
-class Clock:
-    """Our clock for one move, in milliseconds (UCI wtime/btime, winc/binc, movestogo).
-
-    Attributes:
-        time: our remaining time, ms (may be negative in UCI: treated as 0).
-        inc: our increment per move, ms (negative: treated as 0).
-        movestogo: moves until the next time control, or None for sudden death / increment.
-        opp_time: the opponent's remaining time, ms, if known (for logs; not used to allocate).
-        opp_inc: the opponent's increment, ms.
-    """
-
-    time: int
-    inc: int = 0
-    movestogo: int | None = None
-    opp_time: int | None = None
-    opp_inc: int = 0
-
-    def __post_init__(self) -> None:
-        if self.movestogo is not None and self.movestogo < 1:
-            raise ClockError(f"movestogo must be at least 1, not {self.movestogo}")
+__all__ = ["OVERHEAD_HORIZON", "Budget", "allocate", "expected_moves_left", "fixed_budget", "game_ply",
+           "move_overhead_ms", "movetime_s", "overhead_moves", "safety_margin_ms"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +32,12 @@ class Budget:
 
     Attributes:
         target: the time the move should take (s); early stops end before it, late stops after it.
-        hard_max: the time the move may never pass (s); at most time - move_overhead - margin.
+        hard_max: the time the move may never pass (s); at most time - overhead - margin.
         moves_left: expected moves left used for the allocation (after movestogo and the floor).
         margin_ms: the safety margin kept back on top of the move overhead (ms).
         bank_used_ms: banked time (spared by earlier moves) spent on this move (ms).
         clocked: False for a fixed budget (go movetime, lichess's unclocked first moves).
+        overhead_ms: the move overhead charged to each expected move (ms, :func:`move_overhead_ms`).
     """
 
     target: float
@@ -69,6 +46,7 @@ class Budget:
     margin_ms: float = 0.0
     bank_used_ms: float = 0.0
     clocked: bool = True
+    overhead_ms: float = 0.0
 
     def describe(self) -> str:
         """A short text for logs and chat, e.g. ``"target 1.20 s, max 2.40 s"``."""
@@ -102,11 +80,30 @@ def safety_margin_ms(time_ms: float, cfg: TimemanConfig) -> float:
     return cfg.safety_margin + cfg.low_clock_margin * low
 
 
-def _clock_cap_s(time_ms: float, cfg: TimemanConfig) -> tuple[float, float]:
+#: Stockfish's planning horizon for the move overhead's reserve (src/timeman.cpp: ``mtg = movestogo ?
+#: std::min(movestogo, 50) : 50`` and ``moveOverhead * (2 + mtg)``), moves.
+OVERHEAD_HORIZON = 50
+
+
+def overhead_moves(clock: Clock) -> float:
+    """How many moves' overhead the allocation keeps back: ``2 + min(movestogo, 50)``, or ``2 + 50`` without
+    movestogo (Stockfish src/timeman.cpp)."""
+    horizon = OVERHEAD_HORIZON if clock.movestogo is None else min(clock.movestogo, OVERHEAD_HORIZON)
+    return 2.0 + horizon
+
+
+def move_overhead_ms(clock: Clock, cfg: TimemanConfig) -> float:
+    """What one move costs beyond its search, ms: the game's measured overhead (``clock.overhead``, the bot's
+    :class:`~lichessbot.timeman.overhead.OverheadEstimator`) when known, else ``cfg.move_overhead``."""
+    return float(max(0, cfg.move_overhead if clock.overhead is None else clock.overhead))
+
+
+def _clock_cap_s(time_ms: float, overhead_ms: float, cfg: TimemanConfig) -> tuple[float, float]:
     """(cap in seconds, margin in ms): a move may use at most min(max_move_share * time,
-    time - overhead - margin), never below 0."""
+    time - overhead - margin), never below 0 (lc0 legacy.cc: ``min(this_move, time - overhead)``; the share
+    and the margin are ours)."""
     margin = safety_margin_ms(time_ms, cfg)
-    cap_ms = min(cfg.max_move_share * time_ms, time_ms - cfg.move_overhead - margin)
+    cap_ms = min(cfg.max_move_share * time_ms, time_ms - overhead_ms - margin)
     return max(0.0, cap_ms) / 1000.0, margin
 
 
@@ -122,18 +119,22 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
         first_search: the first search of this game (lc0's first-move and book-ply bonus).
 
     Returns:
-        A :class:`Budget`. ``hard_max`` is never above ``time - move_overhead - margin`` (nor below 0),
-        ``target`` never above ``hard_max``.
+        A :class:`Budget`. ``hard_max`` is never above ``time - overhead - margin`` (nor below 0),
+        ``target`` never above ``hard_max``; the overhead is :func:`move_overhead_ms`.
     """
     time_ms = float(max(0, clock.time))
     inc = float(max(0, clock.inc))
     mtg = max(expected_moves_left(ply / 2.0, cfg.midpoint_move, cfg.steepness), cfg.min_moves_left)
     if clock.movestogo is not None and clock.movestogo < mtg:
         mtg = float(clock.movestogo)
-    # lc0 legacy.cc subtracts the overhead once; every move still to play pays it, so by default we
-    # charge it to each expected move (as Stockfish src/timeman.cpp does): in a long game without
-    # increment the target then falls to a bare minimum before the latency alone can flag us.
-    overhead = cfg.move_overhead * (mtg if cfg.overhead_per_move else 1.0)
+    # Every move still to play pays the overhead (lila charges a bot's round trip to its clock: MovePlayer's
+    # botLag), so by default it is kept back for the moves to come as Stockfish src/timeman.cpp
+    # ``TimeManagement::init`` does: ``moveOverhead * (2 + mtg)`` with mtg the movestogo, at most 50, else 50
+    # (its horizon, not the expected game length: a sudden-death game may last longer than expected, and each
+    # move past the expectation still pays the wire). lc0 legacy.cc subtracts it once (overhead_per_move
+    # false). In bot games the overhead is the measured one.
+    per_move = move_overhead_ms(clock, cfg)
+    overhead = per_move * (overhead_moves(clock) if cfg.overhead_per_move else 1.0)
     total = max(0.0, time_ms + inc * (mtg - 1.0) - overhead)
     squander = 0.0
     banked_ms = max(0.0, banked_ms)
@@ -144,12 +145,13 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     if first_search:
         this_ms *= 1.0 + cfg.first_move_bonus + cfg.book_ply_bonus * min(12, ply)
     this_ms += squander
-    cap_s, margin = _clock_cap_s(time_ms, cfg)
+    cap_s, margin = _clock_cap_s(time_ms, per_move, cfg)
     target = min(this_ms / 1000.0, cap_s)
-    # No late-stop extension on a low clock: a fixed cost per move (latency) must not meet doubled moves.
+    # No late-stop extension on a low clock: a fixed cost per move (latency) must not meet doubled moves (ours).
     extend = cfg.late_stop and time_ms >= cfg.low_clock
     hard = min(target * cfg.late_stop_factor, cap_s) if extend else target
-    return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander)
+    return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander,
+                  overhead_ms=per_move)
 
 
 def fixed_budget(seconds: float) -> Budget:

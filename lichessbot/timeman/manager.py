@@ -1,5 +1,7 @@
-"""The time manager of one game: a budget and a stopper per search, and what carries over between
-moves (banked time, the previous move's Q, whether the first-search bonus was used)."""
+"""The time manager of one game: the stopper chain of each search (lc0 src/search/classic/stoppers/common.cc
+``CommonTimeManager::GetStopper``), and what carries over between moves (banked time, the previous move's Q,
+whether the first-search bonus was used), updated when the search tells its chain it is done (lc0
+``OnSearchDone``)."""
 
 from __future__ import annotations
 
@@ -11,34 +13,36 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.config import TimemanConfig
-from lichessbot.timeman.allocation import Budget, Clock, allocate, fixed_budget, game_ply, movetime_s
-from lichessbot.timeman.stoppers import NoStopper, TimeStopper, log_event
+from lichessbot.timeman.allocation import Budget, allocate, fixed_budget, game_ply, movetime_s
+from lichessbot.timeman.clock import Clock
+from lichessbot.timeman.rules import log_event
+from lichessbot.timeman.stoppers import ChainedStopper, stopper_chain
 
 if TYPE_CHECKING:  # annotations only
-    from lichessbot.search import SearchResult
+    from lichessbot.search import SearchStats
 
 __all__ = ["TimeManager"]
 
 
 class TimeManager:
-    """Time management for one game (lc0 legacy manager plus the rules of docs/timeman.md).
+    """Time management for one game (lc0's legacy manager plus the rules of docs/timeman.md).
 
-    Call :meth:`stopper` before each search (or at a ponderhit) and hand the result to the search;
-    call :meth:`move_done` with the search's result once the move is played.
+    Call :meth:`stopper` before each search (or at a ponderhit) and hand the chain to the search; the search
+    tells the chain when it is done, and the chain tells this manager.
 
     Attributes:
         config: the timeman config section.
-        budget: the last budget computed (seconds), None before the first search; for logs and chat.
+        budget: the budget of the last search (seconds), None when it had none; for logs and chat.
         bank_ms: time spared by earlier moves and not spent yet (ms).
-        stops: how many searches ended by each rule ("early-stop", "smart-pruning", "target", ...).
-        extended: how many searches the late-stop rule took past their target.
+        stops: how many timed searches ended by each kind of stop ("early-stop", "smart-pruning", "target", ...).
+        extended: how many searches the late stop took past their target.
         context: fields added to every ``timeman.*`` log line of this game (the bot: ``game_id``).
     """
 
     def __init__(self, config: TimemanConfig | None = None, *,
                  monotonic: Callable[[], float] = time.monotonic, context: Mapping[str, Any] | None = None) -> None:
         self.config = config if config is not None else TimemanConfig()
-        self.context = dict(context or {})  # added to every timeman.* log line, e.g. {"game_id": ...}
+        self.context = dict(context or {})
         self._monotonic = monotonic
         self.budget: Budget | None = None
         self.bank_ms = 0.0
@@ -47,73 +51,80 @@ class TimeManager:
         self._clocked_searches = 0
         self._prev_q: float | None = None
         self._prev_turn: bool | None = None
-        self._prev_turn_pending: bool | None = None
-        self._stopper: TimeStopper | None = None
 
-    def stopper(self, clock: Clock | None, board: chess.Board, limits_movetime: float | None = None, *,
-                first_moves_unclocked: bool = False,
-                movetime_overhead_ms: float | None = None) -> TimeStopper | NoStopper:
-        """The stopper for a search of ``board`` (our side to move).
-
-        Args:
-            clock: our clock (ms), or None when the search has no clock.
-            board: the position to search; its ply (from the FEN's move number) feeds the allocation.
-            limits_movetime: ``go movetime`` in seconds, or None; caps the budget: the movetime minus
-                ``movetime_overhead_ms``, never less than half of it (:func:`movetime_s`).
-            first_moves_unclocked: lichess's clock does not run yet (each side's first move): think
-                ``first_moves_think`` ms, bank nothing.
-            movetime_overhead_ms: milliseconds kept back from ``limits_movetime``; None: ``move_overhead``
-                (``lichessbot uci`` passes its own small MovetimeOverhead: MoveOverhead is for clocks).
-
-        Returns:
-            A :class:`TimeStopper` (``.budget`` holds the target and hard maximum in seconds), or a
-            :class:`NoStopper` when there is neither a clock nor a movetime (``go infinite``).
-        """
+    def _budget(self, board: chess.Board, clock: Clock | None, movetime: float | None, first_moves_unclocked: bool,
+                movetime_overhead_ms: float | None) -> Budget | None:
+        """The budget of a timed search (None without a clock, a movetime or lichess's unclocked first move)."""
         cfg = self.config
-        ply = game_ply(board)
         mt_overhead = cfg.move_overhead if movetime_overhead_ms is None else movetime_overhead_ms
         if first_moves_unclocked:
             think = cfg.first_moves_think / 1000.0
-            if limits_movetime is not None:
-                think = min(think, limits_movetime)
-            budget = fixed_budget(think)
-        elif clock is not None:
-            budget = allocate(clock, ply, cfg, banked_ms=self.bank_ms, first_search=self._clocked_searches == 0)
+            return fixed_budget(think if movetime is None else min(think, movetime))
+        if clock is not None:
+            budget = allocate(clock, game_ply(board), cfg, banked_ms=self.bank_ms,
+                              first_search=self._clocked_searches == 0)
             self.bank_ms = max(0.0, self.bank_ms - budget.bank_used_ms)
             self._clocked_searches += 1
-            if limits_movetime is not None:
-                cap = movetime_s(limits_movetime, mt_overhead)
+            if movetime is not None:  # lc0 common.cc: a movetime stopper beside the time manager's
+                cap = movetime_s(movetime, mt_overhead)
                 budget = Budget(min(budget.target, cap), min(budget.hard_max, cap), budget.moves_left,
-                                budget.margin_ms, budget.bank_used_ms, budget.clocked)
-        elif limits_movetime is not None:
-            budget = fixed_budget(movetime_s(limits_movetime, mt_overhead))
-        else:
-            self._stopper = None
-            return NoStopper()
-        prev_q = self._prev_q if self._prev_turn == board.turn else None
-        context = {**self.context, "ply": ply}
-        self.budget = budget
-        log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
-                  moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
-                  time_ms=None if clock is None else clock.time, inc_ms=None if clock is None else clock.inc,
-                  clocked=budget.clocked, **context)
-        self._stopper = TimeStopper(budget, cfg, prev_q=prev_q, monotonic=self._monotonic, context=context)
-        self._prev_turn_pending = board.turn
-        return self._stopper
+                                budget.margin_ms, budget.bank_used_ms, budget.clocked, budget.overhead_ms)
+            return budget
+        if movetime is not None:
+            return fixed_budget(movetime_s(movetime, mt_overhead))
+        return None
 
-    def move_done(self, result: SearchResult) -> None:
-        """Record a finished search: bank the time it spared (target - time used, ms, when positive and
-        clocked; lc0 legacy.cc), remember its Q for the early/late stop rules, count its stop rule."""
-        st = self._stopper
-        self._stopper = None
-        if st is None:
+    def stopper(self, board: chess.Board, *, clock: Clock | None = None, movetime: float | None = None,
+                nodes: int | None = None, infinite: bool = False, first_moves_unclocked: bool = False,
+                movetime_overhead_ms: float | None = None) -> ChainedStopper | None:
+        """The stopper chain for a search of ``board`` (our side to move); None when nothing limits it.
+
+        Args:
+            board: the position to search; its ply (from the FEN's move number) feeds the allocation.
+            clock: our clock (ms), or None when the search has no clock.
+            movetime: ``go movetime`` in seconds, or None: caps the budget at the movetime minus
+                ``movetime_overhead_ms``, never less than half of it (:func:`movetime_s`).
+            nodes: a node limit, reused nodes included (lc0 ``VisitsStopper``), or None.
+            infinite: ``go infinite``: no time, no smart pruning; a node limit still holds (lc0 common.cc).
+            first_moves_unclocked: lichess's clock does not run yet (each side's first move): think
+                ``first_moves_think`` ms, bank nothing.
+            movetime_overhead_ms: milliseconds kept back from ``movetime``; None: ``move_overhead``
+                (``lichessbot uci`` passes its own small MovetimeOverhead: MoveOverhead is for clocks).
+
+        Returns:
+            A :class:`~lichessbot.timeman.stoppers.ChainedStopper` (``.budget`` holds the target and hard
+            maximum in seconds, None for a node limit alone), or None (``go infinite``, pondering). A node
+            limit without a clock gets no smart pruning (ours: lc0 prunes ``go nodes`` too, but the strength
+            levels were calibrated with a plain node limit).
+        """
+        budget = None if infinite else self._budget(board, clock, movetime, first_moves_unclocked,
+                                                     movetime_overhead_ms)
+        self.budget = budget
+        context = {**self.context, "ply": game_ply(board)}
+        if budget is not None:
+            log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
+                      moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
+                      overhead_ms=round(budget.overhead_ms), time_ms=None if clock is None else clock.time,
+                      inc_ms=None if clock is None else clock.inc, clocked=budget.clocked, **context)
+        turn = board.turn
+        return stopper_chain(budget, self.config, nodes=nodes,
+                             prev_q=self._prev_q if self._prev_turn == turn else None, monotonic=self._monotonic,
+                             context=context, on_done=lambda st, stats: self._search_done(st, stats, turn))
+
+    def _search_done(self, chain: ChainedStopper, stats: SearchStats, turn: chess.Color) -> None:
+        """A timed search is over: bank the time it spared (target - time used, ms, when positive and clocked;
+        lc0 legacy.cc ``LegacyStopper::OnSearchDone``, which banks a negative difference too), remember the best
+        move's Q for the early and late stops, count its kind of stop."""
+        b = chain.budget
+        if b is None:
             return
-        used = st.elapsed if st.reason is not None else min(result.time, self._monotonic() - st.created)
-        if st.budget.clocked:
-            spared_ms = (st.budget.target - used) * 1000.0
+        used = chain.elapsed if chain.reason is not None else min(stats.elapsed, chain.clock.since_created())
+        if b.clocked:
+            spared_ms = (b.target - used) * 1000.0
             if spared_ms > 0:
                 self.bank_ms += spared_ms
-        self._prev_q = float(result.q)
-        self._prev_turn = self._prev_turn_pending
-        self.stops[st.kind or "other"] += 1
-        self.extended += int(st.extended)
+        if stats.root_moves:
+            self._prev_q = float(stats.root_moves[0].q)
+            self._prev_turn = turn
+        self.stops[chain.kind or "other"] += 1
+        self.extended += int(chain.extended)

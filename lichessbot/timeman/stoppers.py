@@ -1,24 +1,23 @@
-"""Stop rules: pure functions of the search statistics, and the stopper the search consults.
+"""The stoppers of one search and the chain that asks them, in lc0's shape (src/search/classic/stoppers/:
+``ChainedSearchStopper``, ``VisitsStopper``, ``TimeLimitStopper``, ``SmartPruningStopper`` in stoppers.cc, the
+chain built in common.cc ``PopulateCommonUciStoppers``).
 
-The search calls :meth:`TimeStopper.should_stop` after every batch with its live
-:class:`lichessbot.search.SearchStats`; a string return value is the reason to stop. Root visits
-include visits reused from the previous tree, so reused work counts toward every rule; rates (nps)
-count only this search's playouts.
+The search asks one :class:`ChainedStopper` after every batch (``should_stop(stats, hints)``) and tells it once
+when it is over (``on_search_done``). The chain asks its stoppers in order; the first reason wins. Stoppers
+pass hints down the chain and back to the search (:class:`lichessbot.search.StopperHints`): the time to the
+deadline and the playouts left to a node limit (smart pruning reads both; the search gathers no batch past the
+second). The time manager (:mod:`lichessbot.timeman.manager`) builds the chain of each search:
 
-Rules, checked in this order (the first that fires wins):
+1. :class:`ImmediateStopper`: one legal move, a proven win, every move but one proven lost (lc0
+   ``SmartPruningStopper`` steps 1-3);
+2. :class:`BudgetStopper`: the budget's hard maximum, its target, and the late stop past the target while the
+   best move is unstable (lc0 legacy.cc ``LegacyStopper``, a ``TimeLimitStopper``; the late stop is
+   NeuralchessGM's);
+3. :class:`VisitsStopper`: a node limit, reused nodes included (lc0 ``VisitsStopper``);
+4. :class:`SmartPruningStopper`: the best move cannot be overtaken before the deadline (lc0, last in its chain);
+5. :class:`EarlyStopper`: a clear, stable best move after half the target (NeuralchessGM).
 
-1. *immediate*: one legal move, a proven win, or every move but one proven lost (lc0 stoppers.cc,
-   SmartPruningStopper steps 1-3; proofs read from ``RootMove.proven`` when the search sets it);
-2. *hard maximum*: the budget's ``hard_max`` is reached;
-3. *target* / *late stop*: the target is reached, unless the best move is unstable (the most visited
-   move is not the best by Q, or its Q fell more than ``late_stop_q_drop`` since our previous move):
-   then the search goes on up to ``hard_max`` (at most ``late_stop_factor`` x target) while it stays
-   unstable (NeuralchessGM; lc0's smooth manager spends its piggybank on the same signal);
-4. *smart pruning*: the most visited move cannot be overtaken before the deadline at the current rate
-   (lc0 stoppers.cc SmartPruningStopper: factor 1.33, 200 ms grace, nps = (playouts + 300)/s + 1);
-5. *early stop* (NeuralchessGM): after ``early_stop_after`` x target, the most visited move also has the
-   best Q, its Q did not fall more than ``early_stop_q_drop`` below the previous move's, and either its
-   prior is above ``early_stop_prior`` or its visits are ``early_stop_visit_ratio`` x the second's.
+The rules themselves are pure functions in :mod:`lichessbot.timeman.rules`.
 """
 
 from __future__ import annotations
@@ -27,223 +26,244 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.allocation import Budget
+from lichessbot.timeman.rules import early_stop_reason, instability, log_event, proven_reason, smart_pruning_reason
 
 if TYPE_CHECKING:  # annotations only: the time manager never imports the search at run time
-    from lichessbot.search import RootMove, SearchStats
+    from lichessbot.search import SearchStats, StopperHints
 
-__all__ = ["MIN_RIVAL_SHARE", "NoStopper", "TimeStopper", "best_by_visits", "early_stop_reason", "log_event",
-           "instability", "proven_reason",
-           "smart_pruning_reason"]
-
-log = structlog.get_logger("lichessbot.timeman")
-
-#: A rival move takes part in the "best by Q" comparisons only with at least this share of the most
-#: visited move's visits: Q of a move with a handful of visits is noise (ours).
-MIN_RIVAL_SHARE = 0.05
-
-#: lc0 smart pruning's nps smoothing: nps = (playouts + 300) / seconds + 1 (lc0 stoppers.cc).
-SMART_PRUNING_PLAYOUT_BONUS = 300
+__all__ = ["BudgetStopper", "ChainedStopper", "EarlyStopper", "ImmediateStopper", "SearchClock", "SmartPruningStopper",
+           "StopperElement", "VisitsStopper", "stopper_chain"]
 
 
-def log_event(event: str, **kw: Any) -> None:
-    """Log, but never let a broken log stream stop a search mid-game."""
-    try:
-        log.info(event, **kw)
-    except Exception:  # noqa: BLE001 - e.g. a closed stream; the decision itself stands
-        pass
+class SearchClock:
+    """The time one search has been running, in seconds: ``min(stats.elapsed, now - creation)``, so a chain
+    handed to a search at a ponderhit counts from the ponderhit."""
 
-
-def best_by_visits(moves: Sequence[RootMove]) -> tuple[RootMove | None, int]:
-    """The most visited root move (ties: the earlier in the search's ranking) and the second-highest
-    visit count (0 when there is no other move)."""
-    best: RootMove | None = None
-    second = 0
-    for rm in moves:
-        if best is None or rm.n > best.n:
-            if best is not None:
-                second = max(second, best.n)
-            best = rm
-        else:
-            second = max(second, rm.n)
-    return best, second
-
-
-def _best_q_rival(moves: Sequence[RootMove], best: RootMove, tolerance: float = 0.0) -> RootMove | None:
-    """The rival with a Q higher than ``best``'s by more than ``tolerance`` among moves with enough
-    visits, or None."""
-    floor = max(1, MIN_RIVAL_SHARE * best.n)
-    rival: RootMove | None = None
-    for rm in moves:
-        if rm is best or rm.n < floor or rm.q <= best.q + tolerance:
-            continue
-        if rival is None or rm.q > rival.q:
-            rival = rm
-    return rival
-
-
-def instability(stats: SearchStats, prev_q: float | None, q_drop: float, tolerance: float = 0.0) -> str | None:
-    """Why the best move is unstable, or None: the most visited move is not the best by Q (by more
-    than ``tolerance``), or its Q is more than ``q_drop`` below ``prev_q`` (our previous move's Q,
-    same side's view)."""
-    best, _ = best_by_visits(stats.root_moves)
-    if best is None or best.n == 0:
-        return None
-    rival = _best_q_rival(stats.root_moves, best, tolerance)
-    if rival is not None:
-        return f"most visited {best.move} (Q {best.q:+.3f}) is not best by Q ({rival.move} Q {rival.q:+.3f})"
-    if prev_q is not None and prev_q - best.q > q_drop:
-        return f"Q fell {prev_q - best.q:.3f} since the previous move ({prev_q:+.3f} -> {best.q:+.3f})"
-    return None
-
-
-def proven_reason(stats: SearchStats) -> str | None:
-    """lc0 SmartPruningStopper steps 2-3: a root move is a proven win, or at most one move is not a
-    proven loss. Reads ``RootMove.proven`` (+1 win, -1 loss, root side's view; None: not proven)."""
-    lost = 0
-    for rm in stats.root_moves:
-        proven = rm.proven
-        if proven == 1:
-            return f"proven win {rm.move}"
-        lost += proven == -1
-    if lost and lost >= stats.legal_moves - 1:
-        return f"{lost} of {stats.legal_moves} moves proven lost"
-    return None
-
-
-def smart_pruning_reason(stats: SearchStats, elapsed: float, deadline: float, cfg: TimemanConfig) -> str | None:
-    """lc0's smart pruning: stop when ``remaining_playouts < N(best) - N(second)``.
-
-    ``remaining_playouts = min((deadline - elapsed) * nps, hint) / factor`` with
-    ``nps = (playouts + 300) / search_seconds + 1`` (lc0 stoppers.cc). Not before
-    ``smart_pruning_min_time`` ms of search. Times in seconds.
-    """
-    if stats.elapsed * 1000.0 < cfg.smart_pruning_min_time:
-        return None
-    best, second = best_by_visits(stats.root_moves)
-    if best is None or best.n == 0:
-        return None
-    nps = (stats.playouts + SMART_PRUNING_PLAYOUT_BONUS) / max(stats.elapsed, 1e-3) + 1.0
-    remaining = max(0.0, deadline - elapsed) * nps
-    hint = stats.remaining_playouts_hint
-    if hint is not None:
-        remaining = min(remaining, hint)
-    remaining /= cfg.smart_pruning_factor
-    if remaining < best.n - second:
-        return f"smart-pruning at {elapsed:.2f} s of {deadline:.2f} s ({best.move} leads by {best.n - second} " \
-               f"visits, about {remaining:.0f} playouts left)"
-    return None
-
-
-def early_stop_reason(stats: SearchStats, elapsed: float, target: float, prev_q: float | None,
-                      cfg: TimemanConfig) -> str | None:
-    """NeuralchessGM's early stop (see the module doc). Times in seconds."""
-    if elapsed < cfg.early_stop_after * target:
-        return None
-    best, second = best_by_visits(stats.root_moves)
-    if best is None or best.n == 0:
-        return None
-    if _best_q_rival(stats.root_moves, best, cfg.best_q_tolerance) is not None:
-        return None
-    if prev_q is not None and prev_q - best.q > cfg.early_stop_q_drop:
-        return None
-    if best.p > cfg.early_stop_prior:
-        why = f"prior {best.p:.2f}"
-    elif best.n >= cfg.early_stop_visit_ratio * second:
-        why = f"visits {best.n} vs {second}"
-    else:
-        return None
-    return f"early-stop at {elapsed:.2f} s of {target:.2f} s ({best.move}: best Q {best.q:+.3f}, {why})"
-
-
-class NoStopper:
-    """A stopper that never stops (``go infinite`` without a clock)."""
-
-    budget: Budget | None = None
-    reason: str | None = None
-
-    def should_stop(self, stats: SearchStats) -> str | None:  # noqa: ARG002 - the Stopper protocol
-        return None
-
-
-class TimeStopper:
-    """The stopper of one search: a :class:`Budget` and the rules of :class:`TimemanConfig`.
-
-    Elapsed time is ``min(stats.elapsed, now - creation)``, so a stopper handed over at a ponderhit
-    counts from the ponderhit. A deadline nearer than the interval since the previous check (one batch;
-    at most half the deadline) counts as reached, since the search stops only after the batch under way.
-    After a stop, ``reason`` and ``elapsed`` (s) hold the decision;
-    ``extended`` says whether the late-stop rule took the search past its target.
-    """
-
-    def __init__(self, budget: Budget, cfg: TimemanConfig, *, prev_q: float | None = None,
-                 monotonic: Callable[[], float] = time.monotonic, context: dict[str, Any] | None = None) -> None:
-        self.budget = budget
-        self.cfg = cfg
-        self.prev_q = prev_q
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._monotonic = monotonic
         self.created = monotonic()
-        self.context = context or {}
-        self.reason: str | None = None
-        self.elapsed = 0.0
-        self.extended = False
-        self._last_t: float | None = None
-        self.kind: str | None = None  # "immediate", "hard-max", "target", "late-stop", "smart-pruning", "early-stop"
 
-    def _elapsed(self, stats: SearchStats) -> float:
+    def elapsed(self, stats: SearchStats) -> float:
         return max(0.0, min(stats.elapsed, self._monotonic() - self.created))
 
-    def should_stop(self, stats: SearchStats) -> str | None:
-        """A reason to stop now, or None to go on. Logs each stop (and each late-stop extension)."""
-        if self.reason is not None:
-            return self.reason
-        if not stats.root_moves or stats.nodes <= 0:
-            return None  # lc0: never stop before the root is expanded
-        t = self._elapsed(stats)
+    def since_created(self) -> float:
+        return self._monotonic() - self.created
+
+
+class StopperElement:
+    """One link of the chain: ``kind`` names its stops in logs and counts ("immediate", "hard-max", ...)."""
+
+    kind = ""
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:  # noqa: ARG002 - the protocol
+        return None
+
+    def on_search_done(self, stats: SearchStats) -> None:  # noqa: ARG002 - the protocol
+        return None
+
+
+class VisitsStopper(StopperElement):
+    """Stop at ``nodes`` root visits, reused ones included (lc0 stoppers.cc ``VisitsStopper``); tells the
+    search and smart pruning how many playouts are left (lc0 publishes ``limit - total_nodes``)."""
+
+    kind = "nodes"
+
+    def __init__(self, nodes: int) -> None:
+        self.nodes = int(nodes)
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
+        hints.update_remaining_playouts(max(0, self.nodes - stats.nodes))
+        return f"nodes limit {self.nodes}" if stats.nodes >= self.nodes else None
+
+    def __repr__(self) -> str:
+        return f"VisitsStopper({self.nodes})"
+
+
+class ImmediateStopper(StopperElement):
+    """One legal move, a proven win at the root, or every move but one proven lost (lc0 stoppers.cc
+    ``SmartPruningStopper`` steps 1-3; proofs read from ``RootMove.proven``)."""
+
+    kind = "immediate"
+
+    def __init__(self, clock: SearchClock) -> None:
+        self.clock = clock
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
+        t = self.clock.elapsed(stats)
+        if stats.legal_moves == 1:
+            return f"immediate: one legal move at {t:.2f} s"
+        proof = proven_reason(stats)
+        return f"immediate: {proof} at {t:.2f} s" if proof is not None else None
+
+
+class BudgetStopper(StopperElement):
+    """The budget of one move (:class:`~lichessbot.timeman.allocation.Budget`): stop at its hard maximum,
+    and at its target unless the best move is unstable (the most visited move is not the best by Q, or its
+    Q fell more than ``late_stop_q_drop`` since our previous move): then go on, up to the hard maximum, while
+    that lasts (NeuralchessGM's late stop; lc0's smooth manager spends its piggybank on the same signal).
+    Publishes the time to the deadline in force (the hard maximum while unstable, else the target).
+
+    A deadline nearer than the interval since the previous check (one batch; at most half the deadline)
+    counts as reached: the next check comes one batch later, and a stopped search still finishes the batch
+    under way (ours). After each check ``t`` (s) and ``unstable`` (the reason, or None) hold what it saw;
+    ``extended`` says whether the late stop took the search past its target.
+    """
+
+    kind = "target"
+
+    def __init__(self, budget: Budget, cfg: TimemanConfig, clock: SearchClock, *, prev_q: float | None = None,
+                 context: dict[str, Any] | None = None) -> None:
+        self.budget, self.cfg, self.clock, self.prev_q = budget, cfg, clock, prev_q
+        self.context = context or {}
+        self.extended = False
+        self.t = 0.0
+        self.unstable: str | None = None
+        self._last_t: float | None = None
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
         b, cfg = self.budget, self.cfg
-        # The next check comes one batch later, and a stopped search still finishes the batch under way:
-        # a deadline closer than the last batch interval is taken as reached (ours; capped at half of it).
+        t = self.t = self.clock.elapsed(stats)
         lag = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
         self._last_t = t
 
         def reached(deadline: float) -> bool:
             return t + min(lag, 0.5 * deadline) >= deadline
 
-        reason: str | None = None
-        kind = ""
-        if cfg.immediate and stats.legal_moves == 1:
-            reason, kind = f"immediate: one legal move at {t:.2f} s", "immediate"
-        elif cfg.immediate and (proof := proven_reason(stats)) is not None:
-            reason, kind = f"immediate: {proof} at {t:.2f} s", "immediate"
-        elif reached(b.hard_max):
-            kind = "late-stop" if self.extended else "hard-max"
-            reason = f"{kind} at {t:.2f} s of max {b.hard_max:.2f} s (target {b.target:.2f} s)"
-        else:
-            unstable = (instability(stats, self.prev_q, cfg.late_stop_q_drop, cfg.best_q_tolerance)
-                        if cfg.late_stop and b.clocked and b.hard_max > b.target else None)
-            deadline = b.hard_max if unstable else b.target
-            if reached(b.target):
-                if unstable:
-                    if not self.extended:
-                        self.extended = True
-                        log_event("timeman.extend", why=unstable, elapsed=round(t, 3), target=round(b.target, 3),
-                                  hard_max=round(b.hard_max, 3), **self.context)
-                elif self.extended:
-                    reason, kind = f"late-stop at {t:.2f} s of max {b.hard_max:.2f} s (stable again)", "late-stop"
-                else:
-                    reason, kind = f"target at {t:.2f} s of {b.target:.2f} s", "target"
-            if reason is None and cfg.smart_pruning:
-                reason = smart_pruning_reason(stats, t, deadline, cfg)
-                kind = "smart-pruning"
-            if reason is None and cfg.early_stop and b.clocked and not unstable:
-                reason = early_stop_reason(stats, t, b.target, self.prev_q, cfg)
-                kind = "early-stop"
-        if reason is None:
+        self.unstable = None
+        if reached(b.hard_max):
+            self.kind = "late-stop" if self.extended else "hard-max"
+            return f"{self.kind} at {t:.2f} s of max {b.hard_max:.2f} s (target {b.target:.2f} s)"
+        if cfg.late_stop and b.clocked and b.hard_max > b.target:
+            self.unstable = instability(stats, self.prev_q, cfg.late_stop_q_drop, cfg.best_q_tolerance)
+        hints.update_remaining_time((b.hard_max if self.unstable else b.target) - t)
+        if not reached(b.target):
             return None
-        self.reason, self.kind, self.elapsed = reason, kind, t
-        log_event("timeman.stop", reason=reason, kind=kind, elapsed=round(t, 3), target=round(b.target, 3),
-                  hard_max=round(b.hard_max, 3), nodes=stats.nodes, reused=stats.reused_nodes, **self.context)
-        return reason
+        if self.unstable:
+            if not self.extended:
+                self.extended = True
+                log_event("timeman.extend", why=self.unstable, elapsed=round(t, 3), target=round(b.target, 3),
+                          hard_max=round(b.hard_max, 3), **self.context)
+            return None
+        if self.extended:
+            self.kind = "late-stop"
+            return f"late-stop at {t:.2f} s of max {b.hard_max:.2f} s (stable again)"
+        self.kind = "target"
+        return f"target at {t:.2f} s of {b.target:.2f} s"
+
+
+class SmartPruningStopper(StopperElement):
+    """lc0's smart pruning (stoppers.cc ``SmartPruningStopper``, last in lc0's chain): the most visited move
+    cannot be overtaken in the time or the playouts left (the hints of the stoppers before it)."""
+
+    kind = "smart-pruning"
+
+    def __init__(self, cfg: TimemanConfig, clock: SearchClock) -> None:
+        self.cfg, self.clock = cfg, clock
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
+        return smart_pruning_reason(stats, self.clock.elapsed(stats), hints.remaining_time_s,
+                                    hints.remaining_playouts, self.cfg)
+
+
+class EarlyStopper(StopperElement):
+    """NeuralchessGM's early stop (:func:`~lichessbot.timeman.rules.early_stop_reason`) on the budget of
+    ``budget``: after ``early_stop_after`` x its target, when the best move is stable and clear."""
+
+    kind = "early-stop"
+
+    def __init__(self, budget: BudgetStopper) -> None:
+        self.budget = budget
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints) -> str | None:
+        b = self.budget
+        if b.unstable or not b.budget.clocked:
+            return None
+        return early_stop_reason(stats, b.t, b.budget.target, b.prev_q, b.cfg)
+
+
+class ChainedStopper:
+    """lc0's ``ChainedSearchStopper``: asks its stoppers in order, the first reason wins; never stops before
+    the root is expanded (lc0 search.cc ``MaybeTriggerStop``); tells every stopper, then ``on_done``, when
+    the search is over.
+
+    Attributes:
+        stoppers: the links, in order.
+        budget: the time budget of the search (s), None without one (a node limit alone).
+        clock: the search's time, from this chain's creation.
+        reason, kind, elapsed: the stop (its reason, the firing stopper's kind, seconds), None before it.
+        context: fields added to the ``timeman.stop`` log line (the bot: ``game_id``, ``ply``).
+    """
+
+    def __init__(self, stoppers: Sequence[StopperElement], *, budget: Budget | None = None,
+                 clock: SearchClock | None = None, context: dict[str, Any] | None = None,
+                 on_done: Callable[[ChainedStopper, SearchStats], None] | None = None) -> None:
+        self.stoppers = list(stoppers)
+        self.budget = budget
+        self.clock = clock or SearchClock()
+        self.context = context or {}
+        self.on_done = on_done
+        self.reason: str | None = None
+        self.kind: str | None = None
+        self.elapsed = 0.0
+
+    @property
+    def extended(self) -> bool:
+        """The late stop took the search past its target."""
+        return any(isinstance(s, BudgetStopper) and s.extended for s in self.stoppers)
+
+    def should_stop(self, stats: SearchStats, hints: StopperHints | None = None) -> str | None:
+        """A reason to stop now, or None to go on (``hints``: a fresh one when not given). Logs the stop."""
+        if self.reason is not None:
+            return self.reason
+        if not stats.root_moves or stats.nodes <= 0:
+            return None
+        if hints is None:
+            from lichessbot.search.types import StopperHints  # noqa: PLC0415 - a value; only callers without a search
+
+            hints = StopperHints()
+        for stopper in self.stoppers:
+            reason = stopper.should_stop(stats, hints)
+            if reason:
+                self.reason, self.kind, self.elapsed = reason, stopper.kind, self.clock.elapsed(stats)
+                b = self.budget
+                log_event("timeman.stop", reason=reason, kind=stopper.kind, elapsed=round(self.elapsed, 3),
+                          target=None if b is None else round(b.target, 3),
+                          hard_max=None if b is None else round(b.hard_max, 3), nodes=stats.nodes,
+                          reused=stats.reused_nodes, **self.context)
+                return reason
+        return None
+
+    def on_search_done(self, stats: SearchStats) -> None:
+        for stopper in self.stoppers:
+            stopper.on_search_done(stats)
+        if self.on_done is not None:
+            self.on_done(self, stats)
+
+
+def stopper_chain(budget: Budget | None, cfg: TimemanConfig, *, nodes: int | None = None, prev_q: float | None = None,
+                  monotonic: Callable[[], float] = time.monotonic, context: dict[str, Any] | None = None,
+                  on_done: Callable[[ChainedStopper, SearchStats], None] | None = None) -> ChainedStopper | None:
+    """The chain of one search (lc0 common.cc ``PopulateCommonUciStoppers`` and ``PopulateIntrinsicStoppers``,
+    in the order of the module doc): with a ``budget`` (s) the time rules of ``cfg`` that are on; with ``nodes``
+    the node limit; None when neither. ``prev_q``: our previous move's Q (same side's view) for the early and
+    late stops. A node limit without a budget gets no smart pruning (:meth:`TimeManager.stopper`)."""
+    clock = SearchClock(monotonic)
+    chain: list[StopperElement] = []
+    timer = None
+    if budget is not None:
+        timer = BudgetStopper(budget, cfg, clock, prev_q=prev_q, context=context)
+        if cfg.immediate:
+            chain.append(ImmediateStopper(clock))
+        chain.append(timer)
+    if nodes is not None:
+        chain.append(VisitsStopper(nodes))
+    if timer is not None:
+        if cfg.smart_pruning:
+            chain.append(SmartPruningStopper(cfg, clock))
+        if cfg.early_stop and timer.budget.clocked:
+            chain.append(EarlyStopper(timer))
+    if not chain:
+        return None
+    return ChainedStopper(chain, budget=budget, clock=clock, context=context, on_done=on_done)

@@ -40,6 +40,7 @@ from lichessbot.timeman import Budget
 from lichessbot.uci.options import HASH_ENTRIES_PER_MB, OPTIONS
 from lichessbot.uci.output import (
     MOVETIME_OVERHEAD_MS,
+    UCI_MOVE_OVERHEAD_MS,
     Go,
     budget_lines,
     decision_lines,
@@ -66,7 +67,8 @@ class UciEngine:
         self._out_lock = threading.Lock()
         self.engine = config or EngineConfig()
         self.params = self.engine.search
-        self.timeman_config = timeman_config or TimemanConfig()
+        # MoveOverhead: a GUI on the same machine, not lichess's wire (UCI_MOVE_OVERHEAD_MS)
+        self.timeman_config = timeman_config or TimemanConfig(move_overhead=UCI_MOVE_OVERHEAD_MS)
         self.flags: dict[str, Any] = {
                       "ponder": False, "show_wdl": False, "chess960": False, "verbose": False, "seed": 0,
                       "own_book": False, "book_file": "", "multipv": 1,
@@ -163,7 +165,18 @@ class UciEngine:
         value = opt.parse(raw)
         self._set(opt.target, value)
 
+    def _current(self, target: str) -> Any:
+        """The value an option target holds now."""
+        room, key = target.split(".", 1)
+        holder: Any = {"uci": self.flags, "search": self.params.model_dump(), "engine": self.engine.model_dump(),
+                       "timeman": self.timeman_config.model_dump()}[room]
+        return holder.get(key)
+
     def _set(self, target: str, value: Any) -> None:
+        """Apply one option. An option set to the value it has changes nothing: no network reload, no new
+        searcher (fastchess and most GUIs send every option before each game)."""
+        if self._current(target) == value:
+            return
         room, key = target.split(".", 1)
         if room == "uci":
             self.flags[key] = value
@@ -286,7 +299,7 @@ class UciEngine:
             return
         self.pipeline.strength = self._strength_player()
         try:  # the search of the expected position, until ponderhit or stop (no book, no tables)
-            self.pipeline.ponder(board, nodes=go.nodes, on_info=self._info)
+            self.pipeline.ponder(board, on_info=self._info)
         except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
             return

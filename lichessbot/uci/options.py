@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.uci.output import MOVETIME_OVERHEAD_MS
+from lichessbot.config import EngineConfig, SearchParams
+from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
 
 __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
 
@@ -87,7 +87,7 @@ OPTIONS: list[UciOption] = [
     UciOption("Temperature", "string", _S.temperature, "search.temperature"),
     UciOption("TempDecayMoves", "spin", _S.temp_decay_moves, "search.temp_decay_moves", 0, 1000),
     UciOption("Seed", "spin", 0, "uci.seed", 0, 2**31 - 1),
-    UciOption("MoveOverhead", "spin", TimemanConfig().move_overhead, "timeman.move_overhead", 0, 100_000),
+    UciOption("MoveOverhead", "spin", UCI_MOVE_OVERHEAD_MS, "timeman.move_overhead", 0, 100_000),
     UciOption("Ponder", "check", False, "uci.ponder"),
     UciOption("UCI_ShowWDL", "check", False, "uci.show_wdl"),
     UciOption("UCI_Chess960", "check", False, "uci.chess960"),

@@ -19,13 +19,20 @@ from lichessbot.score import Score
 from lichessbot.search import RootMove, SearchStats
 from lichessbot.timeman import Budget, Clock
 
-__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "budget_lines", "decision_lines", "info_lines", "parse_go",
-           "parse_position", "request_of", "searchmoves_of"]
+__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "UCI_MOVE_OVERHEAD_MS", "Go", "budget_lines", "decision_lines",
+           "info_lines", "parse_go", "parse_position", "request_of", "searchmoves_of"]
 
 #: Milliseconds kept back from ``go movetime`` for the protocol round trip (reading ``go``, writing
 #: ``bestmove``, the GUI reading it) and the batch under way when the deadline passes. MoveOverhead
 #: (network and server latency of a clocked game) does not apply to movetime (ours).
 MOVETIME_OVERHEAD_MS = 30
+
+#: MoveOverhead's default, milliseconds charged to each expected move of a clocked ``go``: what a GUI on the same
+#: machine costs a move (the protocol round trip, the batch under way at the stop). Stockfish's "Move Overhead"
+#: default (10 ms, charged per move as here: src/timeman.cpp); lc0's MoveOverheadMs is 200 ms taken off once
+#: (src/search/classic/stoppers/legacy.cc), about 4 ms a move over lc0's 51.5 expected moves. The bot learns its
+#: own from lichess's clocks (docs/timeman.md).
+UCI_MOVE_OVERHEAD_MS = 10
 
 #: A budget below this many milliseconds cannot search more than a batch or two: an ``info string
 #: warning`` says so (ours).
@@ -44,8 +51,8 @@ def info_lines(s: SearchStats, *, show_wdl: bool, multipv: int = 1, pvs: Sequenc
         multipv: MultiPV; above 1, ``pvs`` gives one line per root move (``multipv 1`` first).
         pvs: ``Searcher.root_pvs(multipv)``: (root move, score, pv) per root move, lc0's ranking.
     """
-    head = f"info depth {max(1, int(s.depth))} seldepth {s.seldepth} time {int(s.elapsed * 1000)} nodes {s.nodes}"
-    tail = f"nps {int(s.nps)} tbhits {s.tbhits}"
+    head = f"info depth {s.depth} seldepth {s.seldepth} time {int(s.elapsed * 1000)} nodes {s.nodes}"
+    tail = f"nps {s.nps} tbhits {s.tbhits}"
     if multipv <= 1 or not pvs:
         pv_text = (" pv " + " ".join(m.uci() for m in s.pv)) if s.pv else ""
         return [f"{head} score {s.score.uci()}{_wdl(s.score, show_wdl)} {tail}{pv_text}"]
@@ -78,7 +85,8 @@ def decision_lines(d: Decision, *, show_wdl: bool, verbose: Sequence[str] = ()) 
     book move's ``info string <note>`` ("explorer: masters, 1,234 games"); a (local or online)
     tablebase move's ``info depth 1 ... tbhits 1 pv <move>`` with the tables' score and ``info string <verdict>``
     (docs/tablebases.md); a search's ``verbose`` lines, the online tables' note when it was kept to their
-    moves (VerboseMoveStats) and ``info string stop: <reason>``;
+    moves (VerboseMoveStats), its tree reuse (``info string reused R of N nodes``: the visits kept from the
+    previous move's tree, counted in lc0's ``nodes``) and ``info string stop: <reason>``;
     then ``bestmove <move> [ponder <reply>]``."""
     move = d.move.uci()
     if d.source == "book":
@@ -92,6 +100,8 @@ def decision_lines(d: Decision, *, show_wdl: bool, verbose: Sequence[str] = ()) 
     lines = [f"info string {line}" for line in verbose]
     if d.source == "search" and d.note:
         lines.append(f"info string {d.note}")
+    if d.result is not None:
+        lines.append(f"info string reused {d.reused_nodes} of {d.nodes} nodes")
     if d.stop_reason:
         lines.append(f"info string stop: {d.stop_reason}")
     ponder = f" ponder {d.ponder.uci()}" if d.ponder is not None else ""
@@ -124,12 +134,8 @@ def request_of(go: Go, board: chess.Board, movetime_overhead_ms: int) -> MoveReq
     kept back and never less than half of it (:func:`lichessbot.timeman.allocation.movetime_s`), ``nodes``
     and ``infinite`` as hard limits. Without a clock and a movetime, or with ``infinite``, the time manager
     is not asked (docs/timeman.md)."""
-    ours = go.wtime if board.turn == chess.WHITE else go.btime
-    inc = go.winc if board.turn == chess.WHITE else go.binc
-    clock = None
-    if ours is not None:
-        opp = go.btime if board.turn == chess.WHITE else go.wtime
-        clock = Clock(time=max(0, ours), inc=max(0, inc), movestogo=go.movestogo, opp_time=opp)
+    clock = Clock.from_uci(board.turn, wtime=go.wtime, btime=go.btime, winc=go.winc, binc=go.binc,
+                           movestogo=go.movestogo)
     return MoveRequest(clock=clock, movetime=go.movetime / 1000.0 if go.movetime is not None else None,
                        nodes=go.nodes, infinite=go.infinite, movetime_overhead_ms=movetime_overhead_ms,
                        searchmoves=searchmoves_of(go, board))

@@ -33,18 +33,22 @@ E4 = chess.Move.from_uci("e2e4")
 
 
 def _decision(move: chess.Move = E4, *, cp: int = 35, mate: int | None = None, nodes: int = 12345,
-              nps: float = 850.0, pv: tuple[chess.Move, ...] | None = None) -> Decision:
-    """A search decision with depth 6 and WDL 41/33/26 %; ``pv`` defaults to e4 c5 Nf3."""
+              nps: int = 850, pv: tuple[chess.Move, ...] | None = None, reused: int = 0) -> Decision:
+    """A search decision with depth 6, seldepth 9 and WDL 41/33/26 %; ``pv`` defaults to e4 c5 Nf3."""
     pv = pv or (E4, chess.Move.from_uci("c7c5"), chess.Move.from_uci("g1f3"))
     score = Score(cp=cp, wdl=(0.41, 0.33, 0.26), mate=mate)
     result = SearchResult(best_move=move, ponder_move=None, pv=list(pv), q=0.0, score=score, nodes=nodes,
-                          playouts=nodes, reused_nodes=0, nps=nps, depth=6.0, seldepth=9, time=1.0, stop_reason="")
+                          playouts=nodes - reused, reused_nodes=reused, nps=nps, depth=6, seldepth=9, time=1.0,
+                          stop_reason="")
     return Decision(move=move, source="search", result=result)
 
 
 def test_eval_line_has_score_wdl_stats_and_pv_in_san():
     line = eval_line(_decision(), chess.Board())
-    assert line == "eval +0.35 | W 41% D 33% L 26% | nodes 12.3k nps 850 depth 6 | pv e4 c5 Nf3"
+    assert line == "eval +0.35 | W 41% D 33% L 26% | nodes 12.3k nps 850 depth 6/9 | pv e4 c5 Nf3"
+    # lc0's figures as the search gives them, and the nodes kept from the previous tree apart
+    reused = eval_line(_decision(reused=4000), chess.Board())
+    assert "nodes 12.3k (reused 4000) nps 850 depth 6/9" in reused
 
 
 def test_eval_line_stays_within_140_characters_with_a_long_pv():
@@ -54,7 +58,7 @@ def test_eval_line_stays_within_140_characters_with_a_long_pv():
     for uci in "g1f3 g8f6 b1c3 b8c6 f3g1 f6g8 c3b1 c6b8 g1f3 g8f6 b1c3 b8c6 f3g1 f6g8 c3b1 c6b8".split():
         pv.append(chess.Move.from_uci(uci))
         b.push(pv[-1])
-    line = eval_line(_decision(move=pv[0], pv=tuple(pv), nodes=123_456_789, nps=2_345_678.0, mate=-12), board)
+    line = eval_line(_decision(move=pv[0], pv=tuple(pv), nodes=123_456_789, nps=2_345_678, mate=-12), board)
     assert len(line) <= MAX_CHAT and line.startswith("mate -12 |") and "pv Nf3 Nf6" in line
 
 

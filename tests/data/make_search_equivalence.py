@@ -85,7 +85,8 @@ NODES = 400
 
 def main() -> None:
     from lichessbot.config import SearchParams
-    from lichessbot.search import Limits, Searcher
+    from lichessbot.search import Searcher
+    from lichessbot.timeman import VisitsStopper
     from tests.equivalence import DeterministicEvaluator
     from tests.tinynet import build_tiny_onnx
 
@@ -98,7 +99,7 @@ def main() -> None:
             board.push_uci(mv)
         ev.reset()
         searcher = Searcher(ev, SearchParams(minibatch_size=1), pipeline=False)
-        res = searcher.search(board, Limits(nodes=NODES))
+        res = searcher.search(board, VisitsStopper(NODES))
         visits = {rm.move.uci(): rm.n for rm in res.root_moves}
         out.append({"label": label, "fen": fen, "moves": moves, "chess960": c960, "nodes": NODES,
                     "visits": visits, "best": res.best_move.uci()})

@@ -13,8 +13,9 @@ from lichessbot.engine.compact import COMPACT_BYTES, compact_of, expand
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.service import EvalService
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
 from lichessbot.search.searcher import core_params
+from lichessbot.timeman import VisitsStopper
 
 GAMES = [
     (chess.STARTING_FEN, []),
@@ -74,7 +75,7 @@ def test_a_search_over_the_compact_input_is_the_same_search(tiny_net):
         ev = Evaluator(net, backend="cpu", threads=1, cache_size=10_000, compact=compact)
         service = EvalService(ev)
         with Searcher(service, SearchParams(minibatch_size=16), pipeline=False) as searcher:
-            result = searcher.search(board, Limits(nodes=300))
+            result = searcher.search(board, VisitsStopper(300))
         service.close()
         visits.append({rm.move.uci(): rm.n for rm in result.root_moves})
     assert visits[0] == visits[1] and sum(visits[0].values()) >= 299

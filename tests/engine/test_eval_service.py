@@ -14,7 +14,8 @@ from lichessbot.config import SearchParams, parse_config
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.engine.runner import NetOutputs
 from lichessbot.engine.service import EvalService
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
+from lichessbot.timeman import VisitsStopper
 from tests.fake_lichess import BotRun, FakeLichess, resign_after
 
 
@@ -136,9 +137,9 @@ def test_an_error_reaches_every_search_of_the_call_and_a_closed_service_refuses(
 
 def test_searches_through_the_service_are_the_searches_without_it():
     board = chess.Board()
-    alone = Searcher(FakeEvaluator(), SearchParams(minibatch_size=16)).search(board, Limits(nodes=500))
+    alone = Searcher(FakeEvaluator(), SearchParams(minibatch_size=16)).search(board, VisitsStopper(500))
     svc = EvalService(FakeEvaluator())
-    served = Searcher(svc, SearchParams(minibatch_size=16), game="x").search(board, Limits(nodes=500))
+    served = Searcher(svc, SearchParams(minibatch_size=16), game="x").search(board, VisitsStopper(500))
     assert [(rm.move, rm.n) for rm in served.root_moves] == [(rm.move, rm.n) for rm in alone.root_moves]
     assert svc.stats()["share"] == {"x": 1.0}
     svc.close()
@@ -150,7 +151,7 @@ def test_on_a_modelled_gpu_concurrent_searches_share_calls():
 
     def search(k):
         s = Searcher(svc, SearchParams(minibatch_size=32), game=f"g{k}")
-        results.append(s.search(chess.Board(), Limits(nodes=600)))
+        results.append(s.search(chess.Board(), VisitsStopper(600)))
 
     threads = [threading.Thread(target=search, args=(k,)) for k in range(4)]
     for t in threads:

@@ -26,7 +26,8 @@ from lichessbot.engine.evaluator import Evaluator  # noqa: E402
 from lichessbot.engine.network import NetworkError, load_network  # noqa: E402
 from lichessbot.engine.service import EvalService  # noqa: E402
 from lichessbot.engine.triton import TritonEvaluator, export_model_repository  # noqa: E402
-from lichessbot.search import Limits, Searcher  # noqa: E402
+from lichessbot.search import Searcher  # noqa: E402
+from lichessbot.timeman import VisitsStopper  # noqa: E402
 
 
 class StandInTriton(service_pb2_grpc.GRPCInferenceServiceServicer):
@@ -101,7 +102,7 @@ def test_triton_gives_the_outputs_of_the_local_session(triton):
 def test_searches_run_on_triton_through_the_evaluation_service(triton):
     url, servicer, net = triton
     svc = EvalService(TritonEvaluator(url, "tiny", input_format=net.input_format))
-    result = Searcher(svc, game="g").search(chess.Board(), Limits(nodes=200))
+    result = Searcher(svc, game="g").search(chess.Board(), VisitsStopper(200))
     assert result.nodes == 200 and servicer.positions > 50
     svc.close()
 

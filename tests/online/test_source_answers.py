@@ -7,11 +7,12 @@ import random
 import chess
 import pytest
 
-from lichessbot.online import CHESSDB, CLOUD, EGTB, EXPLORER, Clock
+from lichessbot.online import CHESSDB, CLOUD, EGTB, EXPLORER
+from lichessbot.timeman import Clock
 from tests.online.services import chessdb_all, cloud_json, explorer_json, tablebase_json
 
 TOKEN = "lip_ONLINETOKEN0123456789"
-CLOCK = Clock(remaining=300.0, increment=0.0, initial=300.0)
+CLOCK = Clock(time=300_000, initial=300_000)
 AFTER_E4 = chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
 #: White (Ke2, Rh2, Pf2, Pg2) against Ke5 and Pa7: six pieces, white to move.
 ENDGAME = chess.Board("8/p7/8/4k3/8/8/4KPPR/8 w - - 0 1")

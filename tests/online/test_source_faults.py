@@ -10,13 +10,14 @@ import chess
 import pytest
 
 from lichessbot.config.online import OnlineMovesConfig
-from lichessbot.online import Clock, lookup_budget
+from lichessbot.online import lookup_budget
+from lichessbot.timeman import Clock
 from tests.online.services import cloud_json, explorer_json
 
 TOKEN = "lip_ONLINETOKEN0123456789"
 START = chess.Board()
-BULLET = Clock(remaining=60.0, increment=0.0, initial=60.0)  # a 1+0 game at its start
-BLITZ = Clock(remaining=300.0, increment=0.0, initial=300.0)
+BULLET = Clock(time=60_000, initial=60_000)  # a 1+0 game at its start
+BLITZ = Clock(time=300_000, initial=300_000)
 BOOKS = {"chessdb_book": {"enabled": True}, "lichess_cloud_analysis": {"enabled": True}}
 
 
@@ -34,9 +35,9 @@ def _timed(fn):
 def test_the_budget_is_a_share_of_the_clock_capped_by_the_callers_budget():
     config = OnlineMovesConfig()
     assert lookup_budget(config, BULLET) == pytest.approx(1.2)
-    assert lookup_budget(config, Clock(remaining=20.0)) == pytest.approx(0.4)
+    assert lookup_budget(config, Clock(time=20_000)) == pytest.approx(0.4)
     assert lookup_budget(config, BLITZ, budget=0.5) == pytest.approx(0.5)
-    assert lookup_budget(config, Clock(remaining=None)) == pytest.approx(2.0 * 3 * 4)  # no clock: timeouts only
+    assert lookup_budget(config, None) == pytest.approx(2.0 * 3 * 4)  # no clock: timeouts only
 
 
 def test_a_slow_server_costs_a_bullet_game_no_more_than_its_budget_then_is_switched_off(services, make_online, logs):
@@ -65,12 +66,12 @@ def test_in_a_longer_game_a_slow_source_is_cut_at_its_timeout_and_the_next_one_a
 def test_nothing_is_asked_below_min_time_or_when_the_game_is_longer_than_max_time(services, make_online):
     online = make_online({**BOOKS, "online_egtb": {"enabled": True}})
     game = online.game()
-    assert game.book_move(START, Clock(remaining=19.9, initial=60.0)) is None
-    assert game.book_move(START, Clock(remaining=600.0, initial=10801.0)) is None
+    assert game.book_move(START, Clock(time=19_900, initial=60_000)) is None
+    assert game.book_move(START, Clock(time=600_000, initial=10_801_000)) is None
     king_pawn = chess.Board("8/8/8/4k3/8/8/4KP2/8 w - - 0 1")
-    assert game.table_move(king_pawn, Clock(remaining=5.0, initial=60.0)) is None
+    assert game.table_move(king_pawn, Clock(time=5_000, initial=60_000)) is None
     assert services.requests == []
-    assert game.book_move(START, Clock(remaining=None)) is None  # no clock: asked
+    assert game.book_move(START, None) is None  # no clock: asked
     assert services.count("chessdb") == 1 and services.count("cloud") == 1
 
 

@@ -10,7 +10,7 @@ from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
 from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_sources
-from lichessbot.search import Searcher, SearchResult
+from lichessbot.search import Searcher
 from lichessbot.tablebase import Tablebases
 from lichessbot.timeman import TimeManager
 from tests.book.test_book import write_book
@@ -82,7 +82,7 @@ def test_a_ponderhit_goes_on_with_the_ponder_search_and_a_miss_searches_afresh(s
 def test_a_stopped_ponder_search_still_gives_its_move(searcher):
     pipeline = MovePipeline(lambda: searcher, wiring.timeman_of(TimemanConfig()))
     assert pipeline.stop_ponder() is None
-    pipeline.ponder(chess.Board(), nodes=40)
+    pipeline.ponder(chess.Board())
     thinking = pipeline.stop_ponder()
     assert thinking is not None and thinking.wait().move in chess.Board().legal_moves
     pipeline.close()
@@ -92,7 +92,7 @@ def test_a_stopped_ponder_search_still_gives_its_move(searcher):
 
 
 class _BrokenTimeman(TimeManager):
-    def move_done(self, result: SearchResult) -> None:
+    def _search_done(self, *args: object) -> None:  # told by the search's stopper chain (lc0 OnSearchDone)
         raise ZeroDivisionError("bookkeeping")
 
 
@@ -101,4 +101,4 @@ def test_a_failing_time_manager_does_not_cost_the_searched_move(searcher, capsys
     decision = pipeline.think(chess.Board(), MoveRequest(nodes=20))
     assert decision.source == "search" and decision.nodes >= 20 and decision.move in chess.Board().legal_moves
     captured = capsys.readouterr()
-    assert "time manager failed; the move stands" in captured.out + captured.err
+    assert "stopper failed after the search; the move stands" in captured.out + captured.err

@@ -12,8 +12,9 @@ import pytest
 from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.diagnostics.fake_net import FakeEvaluator
-from lichessbot.search import Limits, Searcher, SearchError
+from lichessbot.search import Searcher, SearchError
 from lichessbot.search.searcher import SAMPLING_PARAMS, core_params
+from lichessbot.timeman import VisitsStopper
 from tests.conftest import LC0REF, REPO
 
 
@@ -113,7 +114,7 @@ def test_the_history_fill_and_policy_temperature_reach_the_core():
 
 def test_root_statistics_are_frozen_values_with_named_fields():
     searcher = Searcher(FakeEvaluator(value=0.1), SearchParams(minibatch_size=8), pipeline=False)
-    searcher.search(chess.Board(), Limits(nodes=60))
+    searcher.search(chess.Board(), VisitsStopper(60))
     core = searcher._core
     edges = core.root_edges()
     assert isinstance(edges[0], _core.RootEdge) and len(edges) == 20
@@ -145,18 +146,18 @@ def test_bad_positions_and_moves_are_value_errors_naming_them():
 def test_an_illegal_position_is_a_search_error():
     board = chess.Board("k7/8/1K6/8/8/8/8/7Q w - - 0 1")  # the side to move gives check
     with pytest.raises(SearchError, match="opposite check"):
-        Searcher(FakeEvaluator()).start(board, Limits(nodes=10))
+        Searcher(FakeEvaluator()).start(board, VisitsStopper(10))
 
 
 def test_a_panic_in_the_core_is_a_runtime_error_and_python_goes_on():
     with pytest.raises(RuntimeError, match="search core panic: deliberate"):
         _core._panic_for_tests()
-    assert Searcher(FakeEvaluator()).search(chess.Board(), Limits(nodes=50)).nodes == 50
+    assert Searcher(FakeEvaluator()).search(chess.Board(), VisitsStopper(50)).nodes == 50
 
 
 def test_a_failing_core_surfaces_as_search_error_and_the_tree_is_dropped():
     searcher = Searcher(FakeEvaluator(), SearchParams(minibatch_size=8))
-    searcher.search(chess.Board(), Limits(nodes=100))
+    searcher.search(chess.Board(), VisitsStopper(100))
 
     class Broken:
         def __getattr__(self, name):
@@ -168,20 +169,20 @@ def test_a_failing_core_surfaces_as_search_error_and_the_tree_is_dropped():
     real = searcher._core
     searcher._core = Broken()
     with pytest.raises(SearchError, match="search core panic"):
-        searcher.search(chess.Board(), Limits(nodes=200))
+        searcher.search(chess.Board(), VisitsStopper(200))
     searcher._core = real
-    assert searcher.search(chess.Board(), Limits(nodes=50)).reused_nodes == 0
+    assert searcher.search(chess.Board(), VisitsStopper(50)).reused_nodes == 0
     searcher.close()
 
 
 def test_the_nn_cache_is_shared_by_the_searches_of_a_process():
     ev = FakeEvaluator(cache_size=10_000)
-    Searcher(ev, SearchParams(minibatch_size=8)).search(chess.Board(), Limits(nodes=300))
+    Searcher(ev, SearchParams(minibatch_size=8)).search(chess.Board(), VisitsStopper(300))
     entries, hits, misses = ev.search_cache.stats()
     assert entries > 0 and len(ev.search_cache) == entries
     before = ev.evaluations
     # A second game's search finds the same positions in the cache: far fewer network evaluations.
-    Searcher(ev, SearchParams(minibatch_size=8)).search(chess.Board(), Limits(nodes=300))
+    Searcher(ev, SearchParams(minibatch_size=8)).search(chess.Board(), VisitsStopper(300))
     assert ev.evaluations - before < before / 2
     assert ev.search_cache.stats()[1] > hits
     ev.clear_cache()

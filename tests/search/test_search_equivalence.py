@@ -20,7 +20,8 @@ import chess
 import pytest
 
 from lichessbot.config import SearchParams
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
+from lichessbot.timeman import VisitsStopper
 from tests.equivalence import DeterministicEvaluator
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "data" / "search_equivalence.json").read_text())
@@ -42,7 +43,7 @@ def _board(case: dict) -> chess.Board:
 def test_root_visits_equal_the_python_search(det_eval, case):
     det_eval.reset()
     searcher = Searcher(det_eval, SearchParams(minibatch_size=FIXTURE["minibatch"]), pipeline=False)
-    result = searcher.search(_board(case), Limits(nodes=case["nodes"]))
+    result = searcher.search(_board(case), VisitsStopper(case["nodes"]))
     searcher.close()
     visits = {rm.move.uci(): rm.n for rm in result.root_moves}
     assert visits == case["visits"]

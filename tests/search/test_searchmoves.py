@@ -10,7 +10,8 @@ import pytest
 
 from lichessbot.config import SearchParams
 from lichessbot.diagnostics.fake_net import FakeEvaluator
-from lichessbot.search import Limits, Searcher, SearchError
+from lichessbot.search import Searcher, SearchError
+from lichessbot.timeman import VisitsStopper
 from lichessbot.uci import UciEngine
 
 ONLY = [chess.Move.from_uci("a2a3"), chess.Move.from_uci("h2h4")]
@@ -19,18 +20,18 @@ ONLY = [chess.Move.from_uci("a2a3"), chess.Move.from_uci("h2h4")]
 def test_the_search_visits_only_the_search_moves_also_in_a_reused_tree():
     with Searcher(FakeEvaluator(value=0.1), SearchParams(minibatch_size=16)) as searcher:
         board = chess.Board()
-        free = searcher.search(board, Limits(nodes=400))
+        free = searcher.search(board, VisitsStopper(400))
         assert len(free.root_moves) == 20
-        kept = searcher.search(board, Limits(nodes=800), searchmoves=ONLY)
+        kept = searcher.search(board, VisitsStopper(800), searchmoves=ONLY)
         assert {rm.move for rm in kept.root_moves} == set(ONLY) and kept.best_move in ONLY
         assert sum(rm.n for rm in kept.root_moves) >= 800 - free.nodes - 1  # every new visit went to them
-        again = searcher.search(board, Limits(nodes=900))  # set_position lifts the restriction
+        again = searcher.search(board, VisitsStopper(900))  # set_position lifts the restriction
         assert len(again.root_moves) == 20
 
 
 def test_an_illegal_search_move_is_a_search_error():
     with Searcher(FakeEvaluator()) as searcher, pytest.raises(SearchError, match="e2e5"):
-        searcher.search(chess.Board(), Limits(nodes=10), searchmoves=[chess.Move.from_uci("e2e5")])
+        searcher.search(chess.Board(), VisitsStopper(10), searchmoves=[chess.Move.from_uci("e2e5")])
 
 
 def _uci_go(tiny_net, go: str) -> list[str]:

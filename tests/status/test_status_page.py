@@ -33,8 +33,8 @@ def _get(url: str, timeout: float = 5) -> tuple[int, str, str]:
 
 def _snapshot(**kw) -> GameSnapshot:
     moves = ("e2e4", "e7e5", "g1f3")
-    live = LiveSearch(ply=3, pondering=False, done=False, elapsed=1.5, nodes=1234, nps=820.0, depth=5.2, seldepth=9,
-                      cp=31, mate=None, wdl=(0.35, 0.5, 0.15),
+    live = LiveSearch(ply=3, pondering=False, done=False, elapsed=1.5, nodes=1234, reused=200, nps=820, depth=5,
+                      seldepth=9, cp=31, mate=None, wdl=(0.35, 0.5, 0.15),
                       lines=(SearchLine("b8c6", 900, 0.41, 0.052, 0.5, ("b8c6", "f1b5", "a7a6")),
                              SearchLine("g8f6", 300, 0.22, 0.031, 0.48, ("g8f6",))))
     base = dict(game_id="abcd1234", url="https://lichess.org/abcd1234", white="alice", black="lichessbot",
@@ -183,7 +183,7 @@ def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page,
         assert ours[:3] in ("1:5", "1:4")  # 2:55.5, less the minute since lichess sent it
         # a new move arrives by the event stream, without a reload
         hub.publish_game(_snapshot(moves=("e2e4", "e7e5", "g1f3", "b8c6"), live=LiveSearch(
-            ply=4, pondering=False, done=True, elapsed=0.1, nodes=10, nps=100.0, depth=1.0, seldepth=2, cp=5,
+            ply=4, pondering=False, done=True, elapsed=0.1, nodes=10, reused=0, nps=100, depth=1, seldepth=2, cp=5,
             mate=None, wdl=(0.3, 0.5, 0.2), lines=(SearchLine("f1b5", 10, 0.3, 0.01, 0.5, ("f1b5",)),))))
         assert browser.wait_for("document.getElementById('moves').textContent.endsWith('Nf3 Nc6')")
         assert browser.wait_for("document.querySelector('#search tbody td').textContent === 'Bb5'")

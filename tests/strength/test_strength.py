@@ -165,7 +165,7 @@ def test_strength_config_errors_name_the_key(tmp_path):
 
 def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_path):
     from lichessbot.bot.games.engine_thinker import Engine
-    from lichessbot.bot.games.thinker import ClockMs
+    from lichessbot.timeman import Clock
 
     _table(tmp_path)
     cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
@@ -174,14 +174,14 @@ def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_pat
     thinker = engine.new_game("g1")
     board = chess.Board()
     board.push_uci("e2e4")
-    d = thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
+    d = thinker.think(board, Clock(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
     budget = thinker.pipeline.timeman.budget
     assert d.nodes <= 4 and budget is not None
     assert d.time < 0.5 * budget.target  # the search itself was quick ...
     t0 = time.monotonic()
     board.push(d.move)
     board.push(next(iter(board.legal_moves)))
-    thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
+    thinker.think(board, Clock(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
     assert time.monotonic() - t0 >= 0.5 * thinker.pipeline.timeman.budget.target  # ... the move was not
     thinker.close()
     engine.close()

@@ -11,8 +11,9 @@ import pytest
 
 from lichessbot import _core
 from lichessbot.config import ConfigError, parse_config
-from lichessbot.search import Limits, Searcher
+from lichessbot.search import Searcher
 from lichessbot.tablebase import TB_CP, TablebaseError, Tablebases
+from lichessbot.timeman import VisitsStopper
 from lichessbot.uci import UciEngine
 from tests.conftest import SYZYGY
 from tests.uci.test_uci import _wait_for
@@ -107,12 +108,12 @@ def test_search_probes_make_captures_into_the_tables_terminal(tables, tiny_net):
 
     ev = Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=1000)
     searcher = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False, tablebases=tables.core)
-    result = searcher.search(chess.Board(FIVE), Limits(nodes=400))
+    result = searcher.search(chess.Board(FIVE), VisitsStopper(400))
     assert result.tbhits > 0
     assert searcher.node_info(["d1d8"]).terminal == "tablebase"
     assert result.best_move.uci() == "d1d8" and result.score.mate is None and result.score.cp > 1000
     # Without tables: no hits.
-    plain = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False).search(chess.Board(FIVE), Limits(nodes=100))
+    plain = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False).search(chess.Board(FIVE), VisitsStopper(100))
     assert plain.tbhits == 0
     searcher.close()
 
@@ -254,7 +255,7 @@ def test_a_corrupt_table_in_the_search_is_logged_once_and_the_search_goes_on(tmp
     searcher = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False, tablebases=core)
     with structlog.testing.capture_logs() as logs:
         for _ in range(2):
-            result = searcher.search(chess.Board("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1"), Limits(nodes=200))
+            result = searcher.search(chess.Board("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1"), VisitsStopper(200))
             assert result.nodes == 200 and result.tbhits == 0
     failures = [e for e in logs if "tablebase probe failed" in e["event"]]
     assert len(failures) == 1 and "magic" in failures[0]["error"]

@@ -50,8 +50,8 @@ def test_budget_is_a_small_part_of_the_clock_and_within_its_caps(clock, ply):
     cfg = TimemanConfig()
     b = allocate(clock, ply, cfg)
     assert 0 <= b.target <= b.hard_max
-    # the target is 0 only when the clock cannot pay the move overhead of every move still expected
-    assert b.target > 0 or clock.time + clock.inc * (b.moves_left - 1) <= cfg.move_overhead * b.moves_left
+    # the target is 0 only when the clock cannot pay the move overhead of the moves still to come
+    assert b.target > 0 or clock.time + clock.inc * (b.moves_left - 1) <= cfg.move_overhead * 52
     assert b.hard_max <= cfg.late_stop_factor * b.target + 1e-9
     assert b.hard_max * 1000 <= clock.time - cfg.move_overhead - b.margin_ms
     assert b.hard_max * 1000 <= cfg.max_move_share * clock.time
@@ -68,7 +68,8 @@ def test_movestogo_shares_the_time_among_the_moves_to_go():
     cfg = TimemanConfig(max_move_share=1.0)
     b = allocate(Clock(40_000, 0, movestogo=4), 60, cfg)
     assert b.moves_left == 4
-    assert b.target == pytest.approx((40_000 - 4 * cfg.move_overhead) / 4 / 1000)  # overhead for each move
+    # the overhead kept back for each move to go and two more (Stockfish src/timeman.cpp: 2 + movestogo)
+    assert b.target == pytest.approx((40_000 - 6 * cfg.move_overhead) / 4 / 1000)
     # the last move before the control may use everything but the overhead and the margin
     last = allocate(Clock(10_000, 0, movestogo=1), 60, cfg)
     assert last.hard_max == pytest.approx((10_000 - cfg.move_overhead - last.margin_ms) / 1000)
@@ -125,7 +126,7 @@ def test_late_stop_off_makes_the_target_the_hard_max():
 
 
 def test_a_movetime_search_without_a_clock_gets_a_fixed_budget_of_movetime_less_overhead():
-    stopper = TimeManager(TimemanConfig(move_overhead=100)).stopper(None, chess.Board(), 1.0)
+    stopper = TimeManager(TimemanConfig(move_overhead=100)).stopper(chess.Board(), movetime=1.0)
     assert stopper.budget.target == stopper.budget.hard_max == pytest.approx(0.9)
     assert not stopper.budget.clocked
     assert fixed_budget(0.25) == Budget(target=0.25, hard_max=0.25, clocked=False)
@@ -142,9 +143,10 @@ def test_bad_clock_and_config_are_refused():
 
 @pytest.mark.parametrize("base_ms", [15_000, 60_000, 180_000])
 def test_a_long_sudden_death_game_never_flags_when_each_move_costs_its_hard_max_plus_latency(base_ms):
-    # No increment, 150 moves of ours, every move using its whole hard maximum plus 50 ms of latency
-    # (as in `bench timeman --latency 50`): the clock must never run out.
-    cfg = TimemanConfig()
+    # No increment, 150 moves of ours, every move using its whole hard maximum plus 50 ms of latency, the
+    # overhead charged twice that (a high percentile of the moves' costs, as the bot learns it): the clock
+    # must never run out (Stockfish's reserve of 52 moves' overhead).
+    cfg = TimemanConfig(move_overhead=100)
     latency_ms = 50
     time_ms = float(base_ms)
     for move in range(150):
@@ -155,7 +157,7 @@ def test_a_long_sudden_death_game_never_flags_when_each_move_costs_its_hard_max_
 
 def test_charging_the_overhead_once_flags_in_the_same_long_game():
     # The same game under lc0's rule (overhead charged once, late stop on a low clock too) flags.
-    cfg = TimemanConfig(overhead_per_move=False, low_clock=0)
+    cfg = TimemanConfig(move_overhead=100, overhead_per_move=False, low_clock=0)
     time_ms = 60_000.0
     for move in range(150):
         b = allocate(Clock(int(max(0.0, time_ms))), 2 * move, cfg, first_search=move == 0)

@@ -29,14 +29,14 @@ def _searcher(logits=None):
 def test_one_legal_move_is_played_at_once_in_a_real_search():
     tm = TimeManager(TimemanConfig())
     board = chess.Board("7k/8/8/8/8/8/5PPq/5RK1 w - - 0 40")
-    stopper = tm.stopper(Clock(60_000), board)
+    stopper = tm.stopper(board, clock=Clock(60_000))
     assert stopper.budget.target > 1.0  # a long budget, yet ...
     s = _searcher()
-    result = s.search(board, search.Limits(), stopper=stopper)
+    result = s.search(board, stopper)
     s.close()
     assert result.best_move == chess.Move.from_uci("g1h2")
     assert result.stop_reason.startswith("immediate: one legal move")
-    tm.move_done(result)
+    # the search told its stopper chain, which told the time manager (lc0 OnSearchDone)
     assert tm.stops["immediate"] == 1 and tm.bank_ms > 1000  # the unused budget is banked
 
 
@@ -48,12 +48,11 @@ def test_a_clear_best_move_stops_before_its_target_and_banks_the_rest():
 
     tm = TimeManager(TimemanConfig(first_move_bonus=0, book_ply_bonus=0))
     board = chess.Board()
-    stopper = tm.stopper(Clock(60_000), board)  # target ~1.2 s: early stop after ~0.6 s
+    stopper = tm.stopper(board, clock=Clock(60_000))  # target ~1.2 s: early stop after ~0.6 s
     s = _searcher(prior)
-    result = s.search(board, search.Limits(), stopper=stopper)
+    result = s.search(board, stopper)
     s.close()
     assert result.best_move.uci() == "e2e4"
     assert result.stop_reason.startswith(("smart-pruning", "early-stop"))
-    tm.move_done(result)
     assert tm.bank_ms > 0
     assert tm.stops[stopper.kind] == 1

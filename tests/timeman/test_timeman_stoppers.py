@@ -1,4 +1,4 @@
-"""Each stop rule against scripted search statistics, and the TimeManager across moves."""
+"""Each stop rule against scripted search statistics, the stopper chain, and the TimeManager across moves."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 import structlog
 
 from lichessbot.config import TimemanConfig
-from lichessbot.score import Score
-from lichessbot.search import RootMove, SearchResult, SearchStats
-from lichessbot.timeman import Budget, Clock, NoStopper, TimeManager, TimeStopper
-from lichessbot.timeman.stoppers import best_by_visits, instability
+from lichessbot.search import RootMove, SearchStats, StopperHints
+from lichessbot.timeman import Budget, ChainedStopper, Clock, TimeManager, VisitsStopper
+from lichessbot.timeman.rules import best_by_visits, instability
+from lichessbot.timeman.stoppers import BudgetStopper, SmartPruningStopper, stopper_chain
 
 
 def RM(move: chess.Move, n: int, p: float = 0.1, q: float = 0.0, *, proven: int | None = None) -> RootMove:
@@ -19,14 +19,14 @@ def RM(move: chess.Move, n: int, p: float = 0.1, q: float = 0.0, *, proven: int 
 
 
 def Stats(elapsed: float, root_moves: list[RootMove], *, playouts: int = 0, nodes: int = 0, reused_nodes: int = 0,
-          legal_moves: int = 20, remaining_playouts_hint: float | None = None) -> SearchStats:
+          legal_moves: int = 20) -> SearchStats:
     """The real SearchStats the search hands to stoppers: root moves best first (by visits), nodes the root's
     visits, playouts the visits of this search (nodes - reused) unless given."""
     root_moves = sorted(root_moves, key=lambda r: -r.n)
     nodes = nodes or sum(r.n for r in root_moves) + 1
     return SearchStats(elapsed=elapsed, playouts=playouts or nodes - reused_nodes, nodes=nodes,
-                       reused_nodes=reused_nodes, nps=0.0, depth=0.0, seldepth=0, root_moves=root_moves,
-                       legal_moves=legal_moves, remaining_playouts_hint=remaining_playouts_hint)
+                       reused_nodes=reused_nodes, nps=0, depth=0, seldepth=0, root_moves=root_moves,
+                       legal_moves=legal_moves)
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +51,9 @@ BUDGET = Budget(target=1.0, hard_max=2.0, moves_left=30)
 OFF = dict(immediate=False, smart_pruning=False, early_stop=False, late_stop=False)
 
 
-def make(budget=BUDGET, prev_q=None, **cfg) -> tuple[TimeStopper, FakeTime]:
+def make(budget=BUDGET, prev_q=None, **cfg) -> tuple[ChainedStopper, FakeTime]:
     clock = FakeTime()
-    st = TimeStopper(budget, TimemanConfig(**{**OFF, **cfg}), prev_q=prev_q, monotonic=clock)
+    st = stopper_chain(budget, TimemanConfig(**{**OFF, **cfg}), prev_q=prev_q, monotonic=clock)
     clock.now += 1e6  # stats.elapsed, not the wall clock, governs these scripted searches
     return st, clock
 
@@ -117,10 +117,13 @@ def test_smart_pruning_counts_reused_visits():
     assert fresh.should_stop(Stats(0.3, [RM(E2E4, 150), RM(D2D4, 50)], playouts=201)) is None
 
 
-def test_smart_pruning_uses_the_search_hint():
+def test_smart_pruning_uses_the_playouts_left_to_a_node_limit():
     st, _ = make(smart_pruning=True)
-    stats = Stats(0.3, [RM(E2E4, 300), RM(D2D4, 100)], playouts=400, remaining_playouts_hint=100)
-    assert st.should_stop(stats).startswith("smart-pruning")
+    stats = Stats(0.3, [RM(E2E4, 300), RM(D2D4, 100)], playouts=400)
+    assert st.should_stop(stats, StopperHints(remaining_playouts=100)).startswith("smart-pruning")
+    limited, _ = make(smart_pruning=True)
+    limited.stoppers.insert(-1, VisitsStopper(401 + 100))  # the chain's own node limit gives the same hint
+    assert limited.should_stop(stats).startswith("smart-pruning")
 
 
 def test_early_stop_on_a_clear_prior_after_half_the_target():
@@ -174,70 +177,109 @@ def test_late_stop_ignores_rivals_with_a_handful_of_visits():
 
 def test_elapsed_counts_from_the_ponderhit():
     st, clock = make()
-    clock.now = st.created + 0.5  # handed over 0.5 s ago, after 10 s of pondering
+    clock.now = st.clock.created + 0.5  # handed over 0.5 s ago, after 10 s of pondering
     assert st.should_stop(even(10.0)) is None
-    clock.now = st.created + 1.05
+    clock.now = st.clock.created + 1.05
     assert st.should_stop(even(10.55)) == "target at 1.05 s of 1.00 s"
 
 
+# --- the chain -------------------------------------------------------------------------------------------
+def timer(chain: ChainedStopper) -> BudgetStopper:
+    return next(s for s in chain.stoppers if isinstance(s, BudgetStopper))
+
+
+def test_the_chain_is_in_lc0s_order_and_the_first_reason_wins():
+    clock = FakeTime()
+    st = stopper_chain(BUDGET, TimemanConfig(), nodes=500, monotonic=clock)
+    clock.now += 1e6
+    assert [s.kind for s in st.stoppers] == ["immediate", "target", "nodes", "smart-pruning", "early-stop"]
+    # the node limit and the target are both reached: the budget comes first in the chain
+    assert st.should_stop(Stats(1.2, [RM(E2E4, 300, q=0.1), RM(D2D4, 280, q=0.0)], nodes=600)).startswith("target")
+    assert st.kind == "target"
+
+
+def test_a_node_limit_alone_stops_exactly_and_tells_the_search_what_is_left():
+    assert stopper_chain(None, TimemanConfig()) is None  # go infinite: no stopper at all
+    st = stopper_chain(None, TimemanConfig(), nodes=500)
+    assert [type(s) for s in st.stoppers] == [VisitsStopper]  # no smart pruning without a clock (calibration)
+    hints = StopperHints()
+    assert st.should_stop(Stats(10.0, [RM(E2E4, 300), RM(D2D4, 100)], nodes=401), hints) is None
+    assert hints.remaining_playouts == 99
+    assert st.should_stop(Stats(10.0, [RM(E2E4, 400), RM(D2D4, 99)], nodes=500)) == "nodes limit 500"
+
+
+def test_a_budget_publishes_the_time_to_its_deadline():
+    st, _ = make(smart_pruning=True)
+    hints = StopperHints()
+    assert st.should_stop(even(0.25), hints) is None
+    assert hints.remaining_time_s == pytest.approx(0.75)  # to the target: the best move is stable
+    assert isinstance(st.stoppers[-1], SmartPruningStopper)
+
+
 # --- the manager across moves ---------------------------------------------------------------------
-def Result(q: float, time: float) -> SearchResult:
-    """A real search result with Q ``q`` after ``time`` seconds (what the manager reads)."""
-    return SearchResult(best_move=E2E4, ponder_move=None, pv=[E2E4], q=q, score=Score.from_wl_d(q, 0.0), nodes=1,
-                        playouts=1, reused_nodes=0, nps=0.0, depth=0.0, seldepth=0, time=time, stop_reason="")
-
-
 def test_manager_banks_spared_time_and_spends_it_next_move():
     clock = FakeTime()
     cfg = TimemanConfig(first_move_bonus=0, book_ply_bonus=0, early_stop=True, smart_pruning=False)
     tm = TimeManager(cfg, monotonic=clock)
     board = chess.Board()
-    st = tm.stopper(Clock(60_000), board)
+    st = tm.stopper(board, clock=Clock(60_000))
     first_target = st.budget.target
     clock.now += 1e6
-    assert st.should_stop(Stats(0.6, [RM(E2E4, 500, p=0.95, q=0.1), RM(D2D4, 20)])).startswith("early-stop")
-    tm.move_done(Result(q=0.1, time=0.6))
+    final = Stats(0.6, [RM(E2E4, 500, p=0.95, q=0.1), RM(D2D4, 20)])
+    assert st.should_stop(final).startswith("early-stop")
+    st.on_search_done(final)  # the search tells its chain, the chain tells the manager (lc0 OnSearchDone)
     assert tm.bank_ms == pytest.approx((first_target - 0.6) * 1000)
     assert tm.stops["early-stop"] == 1
     board.push_san("e4")
     board.push_san("e5")
-    st2 = tm.stopper(Clock(59_000), board)
+    st2 = tm.stopper(board, clock=Clock(59_000))
     assert st2.budget.bank_used_ms == pytest.approx((first_target - 0.6) * 1000)
     assert tm.bank_ms == 0
-    assert st2.prev_q == 0.1  # the early/late rules compare with the previous move's Q
+    assert timer(st2).prev_q == 0.1  # the early/late rules compare with the previous move's Q
 
 
 def test_manager_one_legal_move_is_played_at_once():
     tm = TimeManager(TimemanConfig())
     board = chess.Board("7k/8/8/8/8/8/5PPq/5RK1 w - - 0 40")  # only Kxh2
     assert board.legal_moves.count() == 1
-    st = tm.stopper(Clock(60_000), board)
+    st = tm.stopper(board, clock=Clock(60_000))
     assert st.should_stop(Stats(0.0, [RM(next(iter(board.legal_moves)), 1, p=1.0)], legal_moves=1))
     assert st.kind == "immediate"
 
 
 def test_manager_first_moves_unclocked_think_the_configured_time():
     tm = TimeManager(TimemanConfig(first_moves_think=700))
-    st = tm.stopper(Clock(60_000), chess.Board(), first_moves_unclocked=True)
+    st = tm.stopper(chess.Board(), clock=Clock(60_000), first_moves_unclocked=True)
     assert st.budget.target == st.budget.hard_max == pytest.approx(0.7)
     assert not st.budget.clocked
-    tm.move_done(Result(q=0.0, time=0.1))
+    st.on_search_done(Stats(0.1, [RM(E2E4, 10)]))
     assert tm.bank_ms == 0  # unclocked time is not banked
     # the first clocked search still gets lc0's first-search bonus
     board = chess.Board()
     board.push_san("e4")
     board.push_san("e5")
-    bonus = tm.stopper(Clock(60_000), board).budget.target
-    assert bonus > 2.5 * tm.stopper(Clock(60_000), board).budget.target
+    bonus = tm.stopper(board, clock=Clock(60_000)).budget.target
+    assert bonus > 2.5 * tm.stopper(board, clock=Clock(60_000)).budget.target
 
 
 def test_manager_movetime_and_infinite():
     tm = TimeManager(TimemanConfig(move_overhead=100))
-    st = tm.stopper(None, chess.Board(), 2.0)
+    st = tm.stopper(chess.Board(), movetime=2.0)
     assert st.budget.target == pytest.approx(1.9) and not st.budget.clocked
-    assert isinstance(tm.stopper(None, chess.Board()), NoStopper)
-    capped = tm.stopper(Clock(600_000), chess.Board(), 0.5)
+    assert tm.stopper(chess.Board()) is None
+    assert tm.stopper(chess.Board(), clock=Clock(600_000), infinite=True) is None and tm.budget is None
+    capped = tm.stopper(chess.Board(), clock=Clock(600_000), movetime=0.5)
     assert capped.budget.hard_max == pytest.approx(0.4)
+    only_nodes = tm.stopper(chess.Board(), nodes=800, infinite=True)  # lc0: go infinite nodes N stops at N
+    assert only_nodes.budget is None and [s.kind for s in only_nodes.stoppers] == ["nodes"]
+
+
+def test_a_node_limited_search_leaves_the_bank_alone():
+    tm = TimeManager(TimemanConfig())
+    tm.bank_ms = 500.0
+    st = tm.stopper(chess.Board(), nodes=100)
+    st.on_search_done(Stats(0.1, [RM(E2E4, 100)]))
+    assert tm.bank_ms == 500.0 and not tm.stops
 
 
 def test_stops_are_logged_with_their_reason():

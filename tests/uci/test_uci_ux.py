@@ -171,9 +171,9 @@ def test_timeman_log_lines_carry_the_game_id():
     now = [0.0]
     tm = TimeManager(context={"game_id": "abcd1234"}, monotonic=lambda: now[0])
     with structlog.testing.capture_logs() as logs:
-        stopper = tm.stopper(None, chess.Board(), 0.1)
+        stopper = tm.stopper(chess.Board(), movetime=0.1)
         rm = RootMove(move=chess.Move.from_uci("e2e4"), n=5, p=0.5, q=0.0, u=0.0, d=0.3, m=40.0)
-        stats = SearchStats(elapsed=1.0, playouts=5, nodes=5, reused_nodes=0, nps=5.0, depth=1.0, seldepth=1,
+        stats = SearchStats(elapsed=1.0, playouts=5, nodes=5, reused_nodes=0, nps=5, depth=1, seldepth=1,
                             root_moves=[rm, rm], legal_moves=20)
         now[0] = 1.0
         assert stopper.should_stop(stats)

@@ -121,10 +121,11 @@ def _si(x: float) -> str:
 def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
-    Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
-    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase
-    (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer: masters, 1,234 games, 42%
-    score | e4``. A search kept to the online tables' moves starts with their note.
+    Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k (reused 300) nps 850 depth 6/14 | pv Nf3 d5 ...``
+    (score in pawns from our side, from the search's centipawns, lc0's formula; nodes, nps, depth and seldepth
+    lc0's, :class:`lichessbot.search.SearchStats`, the nodes kept from the previous tree apart). Book: ``book
+    move Nf3``. Tablebase (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer:
+    masters, 1,234 games, 42% score | e4``. A search kept to the online tables' moves starts with their note.
     """
     if decision.source == "book":
         return f"book move {board.san(decision.move)}"
@@ -137,7 +138,9 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
         parts = [f"mate {sc.mate:+d}" if sc.mate is not None else f"eval {sc.cp / 100:+.2f}"]
         w, d, l = (round(100 * x) for x in sc.wdl)
         parts.append(f"W {w}% D {d}% L {l}%")
-    parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
+    reused = f" (reused {_si(decision.reused_nodes)})" if decision.reused_nodes else ""
+    depth = f"depth {decision.depth}/{decision.seldepth}"
+    parts.append(f"nodes {_si(decision.nodes)}{reused} nps {_si(decision.nps)} {depth}")
     if decision.note and decision.note != "fallback":
         parts.insert(0, decision.note)
     head = " | ".join(parts)

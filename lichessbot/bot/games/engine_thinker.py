@@ -25,7 +25,7 @@ import structlog
 from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.bot.games.rules import correspondence_think_s
-from lichessbot.bot.games.thinker import ClockMs
+from lichessbot.bot.games.thinker import Clock
 from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
 from lichessbot.online import OnlineMoves
@@ -35,7 +35,6 @@ from lichessbot.status import LiveSearch, SearchLine
 from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch
 from lichessbot.strength.levels import Level, StrengthTable
 from lichessbot.tablebase import Tablebases
-from lichessbot.timeman import Clock
 
 __all__ = ["Engine", "EngineThinker"]
 
@@ -135,7 +134,8 @@ class _LiveSink:
                       for i, rm in enumerate(stats.root_moves[:LiveSearch.LINES]))
         score = stats.score
         self.last = LiveSearch(ply=self.ply, pondering=self.pondering, done=False, elapsed=float(stats.elapsed),
-                               nodes=int(stats.nodes), nps=float(stats.nps), depth=float(stats.depth),
+                               nodes=int(stats.nodes), reused=int(stats.reused_nodes), nps=int(stats.nps),
+                               depth=int(stats.depth),
                                seldepth=int(stats.seldepth), cp=score.cp, mate=score.mate,
                                wdl=score.wdl, lines=lines)
         self.publish(self.last)
@@ -189,7 +189,7 @@ class EngineThinker:
     def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
         return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+    def think(self, board: chess.Board, clock: Clock | None, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
         """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
         ``correspondence.move_time`` seconds, or less when the correspondence clock leaves less
@@ -200,13 +200,10 @@ class EngineThinker:
             lichessbot.search.SearchError: the search failed (the game plays a fallback move).
         """
         started = time.monotonic()
-        tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
-                                                    opp_time=clock.opp_time, opp_inc=clock.opp_inc)
         movetime = (correspondence_think_s(self._engine.config.correspondence.move_time, time_left_s)
                     if clock is None else None)
-        request = MoveRequest(clock=tm_clock, movetime=movetime, nodes=self._engine.nodes,
-                              first_moves_unclocked=first_moves_unclocked,
-                              clock_initial=None if clock is None or clock.initial is None else clock.initial / 1000)
+        request = MoveRequest(clock=clock, movetime=movetime, nodes=self._engine.nodes,
+                              first_moves_unclocked=first_moves_unclocked)
         sink = self._live(board, False)
         thinking = self.pipeline.begin(board, request, on_info=sink)
         if thinking.ponderhit:

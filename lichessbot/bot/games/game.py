@@ -25,12 +25,13 @@ from lichessbot.bot.games.pgn import GameRecord, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
 from lichessbot.bot.games.takeback import Takebacks, reopen
-from lichessbot.bot.games.thinker import ClockMs, Decision, Thinker
+from lichessbot.bot.games.thinker import Clock, Decision, Thinker
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
 from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.status import GameSnapshot, StatusHub
+from lichessbot.timeman import OverheadEstimator, move_overhead_ms
 
 __all__ = ["Game", "parse_moves"]
 
@@ -85,6 +86,8 @@ class Game:
         self.status = status                 # the status page's hub (snapshots published to it), or None
         self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
         self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
+        tm = config.timeman  # our moves' cost on the wire, learned from lichess's clocks (docs/timeman.md), or None
+        self.overhead = OverheadEstimator(tm.move_overhead) if tm.learn_overhead else None
         if status is not None and hasattr(thinker, "on_live"):
             thinker.on_live = lambda live: status.publish_live(game_id, live)
 
@@ -245,6 +248,8 @@ class Game:
             if self.board is not None and n == len(self.board.move_stack) + 1:  # exactly one new move: its clock
                 mover_white = board.turn == chess.BLACK
                 self.record.clocks[n - 1] = self._times[0] if mover_white else self._times[1]
+            if self.overhead is not None and self.color is not None:  # what our last move cost on the wire
+                self.overhead.seen(n, Clock.from_lichess(self._times, self.color))
             self.board, self._moves_str = board, moves
             self.record.moves = list(board.move_stack)
         status = state.status
@@ -325,13 +330,13 @@ class Game:
         ply = len(b.move_stack)
         return ply not in self._posted and self._attempts.get(ply, 0) < MAX_POST_ATTEMPTS and not b.is_game_over()
 
-    def _clock(self, ply: int) -> tuple[ClockMs | None, float | None]:
-        """Our clock now (with the game's initial clock), and the correspondence clock's seconds left
-        (:func:`~lichessbot.bot.games.rules.clocks_now`)."""
+    def _clock(self, ply: int) -> tuple[Clock | None, float | None]:
+        """Our clock now (with the game's initial clock and measured move overhead), and the correspondence
+        clock's seconds left (:func:`~lichessbot.bot.games.rules.clocks_now`)."""
         since = time.monotonic() - self._state_at if ply >= 2 else 0.0  # lichess runs clocks from the 2nd moves
-        clock, left = clocks_now(self._times, self.color, since, clocked=self.record.clock_initial_ms is not None,
-                                 correspondence=self.correspondence)
-        return (None if clock is None else clock._replace(initial=self.record.clock_initial_ms)), left
+        return clocks_now(self._times, self.color, since, clocked=self.record.clock_initial_ms is not None,
+                          correspondence=self.correspondence, initial=self.record.clock_initial_ms,
+                          overhead=None if self.overhead is None else self.overhead.estimate_ms)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)
@@ -363,6 +368,8 @@ class Game:
         if offer_draw and self._opp_offers_draw:
             self.log.info("accepting the opponent's draw offer")
         self._attempts[ply] = self._attempts.get(ply, 0) + 1
+        if self.overhead is not None and self.color is not None and not self.correspondence:
+            self.overhead.posted(ply, Clock.from_lichess(self._times, self.color), time.monotonic() - self._state_at)
         try:
             self.client.make_move(self.id, decision.move.uci(), offering_draw=offer_draw, deadline=self._deadline(ply))
         except LichessError as err:
@@ -380,9 +387,9 @@ class Game:
         self._our_moves += 1
         sc = decision.score
         self.log.info("move", ply=ply, move=decision.move.uci(), source=decision.source,
-                      time_s=round(decision.time, 3), nodes=decision.nodes, nps=round(decision.nps),
+                      time_s=round(decision.time, 3), nodes=decision.nodes, reused=decision.reused_nodes,
+                      nps=decision.nps, depth=decision.depth, seldepth=decision.seldepth,
                       cp=sc.cp if sc else None, mate=sc.mate if sc else None, wdl=sc.wdl if sc else None,
-                      depth=round(decision.depth, 1),
                       stop=decision.stop_reason, draw_offer=offer_draw or None)
         self.talk.after_move(decision, board, self._our_moves)
 
@@ -391,10 +398,12 @@ class Game:
         clock = self._clock(ply)[0]
         if clock is None:
             return None
-        return time.monotonic() + post_patience(clock.time, self.config.timeman.move_overhead)
+        return time.monotonic() + post_patience(clock.time, int(move_overhead_ms(clock, self.config.timeman)))
 
     # the end -----------------------------------------------------------------------------------
     def _finish(self) -> None:
+        if self.overhead is not None:  # what the game learned of its move overhead (docs/timeman.md)
+            self.log.info("move overhead", **vars(self.overhead.summary()))
         if self.over and self._saw_running and not self.abandoned:
             self.talk.goodbye()
         if self.over and not self.abandoned and self.config.pgn_directory and self.initial is not None:

@@ -104,7 +104,7 @@ def to_pgn(record: GameRecord) -> str:
         node = node.add_variation(move)
         d = record.decisions.get(ply)
         if d is not None and d.source == "search" and d.score is not None:
-            node.set_eval(d.score.pov(mover), depth=int(d.depth) or None)
+            node.set_eval(d.score.pov(mover), depth=d.depth or None)
             if d.note and d.note != "fallback":  # a search kept to the online tables' moves
                 node.comment = f"{d.note} {node.comment}".strip()
         elif d is not None and d.source == "book":

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import chess
 
-from lichessbot.bot.games.thinker import ClockMs
 from lichessbot.config import DrawOrResignConfig
+from lichessbot.timeman import Clock
 
 __all__ = ["CORRESPONDENCE_KEEP", "POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
-           "ScoreRules", "Unplayable", "clocks_now", "correspondence_think_s", "our_clock", "parse_moves",
-           "post_patience"]
+           "ScoreRules", "Unplayable", "clocks_now", "correspondence_think_s", "parse_moves", "post_patience"]
 
 #: lila's wtime/btime of a game without any clock (BotJsonView: ``Int.MaxValue`` ms).
 UNLIMITED_MS = 2_147_483_647
@@ -20,14 +19,17 @@ CORRESPONDENCE_KEEP = 0.1
 CORRESPONDENCE_KEEP_S = 5.0
 
 
-def clocks_now(times: tuple[int, ...], color: chess.Color | None, since_state_s: float, *, clocked: bool,
-               correspondence: bool) -> tuple[ClockMs | None, float | None]:
-    """Our real-time clock now (:func:`our_clock`; None without one: ``clocked`` False or ``correspondence``)
-    and, in correspondence, the seconds its clock leaves us (None: unlimited, lila's ``Int.MaxValue``, or
-    not known yet: ``times`` all 0)."""
+def clocks_now(times: tuple[int, int, int, int], color: chess.Color | None, since_state_s: float, *, clocked: bool,
+               correspondence: bool, initial: int | None = None,
+               overhead: int | None = None) -> tuple[Clock | None, float | None]:
+    """Our real-time clock now (:meth:`lichessbot.timeman.Clock.from_lichess` from lichess's last ``(wtime,
+    btime, winc, binc)`` less ``since_state_s`` seconds spent since that state, with the game's ``initial``
+    clock and measured ``overhead``, ms; None without one: ``clocked`` False or ``correspondence``) and, in
+    correspondence, the seconds its clock leaves us (None: unlimited, lila's ``Int.MaxValue``, or not known
+    yet: ``times`` all 0)."""
     if color is None or not (clocked or correspondence):
         return None, None
-    clock = our_clock(times, color, since_state_s)
+    clock = Clock.from_lichess(times, color, elapsed_ms=int(since_state_s * 1000), initial=initial, overhead=overhead)
     if correspondence:
         return None, (clock.time / 1000 if 0 < max(times[:2]) < UNLIMITED_MS else None)
     return clock, None
@@ -95,12 +97,3 @@ class ScoreRules:
         c = self.config
         tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
         return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
-
-
-def our_clock(times: tuple[int, ...], color: chess.Color, since_state_s: float) -> ClockMs:
-    """Our clock (ms) from lichess's last ``(wtime, btime, winc, binc)`` (ms), less ``since_state_s`` seconds
-    spent since that state (0 before each side's second move: lichess runs the clock from then on)."""
-    wtime, btime, winc, binc = times
-    ours, opp = (wtime, btime) if color == chess.WHITE else (btime, wtime)
-    inc, opp_inc = (winc, binc) if color == chess.WHITE else (binc, winc)
-    return ClockMs(time=ours - int(since_state_s * 1000), inc=inc, opp_time=opp, opp_inc=opp_inc)

@@ -8,32 +8,24 @@ stand-ins).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import chess
 
 from lichessbot.pipeline import Decision
+from lichessbot.timeman import Clock
 
-__all__ = ["ClockMs", "Decision", "Thinker"]
-
-
-class ClockMs(NamedTuple):
-    """Our clock for one move, milliseconds (lichess's wtime/btime/winc/binc seen from our side); ``initial``:
-    the game's starting clock (``gameFull``'s ``clock.initial``), None when not known."""
-
-    time: int
-    inc: int
-    opp_time: int
-    opp_inc: int
-    initial: int | None = None
+__all__ = ["Clock", "Decision", "Thinker"]
 
 
 class Thinker(Protocol):
     """One game's engine. ``think`` may be slow; ``stop`` may be called from another thread."""
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+    def think(self, board: chess.Board, clock: Clock | None, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
-        """A move for ``board`` (a copy the thinker may keep); ``clock`` None: no clock (correspondence), where
+        """A move for ``board`` (a copy the thinker may keep); ``clock``: our clock now (ms, from lichess's
+        state: :meth:`lichessbot.timeman.Clock.from_lichess`, with the game's measured move overhead); None: no
+        clock (correspondence), where
         ``time_left_s`` is what the correspondence clock leaves for this move (seconds; None: unlimited)."""
         ...
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import chess
 
-from lichessbot.bot.games.thinker import ClockMs, Decision
+from lichessbot.bot.games.thinker import Clock, Decision
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import parse_config
@@ -23,13 +23,13 @@ from lichessbot.search import SearchResult
 __all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]
 
 
-def stand_in_decision(move: chess.Move, *, cp: int, nodes: int, nps: float, depth: float, seconds: float,
+def stand_in_decision(move: chess.Move, *, cp: int, nodes: int, nps: int, depth: int, seconds: float,
                       reason: str) -> Decision:
     """A "search" decision for ``move`` with made-up statistics (WDL 0.3/0.4/0.3, PV of one move) for
     thinkers that play without an engine. ``seconds``: the time it claims to have spent."""
     result = SearchResult(best_move=move, ponder_move=None, pv=[move], q=0.0,
                           score=Score(cp=cp, wdl=(0.3, 0.4, 0.3)), nodes=nodes, playouts=nodes, reused_nodes=0,
-                          nps=nps, depth=depth, seldepth=int(depth), time=seconds, stop_reason=reason)
+                          nps=nps, depth=depth, seldepth=depth, time=seconds, stop_reason=reason)
     return Decision(move=move, source="search", result=result)
 
 
@@ -40,11 +40,11 @@ class StandInThinker:
         self.rng = random.Random(seed)
         self.calls = 0
 
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+    def think(self, board: chess.Board, clock: Clock | None, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
         self.calls += 1
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        return stand_in_decision(move, cp=12, nodes=16, nps=1000.0, depth=2.0, seconds=0.001, reason="stand-in")
+        return stand_in_decision(move, cp=12, nodes=16, nps=1000, depth=2, seconds=0.001, reason="stand-in")
 
     def set_opponent(self, rating: int | None, rated: bool) -> str:
         return "full strength"

@@ -90,9 +90,9 @@ pub struct Search {
     pub(crate) weights: Vec<f32>,
     /// Playouts of the current search (including out-of-order ones).
     pub playouts: u64,
-    /// Sum of the depths of those playouts.
+    /// Sum of the depths of those playouts (lc0's depth: the root is 1, see `count`).
     pub depth_sum: u64,
-    /// Deepest playout of the current search.
+    /// Deepest playout of the current search (lc0's depth: the root is 1).
     pub seldepth: u32,
     /// Positions sent to the network by this search.
     pub nn_evals: u64,
@@ -565,7 +565,12 @@ impl Search {
         Ok(())
     }
 
-    fn count(&mut self, depth: u32) {
+    /// Count one playout whose leaf is `edges` edges below the root. Its depth is lc0's: the nodes of its
+    /// path, the root being 1 (lc0 search.cc `PickNodesToExtendTask`: "Depth starts with 1 at root"; the
+    /// root's own visit has depth 1, a child of the root 2), so `depth_sum / playouts` is lc0's `depth`
+    /// and `seldepth` lc0's `seldepth`.
+    fn count(&mut self, edges: u32) {
+        let depth = edges + 1;
         self.playouts += 1;
         self.depth_sum += u64::from(depth);
         self.seldepth = self.seldepth.max(depth);

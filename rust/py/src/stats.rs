@@ -89,9 +89,10 @@ impl RootNode {
 pub struct SearchCounters {
     /// Playouts of this search (reused visits not counted).
     pub playouts: u64,
-    /// Sum of the playouts' depths (plies): depth = depth_sum / playouts.
+    /// Sum of the playouts' depths, lc0's (the nodes of each path, the root being 1): lc0's depth =
+    /// depth_sum / playouts (integer division).
     pub depth_sum: u64,
-    /// Deepest playout (plies).
+    /// Deepest playout, lc0's (the root is 1).
     pub seldepth: u32,
     /// Positions sent to the network.
     pub nn_evals: u64,
