@@ -2,8 +2,9 @@
 with a zero-cost fake network (the tree's own cost per playout), pipelined and not; side by side with
 lc0 (``--lc0``), the memory of a large tree (``--memory``) and the stop latency (``--stop-latency``).
 
-Each search starts from an empty tree and an empty NN cache. nps is lc0's (playouts / seconds since
-the first playout, lc0 src/search/classic/search.cc ``SendUciInfo``).
+Each search starts from an empty tree and an empty NN cache. nps, depth and seldepth are lc0's, ours as the
+search gives them (:class:`lichessbot.search.SearchStats`) and lc0's as its ``info`` says them (lc0
+src/search/classic/search.cc ``SendUciInfo``).
 
     lichessbot bench search --nodes 50000                                 # zero-cost network
     lichessbot bench search --nodes 50000 --lc0 lc0 --lc0-backend random  # ... beside lc0's tree
@@ -66,8 +67,8 @@ def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=No
         r = searcher.search(_board(fen, moves), VisitsStopper(nodes))
         wall = time.perf_counter() - t
         searcher.close()
-        rows.append({"position": name, "nodes": r.nodes, "nps": round(r.nps), "seconds": round(wall, 3),
-                     "depth": round(r.depth, 2), "seldepth": r.seldepth, "best": r.best_move.uci()})
+        rows.append({"position": name, "nodes": r.nodes, "nps": r.nps, "seconds": round(wall, 3),
+                     "depth": r.depth, "seldepth": r.seldepth, "best": r.best_move.uci()})
         if report is not None:
             report(rows[-1])
     return rows
@@ -107,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _print_row(r: dict) -> None:
     print(f"  {r['position']:<18} {r['nodes']:>7} nodes {r['nps']:>7} nps  {r['seconds']:7.2f} s  "
-          f"depth {r['depth']:5.2f} seldepth {r['seldepth']:>3}  best {r['best']}  load {os.getloadavg()[0]:.1f}",
+          f"depth {r['depth']:>3} seldepth {r['seldepth']:>3}  best {r['best']}  load {os.getloadavg()[0]:.1f}",
           flush=True)
 
 
@@ -116,7 +117,7 @@ def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: i
     for name, fen, moves in POSITIONS:
         r = lc0_nps(args.lc0, args.lc0_weights, backend, threads, _board(fen, moves), args.nodes, minibatch)
         rows.append({"position": name, "nodes": r["nodes"], "nps": r["nps"], "seconds": r["seconds"],
-                     "depth": 0.0, "seldepth": 0, "best": "-"})
+                     "depth": r["depth"], "seldepth": r["seldepth"], "best": "-"})
         if not args.json:
             _print_row(rows[-1])
     return rows

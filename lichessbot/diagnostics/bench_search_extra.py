@@ -40,7 +40,7 @@ TB_POSITIONS: list[tuple[str, str]] = [
 
 def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
             minibatch: int | None = None, timeout: float = 600.0) -> dict:
-    """lc0's nps and nodes for ``go nodes`` on ``board`` from an empty tree. Raises
+    """lc0's nps, nodes, depth and seldepth for ``go nodes`` on ``board`` from an empty tree. Raises
     chess.engine.EngineError (or OSError) when lc0 cannot start."""
     # Smart pruning off: lc0 searches the same nodes as we do (it would stop a node-limited search early).
     options: dict = {"WeightsFile": weights, "Backend": backend, "Threads": threads, "SmartPruningFactor": 0}
@@ -55,7 +55,8 @@ def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Boa
         info = engine.analyse(board, chess.engine.Limit(nodes=nodes), game=object())
     finally:
         engine.quit()
-    return {"nodes": info.get("nodes", 0), "nps": info.get("nps", 0), "seconds": info.get("time", 0.0)}
+    return {"nodes": info.get("nodes", 0), "nps": info.get("nps", 0), "seconds": info.get("time", 0.0),
+            "depth": info.get("depth", 0), "seldepth": info.get("seldepth", 0)}
 
 
 def rss_bytes() -> int:
@@ -103,7 +104,7 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
 
 def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams, seconds: float) -> dict:
     """Search every board at once (one Searcher each, one :class:`EvalService` for all) for ``seconds``;
-    playouts per second of each game and in all, and the service's stats."""
+    lc0's nps of each game (:class:`lichessbot.search.SearchStats`) and their sum, and the service's stats."""
     service = EvalService(evaluator)
     searchers = [Searcher(service, params, game=f"game{k}") for k in range(len(boards))]
     handles = [s.start(b) for s, b in zip(searchers, boards)]
@@ -113,7 +114,7 @@ def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams,
     rates = []
     for h in handles:
         r = h.wait()
-        rates.append(r.playouts / r.time if r.time > 0 else 0.0)
+        rates.append(float(r.nps))
     for s in searchers:
         s.close()
     stats = service.stats()
@@ -137,7 +138,7 @@ def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[d
             searcher = Searcher(evaluator, params, pipeline=False, tablebases=tb)
             r = searcher.search(chess.Board(fen), VisitsStopper(nodes))
             searcher.close()
-            row[f"nps_{label}"] = round(r.nps)
+            row[f"nps_{label}"] = r.nps
             if tb is not None:
                 row["tbhits"] = r.tbhits
                 row["tbhits_per_s"] = round(r.tbhits / r.time) if r.time > 0 else 0

@@ -77,7 +77,7 @@ def report(network: str = "default", *, input_format: int | None = None, backend
         time.sleep(seconds)
         handle.stop()
         result = handle.wait()
-    out["search"] = {"seconds": seconds, "playouts": result.playouts, "nps": round(result.nps),
+    out["search"] = {"seconds": seconds, "playouts": result.playouts, "nps": result.nps,
                      "minibatch": searcher.minibatch, "bestmove": result.best_move.uci()}
     ev.close()
     return out

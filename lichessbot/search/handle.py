@@ -21,6 +21,7 @@ class _State:
         self.pondering = ponder
         self.on_info = on_info
         self.stop_event = threading.Event()
+        self.ready = threading.Event()  # set once ``result`` or ``error`` is known
         self.t0 = time.perf_counter()
         self.result: SearchResult | None = None
         self.error: BaseException | None = None
@@ -39,10 +40,10 @@ class SearchHandle:
         self._state.stop_event.set()
 
     def wait(self, timeout: float | None = None) -> SearchResult:
-        """The result, once the search has stopped. Raises TimeoutError if ``timeout`` (seconds) passes,
+        """The result, as soon as the search has stopped (the batches still at the network are backed up
+        after it, lc0 sends its bestmove the same way). Raises TimeoutError if ``timeout`` (seconds) passes,
         and re-raises an error of the search thread."""
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        if not self._state.ready.wait(timeout):
             raise TimeoutError("the search is still running")
         if self._state.error is not None:
             raise self._state.error
@@ -57,6 +58,12 @@ class SearchHandle:
             s.stopper = stopper
             s.pondering = False
 
+    def join(self) -> None:
+        """Wait until the search thread has ended (its last batches backed up): the tree is free again."""
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
+
     @property
     def done(self) -> bool:
+        """The search thread has ended."""
         return not self._thread.is_alive()

@@ -171,20 +171,24 @@ class Searcher:
     def _stop_running(self) -> None:
         if self._handle is not None and not self._handle.done:
             self._handle.stop()
-            try:
-                self._handle.wait()
-            except Exception:  # noqa: BLE001 - the error belonged to that search's caller
-                pass
+            self._handle.join()
+
+    def _settle(self) -> None:
+        """Let the last search back up its last batches before the tree is read from another thread."""
+        if self._handle is not None:
+            self._handle.join()
 
     # ---------------------------------------------------------------------------------------------
     def _thread_main(self, state: _State, ply: int) -> None:
         try:
-            state.result = self._run(state, ply)
+            self._run(state, ply)
         except RuntimeError as err:  # a panic in the core: its tree may be inconsistent, drop it
             self._core.new_game()
             state.error = SearchError(f"search failed: {err}")
         except BaseException as err:  # noqa: BLE001 - handed to wait()
             state.error = err
+        finally:
+            state.ready.set()
 
     def _gather(self, buf: int, limit: int | None) -> int:
         """One batch gathered by the core into buffer ``buf``, in the runner's input form; its rows."""
@@ -199,7 +203,10 @@ class Searcher:
         return NetOutputs(np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(wdl, dtype=np.float32),
                           None if mlh is None else np.ascontiguousarray(mlh, dtype=np.float32).reshape(-1))
 
-    def _run(self, state: _State, ply: int) -> SearchResult:
+    def _run(self, state: _State, ply: int) -> None:
+        """The search loop; ``state.result`` is set (and ``state.ready``) as soon as it stops, and the
+        batches still at the network are backed up after that (lc0 search.cc ``MaybeTriggerStop`` sends
+        bestmove at once, its workers finish their batches later)."""
         core = self._core
         reused = core.root_info().n
         self._t_first = None
@@ -240,9 +247,10 @@ class Searcher:
                     if key != last_info or now - last_info_t > _INFO_EVERY:
                         last_info, last_info_t = key, now
                         state.on_info(self._stats(state, reused))
-        finally:
+        except BaseException:
             while pending:
                 core.apply(*pending.popleft().result())
+            raise
         if self.tablebases is not None:
             failure = self.tablebases.take_failure()
             if failure is not None:  # once per process: probing is off from now on
@@ -257,7 +265,10 @@ class Searcher:
                 stopper.on_search_done(final)
             except Exception as err:  # noqa: BLE001 - the bookkeeping of the next move must not cost this one
                 _log.error("stopper failed after the search; the move stands", error=repr(err))
-        return self._result(final, reason, ply)
+        state.result = self._result(final, reason, ply)
+        state.ready.set()
+        while pending:
+            core.apply(*pending.popleft().result())
 
     def _should_stop(self, state: _State, reused: int, hints: StopperHints) -> tuple[str, int | None]:
         """(the reason to stop, or ""; the root visits the next gather may reach, None: no cap). The one
@@ -338,6 +349,7 @@ class Searcher:
 
     def verbose_stats(self) -> list[str]:
         """lc0-style VerboseMoveStats lines for the current root (worst first, then the node line)."""
+        self._settle()
         if not self._moves:
             return []
         edges = self._core.root_edges()
@@ -348,10 +360,12 @@ class Searcher:
     def node_info(self, moves) -> _core.NodeInfo | None:
         """The node reached from the last search's root by ``moves`` (chess.Move or UCI strings), None when
         it is not in the tree (see :class:`lichessbot._core.NodeInfo`)."""
+        self._settle()
         return self._core.node_info([m if isinstance(m, str) else m.uci() for m in moves])
 
     def tree_info(self) -> dict:
         """Sizes of the tree for tests and benchmarks: nodes and edges in the arenas, two-fold draws."""
+        self._settle()
         nodes, edges = self._core.tree_size()
         return {"nodes": nodes, "edges": edges, "twofold": self._core.count_twofold(),
                 "root_n": self._core.root_info().n}

@@ -55,3 +55,22 @@ def test_a_bot_that_does_not_learn_charges_the_configured_overhead(engine):
     assert not [e for e in lines if e["event"] == "move overhead"]
     charged = {e["overhead_ms"] for e in lines if e["event"] == "timeman.budget" and e["clocked"]}
     assert charged == {engine.config.timeman.move_overhead}
+
+
+def test_new_games_of_the_bot_load_no_network(tmp_path, monkeypatch):
+    from lichessbot import wiring
+    from tests.tinynet import build_tiny_onnx
+
+    counts = {"network": 0, "evaluator": 0}
+    network_of, evaluator_of = wiring.network_of, wiring.evaluator_of
+    monkeypatch.setattr(wiring, "network_of", lambda ec: counts.__setitem__("network", counts["network"] + 1)
+                        or network_of(ec))
+    monkeypatch.setattr(wiring, "evaluator_of", lambda ec, net: counts.__setitem__("evaluator", counts["evaluator"] + 1)
+                        or evaluator_of(ec, net))
+    net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
+    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1}})
+    with Engine(cfg, nodes=16) as eng, FakeLichess() as server, BotRun(server, eng) as bot:
+        for seed in (1, 2, 3):
+            game = bot.play(timeout=60, opponent=resign_after(6, random_mover(seed)), limit=60, increment=1)
+            assert game.over and game.posts
+    assert counts == {"network": 1, "evaluator": 1}  # once per process, never per game

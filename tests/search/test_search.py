@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import chess
 import numpy as np
@@ -247,3 +248,32 @@ def test_a_ponder_miss_reuses_the_subtree_of_the_reply_really_played(tiny_eval):
     board.pop()
     board.push(chess.Move.from_uci("a2a3"))
     assert searcher.search(board, VisitsStopper(20)).reused_nodes == 0
+
+
+class _SlowNet(FakeEvaluator):
+    """A network that takes ``delay`` seconds a batch (a loaded CPU)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(value=0.0)
+        self.delay = delay
+
+    def run(self, planes, **kw):
+        time.sleep(self.delay)
+        return super().run(planes, **kw)
+
+
+def test_the_move_comes_as_soon_as_the_search_stops_not_after_the_batch_at_the_network():
+    # lc0 sends bestmove when the stop fires (search.cc MaybeTriggerStop); the batch still at the network is
+    # backed up afterwards, so a stopped search does not wait one more network call.
+    searcher = Searcher(_SlowNet(0.5), SearchParams(minibatch_size=8), pipeline=True)
+    handle = searcher.start(chess.Board())
+    time.sleep(0.75)  # mid-way through the second batch; a third is gathered and sent when it returns
+    t = time.perf_counter()
+    handle.stop()
+    result = handle.wait(timeout=10)
+    waited = time.perf_counter() - t
+    assert result.stop_reason == "stop" and waited < 0.6  # the second batch's rest, not also the third
+    assert not handle.done  # ... and the thread backs the batch up after
+    handle.join()
+    assert handle.done and searcher.tree_info()["root_n"] >= result.nodes
+    searcher.close()
