@@ -8,7 +8,7 @@ one search at a time on the evaluator itself.
 
 from __future__ import annotations
 
-from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.config import Backend, EngineConfig, SearchParams, TimemanConfig
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network, load_network
 from lichessbot.engine.service import EvalService
@@ -41,7 +41,7 @@ def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEv
         lichessbot.engine.network.NetworkError: onnxruntime refuses the model.
         RuntimeError: the Triton server cannot be reached (backend ``triton``).
     """
-    if engine.backend == "triton":
+    if engine.backend == Backend.TRITON:
         return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
                                cache_size=engine.nn_cache_size)
     evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,

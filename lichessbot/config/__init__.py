@@ -28,7 +28,9 @@ from lichessbot.config.challenge import (
     check_template,
 )
 from lichessbot.config.engine import (
+    ONNX_BACKENDS,
     AdaptiveStrengthConfig,
+    Backend,
     BookConfig,
     EngineConfig,
     SearchParams,
@@ -42,6 +44,8 @@ from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.errors import ConfigError
 
 __all__ = [
+    "ONNX_BACKENDS",
+    "Backend",
     "BookConfig",
     "BotConfig",
     "ChallengeConfig",

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from lichessbot.config.base import Strict
 
-__all__ = ["AdaptiveStrengthConfig", "BookConfig", "EngineConfig", "SearchParams", "StrengthConfig", "TablebaseConfig",
-           "TimemanConfig"]
+__all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "EngineConfig", "SearchParams",
+           "StrengthConfig", "TablebaseConfig", "TimemanConfig"]
+
+
+class Backend(StrEnum):
+    """Where the network runs (``engine.backend``, UCI ``Backend``, every ``--backend``): the one spelling of
+    each name. ``auto``: the best onnxruntime provider that starts (TensorRT, CUDA, CPU); ``triton``: a Triton
+    Inference Server (docs/scaling.md)."""
+
+    AUTO = "auto"
+    TENSORRT = "tensorrt"
+    CUDA = "cuda"
+    CPU = "cpu"
+    TRITON = "triton"
+
+
+#: The backends that run the network in this process with onnxruntime (all but Triton), as choices of flags.
+ONNX_BACKENDS: tuple[str, ...] = (Backend.AUTO.value, Backend.TENSORRT.value, Backend.CUDA.value, Backend.CPU.value)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,9 +114,9 @@ class EngineConfig(Strict):
     """The network and how it runs."""
 
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
-    backend: Literal["auto", "tensorrt", "cuda", "cpu", "triton"] = Field(
-        "auto", description="onnxruntime execution provider; auto = best available; triton = a Triton Inference "
-        "Server at triton_url (docs/scaling.md).",
+    backend: Backend = Field(
+        Backend.AUTO, description="onnxruntime execution provider; auto = best available; triton = a Triton "
+        "Inference Server at triton_url (docs/scaling.md).",
     )
     triton_url: str = Field("localhost:8001", description="gRPC host:port of the Triton server (backend triton).")
     triton_model: str = Field("lichessbot", description="The model's name on the Triton server (backend triton).")

@@ -21,7 +21,7 @@ import time
 
 import chess
 
-from lichessbot.config import SearchParams
+from lichessbot.config import ONNX_BACKENDS, Backend, SearchParams
 from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of ``lichessbot bench nn``."""
     parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="auto",
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--seconds", type=float, default=1.5, help="time per batch size, seconds (default 1.5)")

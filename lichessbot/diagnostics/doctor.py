@@ -24,7 +24,7 @@ import numpy as np
 import onnxruntime as ort
 
 from lichessbot import __version__
-from lichessbot.config import SearchParams
+from lichessbot.config import Backend, SearchParams
 from lichessbot.engine import gpu
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
@@ -48,7 +48,7 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def report(network: str = "default", *, input_format: int | None = None, backend: str = "auto",
+def report(network: str = "default", *, input_format: int | None = None, backend: str = Backend.AUTO,
            precision: str = "fp32", seconds: float = 5.0) -> dict:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}

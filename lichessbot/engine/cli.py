@@ -19,8 +19,8 @@ import typing
 import chess
 import structlog
 
-from lichessbot.config import SearchParams
-from lichessbot.engine.evaluator import BACKENDS, Evaluator
+from lichessbot.config import ONNX_BACKENDS, Backend, SearchParams
+from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import evaluate_boards
 from lichessbot.errors import LichessbotError
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"search uses {SearchParams().policy_temperature})")
     parser.add_argument("--input-format", type=int, default=None,
                         help="lc0 input format of a .onnx file (default 1, classical)")
-    parser.add_argument("--backend", choices=("auto", "tensorrt", "cuda", "cpu"), default="cpu",
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.CPU.value,
                         help="onnxruntime execution provider (default cpu)")
     fill = SearchParams().history_fill
     parser.add_argument("--history-fill", choices=typing.get_args(SearchParams.model_fields["history_fill"].annotation),
@@ -58,7 +58,7 @@ def add_network_flags(parser: argparse.ArgumentParser, *, precision: bool = True
     ``--network``, ``--input-format``, ``--backend`` (default auto) and, with ``precision``, ``--precision``."""
     parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
     parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
-    parser.add_argument("--backend", choices=tuple(BACKENDS), default="auto",
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     if precision:
         parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")

@@ -24,6 +24,7 @@ import onnxruntime as ort
 import structlog
 
 from lichessbot import _core
+from lichessbot.config import Backend
 from lichessbot.engine import gpu
 from lichessbot.engine.compact import MASKS_NAME, VALUES_NAME, compact_model, compact_of, split
 from lichessbot.engine.network import (
@@ -44,7 +45,8 @@ log = structlog.get_logger("lichessbot.engine")
 
 #: engine.backend -> onnxruntime execution providers, best first (CPU is always the last resort).
 _TRT, _CUDA, _CPU = "TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"
-BACKENDS = {"auto": (_TRT, _CUDA, _CPU), "tensorrt": (_TRT, _CUDA, _CPU), "cuda": (_CUDA, _CPU), "cpu": (_CPU,)}
+BACKENDS: dict[str, tuple[str, ...]] = {Backend.AUTO: (_TRT, _CUDA, _CPU), Backend.TENSORRT: (_TRT, _CUDA, _CPU),
+                                        Backend.CUDA: (_CUDA, _CPU), Backend.CPU: (_CPU,)}
 #: Minibatch on a GPU provider (lc0's CUDA backends suggest 256 and more).
 GPU_MINIBATCH = 256
 #: On the CPU the default minibatch is what the network evaluates in about this many seconds (ours:
@@ -118,7 +120,7 @@ class Evaluator:
     Raises NetworkError when onnxruntime cannot load the model.
     """
 
-    def __init__(self, network: Network, *, backend: str = "auto", threads: int = 0, cache_size: int = 200_000,
+    def __init__(self, network: Network, *, backend: str = Backend.AUTO, threads: int = 0, cache_size: int = 200_000,
                  precision: str = "fp32", io_binding: bool | None = None, buckets: bool | None = None,
                  compact: bool = False) -> None:
         if precision not in ("fp32", "fp16"):
@@ -151,18 +153,18 @@ class Evaluator:
         want = BACKENDS[backend][0]
         fallback = None
         #: Why the GPU is not used although one is present (None: no GPU, or it is used).
-        self.gpu_warning = gpu.fallback_warning(self.provider) if backend != "cpu" else None
+        self.gpu_warning = gpu.fallback_warning(self.provider) if backend != Backend.CPU else None
         if self.gpu_warning:  # loud in every mode, "auto" included: the user has a GPU and it is idle
             log.warning(self.gpu_warning, backend=backend)
         elif self.provider != want:
             fallback = ("onnxruntime does not list it" if want not in wanted
                         else "it failed to start (no usable GPU or missing CUDA/TensorRT libraries)")
-            if backend != "auto":  # the user asked for this provider: say clearly that it is not used
+            if backend != Backend.AUTO:  # the user asked for this provider: say clearly that it is not used
                 log.warning(f"{want} is not usable, running on {self.provider}: {fallback}", backend=backend)
         log.info("network ready", network=network.name, provider=self.provider, backend=backend,
                  input_format=self.input_format, wdl=network.has_wdl, mlh=network.has_mlh,
                  threads=threads or "default", concurrency=self.concurrency, cache_size=cache_size,
-                 **({"not_used": want} if fallback and backend == "auto" else {}))
+                 **({"not_used": want} if fallback and backend == Backend.AUTO else {}))
         inp = {i.name: i for i in self._session.get_inputs()}.get(INPUT_NAME)
         self._input_dtype = np.float16 if inp is not None and inp.type == "tensor(float16)" else np.float32
         self._outputs = [POLICY_NAME, WDL_NAME if network.has_wdl else VALUE_NAME]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lichessbot.config import load_config
+from lichessbot.config import ONNX_BACKENDS, load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
 from lichessbot.online import OnlineMoves
@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default=None,
                         help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
                         "and a network that does not load ends the command with status 2")
-    parser.add_argument("--backend", default=None, choices=("auto", "tensorrt", "cuda", "cpu"),
+    parser.add_argument("--backend", default=None, choices=ONNX_BACKENDS,
                         help="where the network runs (Backend; default: auto, the best available)")
     parser.add_argument("--config", default=None,
                         help="a config file whose online_moves section (and token, for lichess's explorer) the "

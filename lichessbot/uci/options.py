@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lichessbot.config import EngineConfig, SearchParams
+from lichessbot.config import ONNX_BACKENDS, EngineConfig, SearchParams
 from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
 
 __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
@@ -71,7 +71,7 @@ _S, _E = SearchParams(), EngineConfig()
 #: The option table (lc0 names where lc0 has the option). Add rows here to add options.
 OPTIONS: list[UciOption] = [
     UciOption("WeightsFile", "string", "default", "engine.network"),
-    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=("auto", "tensorrt", "cuda", "cpu")),
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=ONNX_BACKENDS),
     UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
     UciOption("NNCacheSize", "spin", _E.nn_cache_size, "engine.nn_cache_size", 0, 100_000_000),
     UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 0, 1024),

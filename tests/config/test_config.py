@@ -135,3 +135,16 @@ def test_the_environment_token_wins_over_the_file(tmp_path, monkeypatch):
     config = load_config(cfg)
     assert config.resolved_token() == "lip_from_env"
     assert "lip_from_file" not in repr(config) and "lip_from_file" not in str(config)
+
+
+def test_backend_names_are_one_enum_everywhere():
+    from lichessbot.config import ONNX_BACKENDS, Backend, EngineConfig
+    from lichessbot.engine.evaluator import BACKENDS
+    from lichessbot.uci.options import OPTIONS
+
+    assert EngineConfig(backend="triton").backend is Backend.TRITON
+    assert set(BACKENDS) == set(ONNX_BACKENDS) == {b.value for b in Backend} - {Backend.TRITON.value}
+    (uci,) = [o for o in OPTIONS if o.name == "Backend"]
+    assert uci.choices == ONNX_BACKENDS and uci.default == Backend.AUTO
+    with pytest.raises(ConfigError, match="engine.backend"):
+        parse_config({"engine": {"backend": "gpu"}})
