@@ -102,6 +102,9 @@ class Handler(BaseHTTPRequestHandler):
                     self.connection.shutdown(2)
                     return
                 line = item if isinstance(item, bytes) else json.dumps(item).encode() + b"\n"
+                late = getattr(self.server_obj, "stream_latency", None)  # the way down (min, max) s
+                if late and line.strip():
+                    time.sleep(random.uniform(*late))
                 self._chunk(line)
         except OSError:
             self.close_connection = True

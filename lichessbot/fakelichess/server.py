@@ -81,6 +81,7 @@ class FakeLichess(Routes, MatchmakingRoutes, BroadcastRoutes, ArenaRoutes):
         self.move_failures: list[int] = []
         self.failures: dict[str, list[int]] = {}
         self.latency: tuple[float, float] | None = None  # seconds added to every answer (min, max)
+        self.stream_latency: tuple[float, float] | None = None  # seconds each streamed line arrives late (min, max)
         self.limit_seconds: int | None = None  # injected 429s: JSON ratelimit.seconds (None: lila's HTML page)
         self.chat_status = 200
         self.chat_delay = 0.0

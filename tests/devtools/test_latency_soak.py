@@ -1,0 +1,49 @@
+"""python -m devtools.latency_soak: the fake lichess late both ways, the bot's real time manager learning its move
+overhead, the figures of a game (a short clock on the tiny network; the soak's real runs are in docs/timeman.md)."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+import requests
+
+from devtools.latency_soak import soak_game
+from lichessbot.bot.games.engine_thinker import Engine
+from lichessbot.config import parse_config
+from lichessbot.logs import configure_logging
+from tests.fake_lichess import BotRun, FakeLichess, random_mover, resign_after
+
+
+def test_streamed_lines_arrive_late_by_the_stream_latency():
+    with FakeLichess() as server:
+        server.stream_latency = (0.3, 0.3)
+        gid = server.start_game(challenger="alice")
+        t = time.monotonic()
+        auth = {"Authorization": f"Bearer {server.token}"}
+        with requests.get(f"{server.url}/api/bot/game/stream/{gid}", headers=auth, stream=True, timeout=5) as r:
+            first = next(line for line in r.iter_lines() if line)
+        assert b"gameFull" in first and time.monotonic() - t >= 0.3
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    from tests.tinynet import build_tiny_onnx
+
+    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
+    with Engine(parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1}})) as eng:
+        yield eng
+
+
+def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    with FakeLichess(opponent_delay=0.05) as server:
+        server.latency = server.stream_latency = (0.05, 0.05)  # 100 ms a round trip
+        with BotRun(server, engine) as bot:
+            g = soak_game(server, bot, buf, 20, 0, 50, True, resign_after(24, random_mover(3)), timeout=120)
+    assert not g.lost_on_time and g.status == "resign" and g.plies >= 24
+    assert g.overhead["samples"] >= 5 and 90 <= g.overhead["median_ms"] <= 300  # the round trip, learned
+    assert g.overhead["charged_ms"][0] == 100 and g.overhead["charged_ms"][-1] == g.overhead["estimate_ms"]
+    assert 0.0 < g.clock_share < 1.0 and g.min_clock_ms is not None
