@@ -42,6 +42,7 @@ from lichessbot.uci.output import (
     MOVETIME_OVERHEAD_MS,
     UCI_MOVE_OVERHEAD_MS,
     Go,
+    GuiClocks,
     budget_lines,
     decision_lines,
     info_lines,
@@ -93,6 +94,7 @@ class UciEngine:
         self._strength_table: StrengthTable | None = None  # of StrengthTable, read at first use
         self._notes: list[str] = []  # what the strength options say, written before the next search
         self._online: OnlineGame | None = None  # this game's online sources (use_online), new at ucinewgame
+        self._clocks = GuiClocks()  # this game's move overhead, learned from the GUI's clocks (new at ucinewgame)
 
     # -- output -------------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -147,6 +149,7 @@ class UciEngine:
         if self._evaluator is not None:
             self._evaluator.clear_cache()
         self.pipeline.timeman = wiring.timeman_of(self.timeman_config)
+        self._clocks = GuiClocks()
 
     def _cmd_setoption(self, args: list[str]) -> None:
         text = " ".join(args)
@@ -165,19 +168,13 @@ class UciEngine:
         value = opt.parse(raw)
         self._set(opt.target, value)
 
-    def _current(self, target: str) -> Any:
-        """The value an option target holds now."""
-        room, key = target.split(".", 1)
-        holder: Any = {"uci": self.flags, "search": self.params.model_dump(), "engine": self.engine.model_dump(),
-                       "timeman": self.timeman_config.model_dump()}[room]
-        return holder.get(key)
-
     def _set(self, target: str, value: Any) -> None:
-        """Apply one option. An option set to the value it has changes nothing: no network reload, no new
-        searcher (fastchess and most GUIs send every option before each game)."""
-        if self._current(target) == value:
-            return
+        """Apply one option; one set to the value it has changes nothing (no network reload, no new searcher:
+        fastchess and most GUIs send every option before each game)."""
         room, key = target.split(".", 1)
+        holder: Any = {"uci": self.flags, "search": self.params, "engine": self.engine, "timeman": self.timeman_config}
+        if (holder[room].get(key) if room == "uci" else getattr(holder[room], key, None)) == value:
+            return
         if room == "uci":
             self.flags[key] = value
             if key == "seed":
@@ -319,7 +316,8 @@ class UciEngine:
         unless a book or tablebase move answers), written at once or when its search ends."""
         self.pipeline.strength = self._strength_player()
         try:
-            thinking = self.pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"]),
+            clock = self._clocks.clock(go, board, self.timeman_config.move_overhead)
+            thinking = self.pipeline.begin(board, request_of(go, board, self.flags["movetime_overhead"], clock),
                                            on_info=self._info, on_search=self._on_search)
         except NoEngine:  # no search on a network other than the one asked for
             self.send("bestmove 0000")
@@ -414,6 +412,7 @@ class UciEngine:
 
     def _report(self, d: Decision, searcher: Searcher | None) -> None:
         """The lines of a decision (:func:`~lichessbot.uci.output.decision_lines`), ``bestmove`` last."""
+        self._clocks.played(d.time)
         verbose = searcher.verbose_stats() if self.flags["verbose"] and d.source == "search" and searcher else []
         for line in decision_lines(d, show_wdl=self.flags["show_wdl"], verbose=verbose):
             self.send(line)

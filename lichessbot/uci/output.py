@@ -10,17 +10,17 @@ MultiPV is above 1, as lc0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import chess
 
 from lichessbot.pipeline import Decision, MoveRequest
 from lichessbot.score import Score
 from lichessbot.search import RootMove, SearchStats
-from lichessbot.timeman import Budget, Clock
+from lichessbot.timeman import Budget, Clock, OverheadEstimator
 
-__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "UCI_MOVE_OVERHEAD_MS", "Go", "budget_lines", "decision_lines",
-           "info_lines", "parse_go", "parse_position", "request_of", "searchmoves_of"]
+__all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "UCI_MOVE_OVERHEAD_MS", "Go", "GuiClocks", "budget_lines",
+           "decision_lines", "info_lines", "parse_go", "parse_position", "request_of", "searchmoves_of"]
 
 #: Milliseconds kept back from ``go movetime`` for the protocol round trip (reading ``go``, writing
 #: ``bestmove``, the GUI reading it) and the batch under way when the deadline passes. MoveOverhead
@@ -73,7 +73,8 @@ def budget_lines(budget: Budget | None) -> list[str]:
     warning when the hard maximum is below :data:`MIN_SEARCH_MS`."""
     if budget is None:
         return []
-    lines = [f"info string timeman {budget.describe()}"]
+    lines = [f"info string timeman {budget.describe()}" + (f", overhead {budget.overhead_ms:.0f} ms" if budget.clocked
+                                                          and budget.overhead_ms else "")]
     if budget.hard_max * 1000 < MIN_SEARCH_MS:
         lines.append(f"info string warning: {budget.hard_max * 1000:.0f} ms is too little time to search; the move "
                      "comes from the first batch (a longer movetime or clock, or a smaller MoveOverhead, helps)")
@@ -128,14 +129,46 @@ _GO_INT = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "
 _GO_WORDS = _GO_INT | {"infinite", "ponder", "searchmoves"}
 
 
-def request_of(go: Go, board: chess.Board, movetime_overhead_ms: int) -> MoveRequest:
+class GuiClocks:
+    """What each move of one game costs the engine's clock beyond its search, as the GUI's clocks show it: the
+    bot's rule (:class:`lichessbot.timeman.OverheadEstimator`) on consecutive ``go`` commands of our side, where
+    a move cost ``wtime`` before it, plus the increment, minus ``wtime`` at our next ``go``, less the search's own
+    time (so our own latency around the search, and the GUI's, are counted). The overhead charged is the larger
+    of ``MoveOverhead`` and that estimate. A new one per ``ucinewgame``."""
+
+    def __init__(self) -> None:
+        self.estimator = OverheadEstimator(UCI_MOVE_OVERHEAD_MS, low_ms=0)
+        self._current: tuple[int, Clock] | None = None  # the ply and clock of the move being decided
+
+    def clock(self, go: Go, board: chess.Board, move_overhead_ms: int) -> Clock | None:
+        """The clock of ``go`` with the overhead to charge (measuring our previous move first), or None."""
+        clock = Clock.from_uci(board.turn, wtime=go.wtime, btime=go.btime, winc=go.winc, binc=go.binc,
+                               movestogo=go.movestogo)
+        ply = board.ply()
+        self._current = None if clock is None or go.ponder else (ply, clock)
+        if clock is None:
+            return None
+        self.estimator.seen(ply - 1, clock)  # the state after our previous move is the one before this go
+        learned = self.estimator.estimate_ms if self.estimator.samples else 0
+        return replace(clock, overhead=max(move_overhead_ms, learned))
+
+    def played(self, search_s: float) -> None:
+        """The move of the last clocked ``go`` was written after a search of ``search_s`` seconds."""
+        if self._current is not None:
+            ply, clock = self._current
+            self.estimator.posted(ply, clock, search_s)
+            self._current = None
+
+
+def request_of(go: Go, board: chess.Board, movetime_overhead_ms: int, clock: Clock | None = None) -> MoveRequest:
     """What the move of a ``go`` may spend, for the move pipeline: our clock from wtime/btime, winc/binc and
     movestogo (ms), ``movetime`` in seconds with ``movetime_overhead_ms`` (MovetimeOverhead, not MoveOverhead)
     kept back and never less than half of it (:func:`lichessbot.timeman.allocation.movetime_s`), ``nodes``
     and ``infinite`` as hard limits. Without a clock and a movetime, or with ``infinite``, the time manager
-    is not asked (docs/timeman.md)."""
-    clock = Clock.from_uci(board.turn, wtime=go.wtime, btime=go.btime, winc=go.winc, binc=go.binc,
-                           movestogo=go.movestogo)
+    is not asked (docs/timeman.md). ``clock``: the clock to use (:meth:`GuiClocks.clock`), else ``go``'s."""
+    if clock is None:
+        clock = Clock.from_uci(board.turn, wtime=go.wtime, btime=go.btime, winc=go.winc, binc=go.binc,
+                               movestogo=go.movestogo)
     return MoveRequest(clock=clock, movetime=go.movetime / 1000.0 if go.movetime is not None else None,
                        nodes=go.nodes, infinite=go.infinite, movetime_overhead_ms=movetime_overhead_ms,
                        searchmoves=searchmoves_of(go, board))
