@@ -34,7 +34,8 @@ import structlog
 
 __all__ = ["CUDA_FIX", "CUDA_LIBRARIES", "DOCKER_FIX", "DRIVER_FIX", "GPU_EXTRA", "TENSORRT_EXTRA", "TENSORRT_FIX",
            "TENSORRT_LIBRARIES", "GpuInfo", "advice", "container_wants_gpu", "cuda_libraries", "cuda_provider_error",
-           "driver_version", "in_container", "nvidia_gpus", "preload_cuda", "preload_tensorrt", "provider_library_error"]
+           "driver_version", "in_container", "nvidia_gpus", "preload_cuda", "preload_tensorrt",
+           "provider_library_error"]
 
 log = structlog.get_logger("lichessbot.engine")
 
