@@ -203,7 +203,7 @@ def test_an_unwritable_home_still_plays_in_uci(host, tiny_net, tmp_path, monkeyp
     blocker.write_text("")
     monkeypatch.setenv("HOME", str(blocker / "home"))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    host(tensorrt="missing", cuda="ok")
+    host(tensorrt="ok", cuda="ok")
     for backend in ("auto", "tensorrt"):
         lines = _uci(f"setoption name WeightsFile value {tiny_net}", f"setoption name Backend value {backend}",
                      "isready", "go nodes 20")

@@ -132,6 +132,9 @@ class Evaluator:
         self._outputs = [POLICY_NAME, WDL_NAME if network.has_wdl else VALUE_NAME]
         if network.has_mlh:
             self._outputs.append(MLH_NAME)
+        #: Batch sizes the session has been given (after padding: bound or plain runs), and those the
+        #: warm-up gave it (:attr:`shapes_planned`).
+        self.shapes_sent: set[int] = set()
         on_gpu = self.provider in (CUDA, TRT)
         #: Calls are padded to :data:`~lichessbot.engine.session.BATCH_BUCKETS` (default: on a GPU).
         self.buckets = on_gpu if buckets is None else buckets
@@ -141,10 +144,8 @@ class Evaluator:
             widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
             self._bound = BoundRunner(self._session, INPUT_NAME, [(o, widths[o]) for o in self._outputs],
                                       "cuda" if on_gpu else "cpu", MAX_BATCH, input_dtype=self._input_dtype,
-                                      buckets=self.buckets, compact=compact)
+                                      buckets=self.buckets, compact=compact, shapes=self.shapes_sent)
         self._default_minibatch: int | None = None
-        #: Batch sizes the session has been given (after padding), and those the warm-up gave it.
-        self.shapes_sent: set[int] = set()
         self.shapes_planned: frozenset[int] = frozenset()
 
     def _fallback_warning(self, backend: str) -> str | None:
@@ -253,8 +254,6 @@ class Evaluator:
         elif planes.ndim != 4 or planes.shape[1:] != (112, 8, 8):
             raise ValueError(f"planes must be [B, 112, 8, 8], got {list(planes.shape)}")
         b = len(planes)
-        rows = min(bucket_of(b), MAX_BATCH) if self.buckets else b
-        self.shapes_sent.add(rows)  # a set's add is atomic under the GIL
         bound = self._bound
         if bound is not None:
             direct = out if out is not None and self.network.has_wdl else None
@@ -269,8 +268,10 @@ class Evaluator:
                               error=str(err).splitlines()[0][:300] if str(err) else type(err).__name__)
                 return self.run(planes, game=game, priority=priority, out=out)
         else:
+            rows = min(bucket_of(b), MAX_BATCH) if self.buckets else b
             if rows > b:  # the bound path's padding, so the session sees the warmed-up shapes here too
                 planes = np.concatenate([planes, np.zeros((rows - b, *planes.shape[1:]), planes.dtype)])
+            self.shapes_sent.add(len(planes))  # a set's add is atomic under the GIL
             if self.compact:
                 masks, values = split(planes)
                 outs = self._session.run(self._outputs, {MASKS_NAME: masks, VALUES_NAME: values})
