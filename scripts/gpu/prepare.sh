@@ -68,9 +68,12 @@ parts=$(ls "$STAGE"/part-* | wc -l)
 } > "$STAGE/manifest"
 rm -rf "$STAGE/dl"
 echo "staged: .gpu/base $(du -sh "$STAGE/base" | cut -f1), onnxruntime-gpu $ORT in $parts pieces"
-echo "device calls, back to back (the same command each time; the last one measures, about 8 minutes):"
+echo "device calls, back to back (the same command each time; the last piece's call measures ours, and one"
+echo "more call with .gpu/base measures lc0):"
 last=$(ls "$STAGE"/part-* | tail -1)
 for p in "$STAGE"/part-*; do
   base=""; [ "$p" = "$last" ] && base=", \".gpu/base\""
   echo "  run(command=\"bash scripts/gpu/measure.sh\", carry=[\".gpu/manifest\", \"$p\"$base], timeout_s=600)"
 done
+[ -f "$STAGE/base/lc0.tar.gz" ] && \
+  echo "  run(command=\"bash scripts/gpu/measure.sh\", carry=[\".gpu/manifest\", \".gpu/base\"], timeout_s=600)"
