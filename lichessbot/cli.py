@@ -18,30 +18,31 @@ from collections.abc import Sequence
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
-from lichessbot.play.logs import configure_logging
+from lichessbot.logs import configure_logging
 
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "play": ("lichessbot.play.cli", "run the lichess bot"),
-    "check-config": ("lichessbot.play.check_config", "validate a config file and exit"),
-    "migrate-config": ("lichessbot.play.migrate", "convert a lichess-bot config.yml into ours"),
+    "play": ("lichessbot.bot.service.cli", "run the lichess bot"),
+    "check-config": ("lichessbot.bot.setup.check_config", "validate a config file and exit"),
+    "migrate-config": ("lichessbot.bot.setup.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
     "convert": ("lichessbot.engine.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
     "export-triton": ("lichessbot.engine.triton_cli", "write a Triton Inference Server model repository"),
     "match": ("lichessbot.match", "play a match between two UCI engines"),
-    "doctor": ("lichessbot.search.doctor", "print what a bug report needs: versions, GPU, providers, nps"),
+    "doctor": ("lichessbot.diagnostics.doctor", "print what a bug report needs: versions, GPU, providers, nps"),
     "calibrate": ("lichessbot.strength.calibrate",
                   "measure strength levels against Stockfish's UCI_Elo, write the table"),
 }
 _BENCH: dict[str, tuple[str, str]] = {
-    "nn": ("lichessbot.engine.bench", "network evaluations per second by batch size"),
-    "search": ("lichessbot.search.bench", "search nodes per second"),
-    "gpu": ("lichessbot.search.bench_gpu", "the GPU path: start-up, network alone per batch, nps, stop, check vs CPU"),
-    "timeman": ("lichessbot.timeman.bench", "time-manager games against Stockfish"),
-    "lc0cmp": ("lichessbot.search.lc0cmp", "root visit distribution of our search against lc0's"),
-    "bot": ("lichessbot.play.bench", "soak: concurrent bullet games against the fake lichess server"),
-    "uci": ("lichessbot.uci.bench", "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
+    "nn": ("lichessbot.diagnostics.bench_nn", "network evaluations per second by batch size"),
+    "search": ("lichessbot.diagnostics.bench_search", "search nodes per second"),
+    "gpu": ("lichessbot.diagnostics.bench_gpu",
+            "the GPU path: start-up, network alone per batch, nps, stop, check vs CPU"),
+    "timeman": ("lichessbot.diagnostics.bench_timeman", "time-manager games against Stockfish"),
+    "bot": ("lichessbot.diagnostics.bench_bot", "soak: concurrent bullet games against the fake lichess server"),
+    "uci": ("lichessbot.diagnostics.bench_uci",
+            "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
 
 
@@ -69,7 +70,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, lc0cmp, bot, uci)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, bot, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None

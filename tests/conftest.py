@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lichessbot.fakelichess import FakeLichess
-from lichessbot.play.logs import configure_logging
+from lichessbot.logs import configure_logging
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]

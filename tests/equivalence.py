@@ -1,4 +1,4 @@
-"""A deterministic evaluator for the search-equivalence fixtures (tests/test_search_equivalence.py).
+"""A deterministic evaluator for the search-equivalence fixtures (tests/search/test_search_equivalence.py).
 
 The policy is a fixed logit per lc0 policy index, ``LOGITS[i] = ((7919 i) mod 1858) * 0.003`` (a
 bijection of the indices, so two legal moves never share a prior, even after lc0's 16-bit storage);

@@ -71,8 +71,12 @@ def test_no_import_loops_in_the_package():
 #: it must not see. The two front ends, the bot and UCI, stand beside each other over the move pipeline.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",), ("cli",),
-    ("uci", "play"),
-    ("fakelichess",),  # the test server and the in-process bot runner (play's benchmarks use them)
+    ("diagnostics",),  # doctor and the benches: user-facing measurements over every room below
+    ("uci", "bot.service", "bot.setup"),  # the two front ends (the bot's process, UCI) and the config tools
+    ("bot.arenas", "bot.matchmaking"),
+    ("bot.games",),
+    ("bot.chat", "bot.challenges"),
+    ("fakelichess",),  # the lichess server on 127.0.0.1 (it knows nothing of the bot)
     ("status",),
     ("wiring",),
     ("pipeline",),  # the move pipeline: book, tables, search, strength, time
@@ -90,9 +94,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "lichessbot", "logs"),
 )
 
-#: Modules that are a room of their own where they stand: the process's logging setup, which every command
-#: (cli, uci, match) configures, lives in play/ (moving the file is the bot wing's).
-MODULE_ROOMS = {"lichessbot.play.logs": "logs"}
+#: Modules that are a room of their own where they stand (none today).
+MODULE_ROOMS: dict[str, str] = {}
 
 #: design.md's "knows nothing of", for what the order alone allows: room -> rooms (or modules) it never imports.
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
@@ -109,7 +112,8 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "online": {"search", "_core", "engine"},
     "pipeline": {"lichess"},
     "uci": {"lichess"},
-    "play": {"_core"},
+    **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
+                                                              "chat", "challenges")},
 }
 
 #: Arrows back up that exist today, each with the work that removes it (issue 30's bot wing). An arrow listed
@@ -118,10 +122,13 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 
 def room_of(module: str) -> str:
-    """``lichessbot.play.game`` -> ``play``, ``lichessbot.wiring`` -> ``wiring``, the package -> ``lichessbot``."""
+    """``lichessbot.search.searcher`` -> ``search``, ``lichessbot.bot.games.game`` -> ``bot.games`` (the bot's
+    rooms are one level down), ``lichessbot.wiring`` -> ``wiring``, the package -> ``lichessbot``."""
     if module in MODULE_ROOMS:
         return MODULE_ROOMS[module]
     parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "bot":
+        return f"bot.{parts[2]}"
     return parts[1] if len(parts) > 1 else parts[0]
 
 
@@ -145,10 +152,11 @@ def back_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], str]:
 
 
 def test_back_arrows_are_found():
-    graph = {"lichessbot.search.searcher": {"lichessbot.play.game", "lichessbot.config", "lichessbot.lichess.client"},
+    graph = {"lichessbot.search.searcher": {"lichessbot.bot.games.game", "lichessbot.config",
+                                            "lichessbot.lichess.client"},
              "lichessbot.timeman.manager": {"lichessbot.search", "lichessbot.search.searcher"},
              "lichessbot.book": {"lichessbot.tablebase"}, "lichessbot.config": set()}
-    assert set(back_arrows(graph)) == {("lichessbot.search.searcher", "lichessbot.play.game"),
+    assert set(back_arrows(graph)) == {("lichessbot.search.searcher", "lichessbot.bot.games.game"),
                                        ("lichessbot.search.searcher", "lichessbot.lichess.client"),
                                        ("lichessbot.timeman.manager", "lichessbot.search.searcher"),
                                        ("lichessbot.book", "lichessbot.tablebase")}

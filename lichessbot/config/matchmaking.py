@@ -123,7 +123,7 @@ class MatchmakingOverride(BaseModel):
 
 class MatchmakingConfig(Strict):
     """Challenging other bots when idle (lichess-bot's ``matchmaking`` section: same key names and meanings
-    where lichess-bot has the key; "ours" marks the others). Read by :mod:`lichessbot.play.matchmaker`."""
+    where lichess-bot has the key; "ours" marks the others). Read by :mod:`lichessbot.bot.matchmaking.matchmaker`."""
 
     allow_matchmaking: bool = Field(False, description="Challenge online bots when idle.")
     allow_during_games: bool = Field(

@@ -27,7 +27,7 @@ OPSET = 17
 IR_VERSION = 8
 
 # Conv policy planes (AlphaZero's 73x8x8 layout as lc0's conv policy head uses it; checked against the
-# Gather table inside leela2onnx output, see tests/test_convert.py). (d_rank, d_file) per plane.
+# Gather table inside leela2onnx output, see tests/engine/test_convert.py). (d_rank, d_file) per plane.
 # Planes 0-55: queen-like moves, direction-major N, NE, E, SE, S, SW, W, NW, distance 1..7.
 _QUEEN_DIRS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
 # Planes 56-63: knight jumps, clockwise from two-up-one-right.

@@ -4,7 +4,7 @@ Everything that evaluates positions for the search has this shape: the onnxrunti
 :class:`~lichessbot.engine.evaluator.Evaluator` (CPU, CUDA, TensorRT), the Triton client
 (:class:`~lichessbot.engine.triton.TritonEvaluator`), the evaluation service that merges the batches of all
 games (:class:`~lichessbot.engine.service.EvalService`) and the test and bench stand-ins
-(:mod:`lichessbot.search.fake`). The search reads what it needs from :attr:`NetworkRunner.info`
+(:mod:`lichessbot.diagnostics.fake_net`). The search reads what it needs from :attr:`NetworkRunner.info`
 explicitly; nothing is guessed with ``getattr`` defaults.
 
 The network's tensors follow lc0 src/neural/onnx/converter.cc (input ``/input/planes`` [B, 112, 8, 8];

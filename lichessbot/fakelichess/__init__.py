@@ -1,6 +1,6 @@
 """A lichess Bot API server on 127.0.0.1 as strict as lichess (it imports nothing of the bot).
 
-Used by the tests (``tests/fake_lichess.py`` re-exports it, with :mod:`lichessbot.play.botrun`, the bot
+Used by the tests (``tests/fake_lichess.py`` re-exports it, with :mod:`lichessbot.bot.service.botrun`, the bot
 running in-process against it) and by ``lichessbot bench bot``. It only ever listens on 127.0.0.1.
 """
 

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lichessbot.logs import configure_logging
 from lichessbot.match.broadcast import BroadcastPusher
 from lichessbot.match.openings import load_openings
 from lichessbot.match.runner import run_match
@@ -36,7 +37,6 @@ from lichessbot.match.types import (
     TimeControl,
     our_engine_command,
 )
-from lichessbot.play.logs import configure_logging
 
 __all__ = ["BROADCAST_TOKEN_ENV", "add_arguments", "parse_engine", "run"]
 

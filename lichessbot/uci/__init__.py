@@ -2,7 +2,7 @@
 
 Modules: :mod:`~lichessbot.uci.engine` (the state machine: commands, options, ``go``),
 :mod:`~lichessbot.uci.options` (the option table), :mod:`~lichessbot.uci.output` (``go``'s parameters and
-the lines a move writes), :mod:`~lichessbot.uci.cli` (the command) and :mod:`~lichessbot.uci.bench`
+the lines a move writes), :mod:`~lichessbot.uci.cli` (the command) and :mod:`~lichessbot.diagnostics.bench_uci`
 (``lichessbot bench uci``). Imports point down: the move pipeline, the search, the time manager, config;
 nothing here knows lichess.
 """

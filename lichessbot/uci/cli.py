@@ -7,8 +7,8 @@ import sys
 
 from lichessbot.config import load_config
 from lichessbot.errors import LichessbotError
+from lichessbot.logs import configure_logging
 from lichessbot.online import OnlineMoves
-from lichessbot.play.logs import configure_logging
 from lichessbot.uci.engine import UciEngine
 
 __all__ = ["add_arguments", "run"]

@@ -1,4 +1,4 @@
-"""Make tests/data/lc0_corners.txt: positions for ``lichessbot bench lc0cmp --positions`` in lc0's corners
+"""Make tests/data/lc0_corners.txt: positions for ``python -m devtools.lc0cmp --positions`` in lc0's corners
 (issue 31): lost positions where several replies allow mate, rook endgames reached through repetitions
 with a rule-50 counter above 0, and ordinary middlegames. Deterministic (fixed seed):
 

@@ -2,7 +2,7 @@
 
 The Python search (lichessbot/search/searcher.py and tree.py at commit 6498496, deleted once the Rust
 core replaced it) searched each position below with minibatch 1 and the deterministic evaluator of
-tests/equivalence.py; tests/test_search_equivalence.py checks that the Rust core gives the same root
+tests/equivalence.py; tests/search/test_search_equivalence.py checks that the Rust core gives the same root
 visit counts. To regenerate, check out that commit, take tests/equivalence.py from commit 2923088 (its
 ``evaluate`` is what the Python search called) and run from the repository root:
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lichessbot.bot.setup.migrate import migrate
 from lichessbot.cli import main
 from lichessbot.config import ConfigError, load_config, parse_config
 from lichessbot.config.online import OnlineMovesConfig
-from lichessbot.play.migrate import migrate
 
 LICHESS_BOT = Path(__file__).resolve().parents[1] / "data" / "lichess_bot_config.yml"
 

@@ -136,23 +136,3 @@ impl Search {
         }
     }
 }
-
-/// lc0 node.cc `MakeTerminal`: exact values and bounds; no edges.
-pub(crate) fn make_terminal(nd: &mut Node, wl: f64, d: f32, m: f32) {
-    nd.terminal = TERMINAL_END;
-    nd.state = EXPANDED;
-    nd.num_edges = 0;
-    nd.wl = wl;
-    nd.d = d;
-    nd.m = m;
-    nd.v0 = wl as f32;
-    let b = if wl > 0.0 {
-        1
-    } else if wl < 0.0 {
-        -1
-    } else {
-        0
-    };
-    nd.lower = b;
-    nd.upper = b;
-}

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
-use crate::backup::make_terminal;
 use crate::cache::NNCache;
 use crate::encoding::{self, InputRow};
 use crate::params::Params;
@@ -439,11 +438,11 @@ impl Search {
         };
         let nd = &mut self.tree.nodes[leaf as usize];
         if let Some((wl, d, m)) = terminal {
-            make_terminal(nd, wl, d, m);
+            nd.make_terminal(wl, d, m);
             return Expansion::Terminal;
         }
         if self.params.two_fold_draws && info.repetitions == 1 && ply >= 4 && ply >= u32::from(nd.cycle) {
-            make_terminal(nd, 0.0, 1.0, f32::from(nd.cycle));
+            nd.make_terminal(0.0, 1.0, f32::from(nd.cycle));
             nd.terminal = TERMINAL_TWOFOLD;
             // A two-fold draw depends on the path to it: its bounds stay open, so it never proves its
             // parent (lc0 node.cc `MakeTerminal`: `if (type != Terminal::TwoFold) SetBounds(...)`).
@@ -462,7 +461,7 @@ impl Search {
             let parent_m = self.tree.nodes[self.path[self.path.len() - 2] as usize].m;
             let (wl, d) = node_value(wdl);
             let nd = &mut self.tree.nodes[leaf as usize];
-            make_terminal(nd, wl, d, (parent_m - 1.0).max(0.0));
+            nd.make_terminal(wl, d, (parent_m - 1.0).max(0.0));
             nd.terminal = TERMINAL_TABLEBASE;
             if wl < 0.0 {
                 // A loss for the mover: its edge's prior goes to 0 before the first backup (lc0 node.cc

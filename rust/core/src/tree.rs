@@ -72,6 +72,26 @@ pub struct Node {
 }
 
 impl Node {
+    /// lc0 node.cc `MakeTerminal`: exact values and bounds; no edges.
+    pub(crate) fn make_terminal(&mut self, wl: f64, d: f32, m: f32) {
+        self.terminal = TERMINAL_END;
+        self.state = EXPANDED;
+        self.num_edges = 0;
+        self.wl = wl;
+        self.d = d;
+        self.m = m;
+        self.v0 = wl as f32;
+        let b = if wl > 0.0 {
+            1
+        } else if wl < 0.0 {
+            -1
+        } else {
+            0
+        };
+        self.lower = b;
+        self.upper = b;
+    }
+
     fn new(index: u8) -> Node {
         Node {
             wl: 0.0,

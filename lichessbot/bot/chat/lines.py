@@ -1,0 +1,196 @@
+"""Chat off the move's path: a background sender, the eval line, and the ``!`` commands.
+
+Games only *enqueue* lines; one sender thread posts them in order. A slow or failing chat call (lichess
+answers 400 when a chat is closed, 429 when too fast) is logged and dropped: it never delays a move.
+Lines are cut to lichess's 140 characters.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+
+import chess
+import structlog
+
+from lichessbot import __version__
+from lichessbot.pipeline import Decision
+
+__all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
+           "answer_command", "eval_line", "render_greeting"]
+
+#: lichess's limit on a chat line (characters).
+MAX_CHAT = 140
+#: The commands lichess-bot users know (lichess-bot lib/conversation.py: !help/!commands, !wait, !name, !eval,
+#: !queue; !howto from its earlier versions), in our words.
+HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
+        "(challenges waiting), !howto, !help")
+#: The answer to ``!howto``.
+HOWTO = ("How to run a bot: create a BOT account (lichess.org/api#tag/Bot) and run a bot program on it; "
+         "I am lichessbot, a neural-network engine.")
+#: Seconds ``!wait`` adds to ``abort_time`` (lichess-bot waits 60 s more too).
+WAIT_S = 60
+#: The answer to ``!wait`` when the game can still be aborted (the game then waits :data:`WAIT_S` more).
+WAIT_REPLY = f"Waiting {WAIT_S} seconds more for your first move..."
+#: The answer to ``!wait`` once both sides have moved (or in arenas and correspondence: nothing is aborted).
+WAIT_REFUSAL = "No need to wait: this game is not aborted any more."
+#: The answer to ``!eval`` in the player room while the game is on (an eval there would be outside help;
+#: lichess-bot refuses too).
+EVAL_REFUSAL = "Sorry, I don't share my evaluation with my opponent during the game. Spectators can ask in their chat."
+
+log = structlog.get_logger("lichessbot.chat")
+
+
+class ChatSender:
+    """A daemon thread posting ``(game_id, room, text)`` with ``post(game_id, room, text)``.
+
+    ``send`` never blocks and never raises. At most ``max_queued`` lines wait; more are dropped (logged
+    as ``request dropped``), so a slow or rate-limited chat never builds a backlog.
+    """
+
+    def __init__(self, post: Callable[[str, str, str], None], max_queued: int = 20):
+        self._post = post
+        self._q: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self.max_queued = max_queued
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="chat", daemon=True)
+        self.sent = 0
+        self.failed = 0
+        self._closing = threading.Event()
+        self._thread.start()
+
+    def send(self, game_id: str, room: str, text: str) -> None:
+        """Queue ``text`` (cut to 140 characters) for ``room`` ("player" or "spectator")."""
+        text = " ".join(text.split())
+        if not text:
+            return
+        if len(text) > MAX_CHAT:
+            text = text[: MAX_CHAT - 1] + "…"
+        if self._q.qsize() >= self.max_queued:
+            self.dropped += 1
+            log.warning("request dropped", game_id=game_id, room=room, reason=f"{self.max_queued} chat lines "
+                        "already waiting")
+            return
+        self._q.put((game_id, room, text))
+
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            if self._closing.is_set():  # close() timed out: drop the rest
+                self.failed += 1
+                continue
+            game_id, room, text = item
+            try:
+                self._post(game_id, room, text)
+                self.sent += 1
+            except Exception as err:  # noqa: BLE001 - chat must never take anything down
+                self.failed += 1
+                log.warning("chat not sent", game_id=game_id, room=room, error=str(err))
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Send what is queued (up to ``timeout`` seconds), then stop; lines still queued then are dropped.
+
+        A post in flight at the deadline finishes in the background (its retries end when the client
+        closes).
+        """
+        self._q.put(None)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._closing.set()
+            log.warning("chat lines dropped at shutdown", queued=self._q.qsize())
+
+
+def _pv_san(board: chess.Board, pv: tuple[chess.Move, ...], limit: int) -> list[str]:
+    b = board.copy(stack=False)
+    out: list[str] = []
+    for m in pv[:limit]:
+        if m not in b.legal_moves:
+            break
+        out.append(b.san(m))
+        b.push(m)
+    return out
+
+
+def _si(x: float) -> str:
+    return f"{x / 1e6:.1f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e4 else f"{x:.0f}"
+
+
+def eval_line(decision: Decision, board: chess.Board) -> str:
+    """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
+
+    Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k nps 850 depth 6 | pv Nf3 d5 g3 ...`` (score in
+    pawns from our side, from the search's centipawns, lc0's formula). Book: ``book move Nf3``. Tablebase
+    (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer: masters, 1,234 games, 42%
+    score | e4``. A search kept to the online tables' moves starts with their note.
+    """
+    if decision.source == "book":
+        return f"book move {board.san(decision.move)}"
+    if decision.source in ("online_book", "tablebase", "online_tablebase"):
+        return f"{decision.note or decision.source} | {board.san(decision.move)}"[:MAX_CHAT]
+    sc = decision.score
+    if sc is None:
+        parts = ["eval ?"]
+    else:
+        parts = [f"mate {sc.mate:+d}" if sc.mate is not None else f"eval {sc.cp / 100:+.2f}"]
+        w, d, l = (round(100 * x) for x in sc.wdl)
+        parts.append(f"W {w}% D {d}% L {l}%")
+    parts.append(f"nodes {_si(decision.nodes)} nps {_si(decision.nps)} depth {decision.depth:.0f}")
+    if decision.note and decision.note != "fallback":
+        parts.insert(0, decision.note)
+    head = " | ".join(parts)
+    for n in range(8, 0, -1):
+        pv = _pv_san(board, decision.pv or (decision.move,), n)
+        line = f"{head} | pv {' '.join(pv)}"
+        if len(line) <= MAX_CHAT:
+            return line
+    return head[:MAX_CHAT]
+
+
+def render_greeting(template: str, **values: str) -> str:
+    """``template`` with ``{me}``/``{opponent}`` replaced. Never raises: the config checks templates at load
+    (:func:`lichessbot.config.check_template`); an unknown placeholder or a stray brace that slips
+    through is left as written."""
+    class _Keep(dict):
+        def __missing__(self, key: str) -> str:
+            return "{" + key + "}"
+    try:
+        return template.format_map(_Keep(values))
+    except (ValueError, IndexError, AttributeError, KeyError):
+        return template
+
+
+def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False,
+                   can_wait: bool = False, queue: Sequence[str] = ()) -> str | None:
+    """The answer to a chat command (``!help``/``!commands``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
+    ``!queue``; any case, words after the command ignored), or None for other lines.
+
+    Args:
+        text: the chat line.
+        last_eval: the eval line of our last move (``!eval``), or None before it.
+        name: who we are, e.g. ``"TestBot running lichessbot with the maia-1900 network"`` (``!name`` adds
+            the version).
+        player_room_in_game: the line came from the player room while the game is on; ``!eval`` then gets
+            :data:`EVAL_REFUSAL` instead of the evaluation (lichess-bot refuses it to the opponent too).
+        can_wait: the game would still be aborted for a missing first move; ``!wait`` then answers
+            :data:`WAIT_REPLY` (the caller waits :data:`WAIT_S` seconds more), else :data:`WAIT_REFUSAL`.
+        queue: the challengers waiting for a slot, next first (``!queue``).
+    """
+    cmd = text.strip().lower().split(maxsplit=1)[0] if text.strip() else ""
+    if cmd == "!eval":
+        if player_room_in_game:
+            return EVAL_REFUSAL
+        return last_eval or "No evaluation yet."
+    if cmd == "!name":
+        return f"{name} (lichessbot {__version__})"
+    if cmd in ("!help", "!commands"):
+        return HELP
+    if cmd == "!howto":
+        return HOWTO
+    if cmd == "!wait":
+        return WAIT_REPLY if can_wait else WAIT_REFUSAL
+    if cmd == "!queue":
+        return f"Challenge queue: {', '.join('@' + n for n in queue)}" if queue else "No challenges queued."
+    return None

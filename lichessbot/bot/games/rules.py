@@ -1,0 +1,106 @@
+"""Small pure rules of a running game: reading the server's moves, resign/draw decisions from our
+scores, and how long a move post may wait."""
+
+from __future__ import annotations
+
+import chess
+
+from lichessbot.bot.games.thinker import ClockMs
+from lichessbot.config import DrawOrResignConfig
+
+__all__ = ["CORRESPONDENCE_KEEP", "POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
+           "ScoreRules", "Unplayable", "clocks_now", "correspondence_think_s", "our_clock", "parse_moves",
+           "post_patience"]
+
+#: lila's wtime/btime of a game without any clock (BotJsonView: ``Int.MaxValue`` ms).
+UNLIMITED_MS = 2_147_483_647
+#: Share of a correspondence clock a move never spends, and the seconds kept besides (ours: the post and
+#: its retries, lichess's lag).
+CORRESPONDENCE_KEEP = 0.1
+CORRESPONDENCE_KEEP_S = 5.0
+
+
+def clocks_now(times: tuple[int, ...], color: chess.Color | None, since_state_s: float, *, clocked: bool,
+               correspondence: bool) -> tuple[ClockMs | None, float | None]:
+    """Our real-time clock now (:func:`our_clock`; None without one: ``clocked`` False or ``correspondence``)
+    and, in correspondence, the seconds its clock leaves us (None: unlimited, lila's ``Int.MaxValue``, or
+    not known yet: ``times`` all 0)."""
+    if color is None or not (clocked or correspondence):
+        return None, None
+    clock = our_clock(times, color, since_state_s)
+    if correspondence:
+        return None, (clock.time / 1000 if 0 < max(times[:2]) < UNLIMITED_MS else None)
+    return clock, None
+
+
+def correspondence_think_s(move_time: float, time_left_s: float | None) -> float:
+    """Seconds to think in a correspondence game: ``move_time`` (``correspondence.move_time``), or what the
+    clock allows when that is less: ``time_left_s`` (seconds lichess's correspondence clock leaves us;
+    None: unlimited) less a tenth and 5 s, at least 0.05 s."""
+    if time_left_s is None:
+        return float(move_time)
+    allowed = time_left_s * (1 - CORRESPONDENCE_KEEP) - CORRESPONDENCE_KEEP_S
+    return max(0.05, min(float(move_time), allowed))
+
+#: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
+#: pauses, and its bounds in seconds (ours: a tenth keeps a paused game's clock; 2 s caps slow games).
+POST_PATIENCE = 0.1
+POST_PATIENCE_MIN = 0.2
+POST_PATIENCE_MAX = 2.0
+
+
+class Unplayable(ValueError):
+    """The server's game cannot be played by the engine (a variant it does not play, a move it cannot read)."""
+
+
+def parse_moves(initial: chess.Board, moves: str) -> chess.Board:
+    """The board after ``moves`` (space-separated UCI; castling as e1g1 or e1h1). Raises ValueError
+    (e.g. for a crazyhouse drop such as ``P@e4`` on a standard board)."""
+    board = initial.copy()
+    for uci in moves.split():
+        board.push(board.parse_uci(uci))  # python-chess maps king-takes-rook to the board's castling form
+    return board
+
+
+def post_patience(clock_ms: int, move_overhead_ms: int) -> float:
+    """Seconds a move post may wait (retries, 429 pauses) with ``clock_ms`` on our clock (milliseconds)."""
+    left_s = max(0.0, (clock_ms - move_overhead_ms) / 1000)
+    return min(POST_PATIENCE_MAX, max(POST_PATIENCE_MIN, POST_PATIENCE * left_s))
+
+
+class ScoreRules:
+    """Resign and draw decisions from our searched scores (centipawns, our view; None: book move)."""
+
+    def __init__(self, config: DrawOrResignConfig):
+        self.config = config
+        self.scores: list[int | None] = []
+
+    def add(self, score_cp: int | None) -> None:
+        self.scores.append(score_cp)
+
+    def _last(self, n: int) -> list[int] | None:
+        tail = self.scores[-n:]
+        if len(tail) < n or any(s is None for s in tail):
+            return None
+        return tail  # type: ignore[return-value]
+
+    def should_resign(self) -> bool:
+        """Each of our last ``resign_moves`` scores is <= ``resign_score`` (and resigning is enabled)."""
+        c = self.config
+        tail = self._last(c.resign_moves) if c.resign_enabled else None
+        return tail is not None and all(s <= c.resign_score for s in tail)
+
+    def should_offer_draw(self) -> bool:
+        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score`` (and enabled)."""
+        c = self.config
+        tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
+        return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
+
+
+def our_clock(times: tuple[int, ...], color: chess.Color, since_state_s: float) -> ClockMs:
+    """Our clock (ms) from lichess's last ``(wtime, btime, winc, binc)`` (ms), less ``since_state_s`` seconds
+    spent since that state (0 before each side's second move: lichess runs the clock from then on)."""
+    wtime, btime, winc, binc = times
+    ours, opp = (wtime, btime) if color == chess.WHITE else (btime, wtime)
+    inc, opp_inc = (winc, binc) if color == chess.WHITE else (binc, winc)
+    return ClockMs(time=ours - int(since_state_s * 1000), inc=inc, opp_time=opp, opp_inc=opp_inc)

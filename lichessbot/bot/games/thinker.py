@@ -1,0 +1,57 @@
+"""What a game asks of its engine: the :class:`Thinker` protocol and the :class:`Decision` it returns
+(the move pipeline's value, :class:`lichessbot.pipeline.Decision`, the same for the bot and UCI).
+
+The game code depends only on these, so games can be driven by any thinker (the real one is
+:class:`lichessbot.bot.games.engine_thinker.EngineThinker`; the test server's bots and the bot benchmark use
+stand-ins).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import chess
+
+from lichessbot.pipeline import Decision
+
+__all__ = ["ClockMs", "Decision", "Thinker"]
+
+
+class ClockMs(NamedTuple):
+    """Our clock for one move, milliseconds (lichess's wtime/btime/winc/binc seen from our side); ``initial``:
+    the game's starting clock (``gameFull``'s ``clock.initial``), None when not known."""
+
+    time: int
+    inc: int
+    opp_time: int
+    opp_inc: int
+    initial: int | None = None
+
+
+class Thinker(Protocol):
+    """One game's engine. ``think`` may be slow; ``stop`` may be called from another thread."""
+
+    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
+        """A move for ``board`` (a copy the thinker may keep); ``clock`` None: no clock (correspondence), where
+        ``time_left_s`` is what the correspondence clock leaves for this move (seconds; None: unlimited)."""
+        ...
+
+    def set_opponent(self, rating: int | None, rated: bool) -> str:
+        """The game's opponent, once known: their lichess rating for the game's speed (None: unknown) and
+        whether the game is rated. A thinker that plays strength levels picks this game's level from them
+        (docs/strength.md). Returns the level as the ``{level}`` of greetings ("1450 Elo", "full strength")."""
+        ...
+
+    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
+        """Think on the opponent's time: ``board`` is the position after our move, ``reply`` the expected
+        answer (a thinker that does not ponder does nothing)."""
+        ...
+
+    def stop(self) -> None:
+        """Cut a running ``think`` or ponder short (``think`` still returns a move)."""
+        ...
+
+    def close(self) -> None:
+        """Stop and release what the thinker holds (its threads end here)."""
+        ...

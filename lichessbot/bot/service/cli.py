@@ -1,0 +1,66 @@
+"""``lichessbot play``: load the config, check the account, build the engine and run the bot service until
+SIGTERM or Ctrl-C (once: no new games, finish the running ones; twice: exit at once, the games left running
+on lichess unless ``resign_on_quit``; ``quit_after_all_games_finish: false``: the first signal exits)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from typing import Any
+
+import structlog
+
+from lichessbot.bot.games.engine_thinker import Engine
+from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.service import BotService
+from lichessbot.config import load_config
+from lichessbot.errors import LichessbotError
+from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.logs import configure_logging
+
+__all__ = ["add_arguments", "run"]
+
+log = structlog.get_logger("lichessbot.bot")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade the account to a BOT account first (irreversible)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="the least severe log lines shown (default info)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``lichessbot play``."""
+    config = load_config(args.config)  # ConfigError is a LichessbotError: one line, exit status 2
+    token = config.resolved_token()
+    configure_logging(level=args.log_level, secrets=[token or ""])
+    if not token:
+        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config")
+    client = LichessClient(token, config.url, ClientSettings())
+    account = check_account(client, args.upgrade)
+    engine = Engine(config)
+    service = BotService(config, client, engine, account=account, token=token)
+    presses = 0
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal presses
+        presses += 1
+        leave = "resigned or aborted" if config.resign_on_quit else "left running on lichess"
+        if presses == 1 and config.quit_after_all_games_finish:
+            log.warning("stopping: no new games, no matchmaking; running games are finished (signal again: exit, "
+                        f"games {leave})", signal=signal.Signals(signum).name, games=len(service.games))
+            service.stop()
+        else:
+            log.warning(f"quitting: running games {leave}", signal=signal.Signals(signum).name,
+                        games=len(service.games))
+            service.quit()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        return service.run()
+    finally:
+        engine.close()
+        client.close()

@@ -1,0 +1,1 @@
+"""Setting the bot up: ``lichessbot check-config`` and ``lichessbot migrate-config`` (from lichess-bot)."""

@@ -1,0 +1,158 @@
+"""Eval chat lines, chat commands, PGN records, move parsing and log redaction (no server needed)."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+
+import chess
+import chess.pgn
+import structlog
+
+from lichessbot import __version__
+from lichessbot.bot.chat.lines import (
+    EVAL_REFUSAL,
+    HELP,
+    HOWTO,
+    MAX_CHAT,
+    WAIT_REFUSAL,
+    WAIT_REPLY,
+    ChatSender,
+    answer_command,
+    eval_line,
+)
+from lichessbot.bot.games.game import parse_moves
+from lichessbot.bot.games.pgn import GameRecord, result_string, to_pgn
+from lichessbot.bot.games.thinker import Decision
+from lichessbot.logs import configure_logging
+from lichessbot.score import Score
+from lichessbot.search import SearchResult
+
+E4 = chess.Move.from_uci("e2e4")
+
+
+def _decision(move: chess.Move = E4, *, cp: int = 35, mate: int | None = None, nodes: int = 12345,
+              nps: float = 850.0, pv: tuple[chess.Move, ...] | None = None) -> Decision:
+    """A search decision with depth 6 and WDL 41/33/26 %; ``pv`` defaults to e4 c5 Nf3."""
+    pv = pv or (E4, chess.Move.from_uci("c7c5"), chess.Move.from_uci("g1f3"))
+    score = Score(cp=cp, wdl=(0.41, 0.33, 0.26), mate=mate)
+    result = SearchResult(best_move=move, ponder_move=None, pv=list(pv), q=0.0, score=score, nodes=nodes,
+                          playouts=nodes, reused_nodes=0, nps=nps, depth=6.0, seldepth=9, time=1.0, stop_reason="")
+    return Decision(move=move, source="search", result=result)
+
+
+def test_eval_line_has_score_wdl_stats_and_pv_in_san():
+    line = eval_line(_decision(), chess.Board())
+    assert line == "eval +0.35 | W 41% D 33% L 26% | nodes 12.3k nps 850 depth 6 | pv e4 c5 Nf3"
+
+
+def test_eval_line_stays_within_140_characters_with_a_long_pv():
+    board = chess.Board()
+    pv = []
+    b = board.copy()
+    for uci in "g1f3 g8f6 b1c3 b8c6 f3g1 f6g8 c3b1 c6b8 g1f3 g8f6 b1c3 b8c6 f3g1 f6g8 c3b1 c6b8".split():
+        pv.append(chess.Move.from_uci(uci))
+        b.push(pv[-1])
+    line = eval_line(_decision(move=pv[0], pv=tuple(pv), nodes=123_456_789, nps=2_345_678.0, mate=-12), board)
+    assert len(line) <= MAX_CHAT and line.startswith("mate -12 |") and "pv Nf3 Nf6" in line
+
+
+def test_book_moves_say_book():
+    assert eval_line(Decision(move=E4, source="book"), chess.Board()) == "book move e4"
+
+
+def test_chat_commands():
+    assert answer_command("!eval", last_eval="eval +0.10", name="n") == "eval +0.10"
+    assert answer_command("!EVAL please", last_eval=None, name="n") == "No evaluation yet."
+    assert answer_command(" !name", last_eval=None, name="Bot running x") == f"Bot running x (lichessbot {__version__})"
+    assert answer_command("!help", last_eval=None, name="n").startswith("Commands: !wait")
+    assert answer_command("!commands", last_eval=None, name="n") == HELP
+    assert answer_command("!howto", last_eval=None, name="n") == HOWTO
+    assert answer_command("!wait", last_eval=None, name="n", can_wait=True) == WAIT_REPLY
+    assert answer_command("!wait", last_eval=None, name="n") == WAIT_REFUSAL
+    assert answer_command("!queue", last_eval=None, name="n") == "No challenges queued."
+    assert answer_command("!Queue", last_eval=None, name="n", queue=["ann", "bob"]) == "Challenge queue: @ann, @bob"
+    assert answer_command("!eval", last_eval="eval +0.10", name="n", player_room_in_game=True) == EVAL_REFUSAL
+    assert answer_command("good luck", last_eval=None, name="n") is None
+    assert answer_command("", last_eval=None, name="n") is None
+
+
+def test_chat_sender_cuts_long_lines_and_survives_failures():
+    sent = []
+
+    def post(game_id, room, text):
+        if text == "boom":
+            raise RuntimeError("HTTP 400")
+        sent.append((game_id, room, text))
+    chat = ChatSender(post)
+    chat.send("g", "player", "boom")
+    chat.send("g", "spectator", "x" * 300)
+    chat.close()
+    assert chat.failed == 1 and sent == [("g", "spectator", "x" * 139 + "…")]
+
+
+def test_chat_sender_close_drops_what_it_cannot_send_in_time():
+    release, sent = threading.Event(), []
+
+    def post(game_id, room, text):
+        release.wait(10)
+        sent.append(text)
+    chat = ChatSender(post)
+    for text in ("one", "two", "three"):
+        chat.send("g", "player", text)
+    chat.close(timeout=0.2)
+    release.set()
+    chat._thread.join(5)
+    assert not chat._thread.is_alive() and sent == ["one"] and chat.failed == 2
+
+
+def test_moves_are_parsed_in_both_castling_notations():
+    moves = "e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 e1h1 g8f6"
+    board = parse_moves(chess.Board(), moves)
+    assert board.move_stack[6] == chess.Move.from_uci("e1g1")
+    assert board == parse_moves(chess.Board(), moves.replace("e1h1", "e1g1"))
+
+
+def test_pgn_has_headers_evals_clocks_and_result():
+    record = GameRecord(game_id="abc12345", site="https://lichess.org/abc12345", white="TestBot", black="alice",
+                        white_elo=2000, black_elo=1500, rated=True, speed="blitz", clock_initial_ms=180_000,
+                        clock_increment_ms=2000, status="mate", winner="white")
+    board = chess.Board()
+    for ply, uci in enumerate("f2f3 e7e5 g2g4 d8h4".split()):  # reversed fool's mate for the record's sake
+        record.moves.append(chess.Move.from_uci(uci))
+        record.clocks[ply] = 180_000 - 1000 * ply
+        board.push(record.moves[-1])
+    record.decisions[0] = _decision(move=record.moves[0], cp=-20)
+    record.decisions[2] = _decision(move=record.moves[2], mate=-1)
+    record.status, record.winner = "mate", "black"
+    game = chess.pgn.read_game(io.StringIO(to_pgn(record)))
+    assert game.headers["Result"] == "0-1" and game.headers["TimeControl"] == "180+2"
+    assert game.headers["Event"] == "Rated blitz game" and game.headers["WhiteElo"] == "2000"
+    nodes = list(game.mainline())
+    assert nodes[0].eval().white() == chess.engine.Cp(-20) and nodes[0].clock() == 180.0
+    assert nodes[2].eval().white() == chess.engine.Mate(-1) and nodes[3].clock() == 177.0
+    assert nodes[1].eval() is None
+
+
+def test_results():
+    assert result_string("outoftime", "black") == "0-1"
+    assert result_string("stalemate", None) == "1/2-1/2"
+    assert result_string("aborted", None) == "*"
+
+
+def test_logs_redact_the_token_everywhere():
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, secrets=["lip_SUPERSECRET"])
+    log = structlog.get_logger("t").bind(game_id="g1")
+    log.info("an event with lip_SUPERSECRET", url="https://x/?t=lip_SUPERSECRET", nested={"a": ["lip_SUPERSECRET"]})
+    try:
+        raise ValueError("bad token lip_SUPERSECRET")
+    except ValueError:
+        log.exception("failed")
+    import logging
+    logging.getLogger("urllib3").warning("header %s", "Bearer lip_SUPERSECRET")
+    text = buf.getvalue()
+    assert "lip_SUPERSECRET" not in text and text.count("***") >= 5
+    first = json.loads(text.splitlines()[0])
+    assert first["game_id"] == "g1" and first["level"] == "info"

@@ -1,0 +1,130 @@
+"""`lichessbot migrate-config` and `check-config`'s hints for lichess-bot keys (issue 18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from lichessbot.bot.setup.migrate import migrate
+from lichessbot.cli import main
+from lichessbot.config import load_config
+
+LICHESS_BOT = Path(__file__).resolve().parents[1] / "data" / "lichess_bot_config.yml"
+
+#: lichess-bot keys that carry over (under a name of ours, or the same one).
+CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
+           "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
+           "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory",
+           "quit_after_all_games_finish", "max_takebacks_accepted"}
+
+
+def _leaves(data: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in data.items():
+        path = f"{prefix}{k}"
+        out += _leaves(v, path + ".") if isinstance(v, dict) and v else [path]
+    return out
+
+
+def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, capsys):
+    dest = tmp_path / "config.yml"
+    assert main(["migrate-config", str(LICHESS_BOT), "-o", str(dest)]) == 0
+    err = capsys.readouterr().err
+    assert main(["check-config", str(dest)]) == 0
+    config = load_config(dest)
+    assert config.url == "https://lichess.org" and config.engine.ponder is True
+    assert config.timeman.move_overhead == 2000 and config.challenge.concurrency == 2
+    assert config.book.paths["standard"] == ["engines/main.bin", "engines/backup.bin"]
+    assert config.book.max_depth == 4  # lichess-bot: 8 half moves; ours: full moves
+    assert config.greeting.hello == "Hi, {opponent}! I'm {me}." and config.pgn_directory == "games"
+    assert config.draw_or_resign.offer_draw_moves == 10
+    assert "engine.polyglot.book.atomic" in err and "engine.online_moves" not in err  # online_moves carries over
+
+
+def test_every_key_that_does_not_carry_over_is_listed_with_a_reason():
+    src = yaml.safe_load(LICHESS_BOT.read_text())
+    ours, dropped = migrate(src)
+    paths = [p for p, _ in dropped]
+    assert all(why for _, why in dropped)
+    for leaf in _leaves(src):
+        if leaf in CARRIED:
+            continue
+        section = leaf.split(".")[0]
+        carried_same_name = (section in ("challenge", "greeting", "correspondence", "matchmaking")
+                             or leaf.startswith(("engine.draw_or_resign.", "engine.online_moves.")))
+        if carried_same_name and leaf not in paths and not any(leaf.startswith(p + ".") for p in paths):
+            key = leaf.split(".", 1)[1] if section != "engine" else leaf.split(".", 2)[2]
+            target = ours[leaf.split(".")[1] if section == "engine" else section]
+            assert key.split(".")[0] in target, leaf
+            continue
+        assert leaf in paths or any(leaf.startswith(p + ".") for p in paths), leaf
+
+
+def test_the_token_is_kept_in_the_file_but_never_printed(tmp_path, capsys):
+    src = tmp_path / "lb.yml"
+    src.write_text("token: lip_secretsecret\nurl: https://lichess.org/\nfake_think_time: true\n")
+    dest = tmp_path / "config.yml"
+    assert main(["migrate-config", str(src), "-o", str(dest)]) == 0
+    out = capsys.readouterr()
+    assert "lip_secretsecret" not in out.err + out.out
+    assert load_config(dest).token.get_secret_value() == "lip_secretsecret"
+    assert main(["migrate-config", str(src), "-o", str(dest)]) == 2  # no overwrite without --force
+    assert "exists" in capsys.readouterr().err
+
+
+def test_check_config_prints_one_error_per_line_with_where_lichess_bot_keys_live(capsys):
+    assert main(["check-config", str(LICHESS_BOT)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    polyglot = next(line for line in err if line.strip().startswith("engine.polyglot:"))
+    assert "book" in polyglot
+    overhead = next(line for line in err if line.strip().startswith("move_overhead:"))
+    assert "timeman.move_overhead" in overhead
+    assert any("migrate-config" in line for line in err)
+    unknown = [line.strip() for line in err if "unknown key" in line]
+    assert len(unknown) >= 15
+    ours = ("challenge.sort_by", "challenge.preference", "challenge.bullet_requires_increment",
+            "challenge.max_simultaneous_games_per_user", "challenge.recent_bot_challenge_age",
+            "matchmaking.include_challenge_block_list")  # lichess-bot's keys that are ours too (issue 19)
+    assert not [line for line in unknown if line.startswith(ours)]
+
+
+def test_lichess_bots_challenge_rules_and_overrides_carry_over():
+    src = yaml.safe_load(LICHESS_BOT.read_text())
+    src["challenge"].update({"max_days": float("inf"), "max_recent_bot_challenges": 2, "preference": "human"})
+    src["matchmaking"]["overrides"] = {"easy": {"challenge_mode": "casual", "opponent_rating_difference": None},
+                                       "horde": {"challenge_variant": "horde"}}
+    ours, dropped = migrate(src)
+    assert ours["challenge"]["max_days"] == "unlimited" and ours["challenge"]["preference"] == "human"
+    assert ours["matchmaking"]["overrides"]["easy"] == {"challenge_mode": "casual", "opponent_rating_difference": None}
+    assert [p for p, _ in dropped if p.startswith("matchmaking")] == ["matchmaking.overrides.horde.challenge_variant"]
+
+
+def test_help_is_plain_text(capsys):
+    import pytest
+
+    for argv in (["--help"], ["uci", "--help"], ["migrate-config", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert "``" not in text and ":class:" not in text, argv
+
+
+def test_syzygy_tables_carry_over_when_enabled_and_are_dropped_with_that_reason_when_not():
+    src = {"engine": {"lichess_bot_tbs": {"syzygy": {"enabled": True, "paths": ["tb/syzygy"], "max_pieces": 6,
+                                                     "move_quality": "best"},
+                                          "gaviota": {"enabled": True, "paths": ["tb/gaviota"]}}}}
+    ours, dropped = migrate(src)
+    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6}
+    why = dict(dropped)
+    assert "Syzygy only" in why["engine.lichess_bot_tbs.gaviota"]
+    assert "best" in why["engine.lichess_bot_tbs.syzygy.move_quality"]
+    src["engine"]["lichess_bot_tbs"]["syzygy"]["enabled"] = False
+    ours, dropped = migrate(src)
+    assert "tablebases" not in ours and "disabled" in dict(dropped)["engine.lichess_bot_tbs.syzygy"]
+
+
+def test_a_relative_rating_difference_is_not_turned_into_absolute_ratings_and_quitting_carries_over():
+    ours, dropped = migrate({"challenge": {"rating_difference": 200}, "quit_after_all_games_finish": False})
+    assert "min_rating" not in ours.get("challenge", {}) and "relative" in dict(dropped)["challenge.rating_difference"]
+    assert ours["quit_after_all_games_finish"] is False

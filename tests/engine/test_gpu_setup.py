@@ -1,0 +1,130 @@
+"""A GPU that onnxruntime cannot use is reported loudly, with the reason and the fix (issue 27).
+
+These tests run where onnxruntime-gpu is installed without CUDA's libraries (this project's CI): the
+reason they expect is the dynamic loader's real answer for onnxruntime's CUDA provider library.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import onnxruntime as ort
+import pytest
+
+from lichessbot.engine import gpu
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import load_network
+from lichessbot.logs import configure_logging
+from lichessbot.uci import UciEngine
+
+H100 = [gpu.GpuInfo("NVIDIA H100 80GB HBM3", 81559, "580.65.06")]
+
+
+@pytest.fixture
+def no_cuda_libraries():
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        pytest.skip("onnxruntime has no CUDA provider here")
+    reason = gpu.cuda_provider_error()
+    if reason is None:
+        pytest.skip("CUDA's libraries load here")
+    return reason
+
+
+def test_the_cuda_provider_error_names_the_missing_library(no_cuda_libraries):
+    assert "cannot open shared object file" in no_cuda_libraries
+    assert any(lib.split(".so")[0] in no_cuda_libraries for lib in gpu.CUDA_LIBRARIES)
+
+
+def test_a_present_gpu_left_unused_is_a_warning_with_the_reason_and_the_fix(tiny_net, monkeypatch,
+                                                                            no_cuda_libraries):
+    monkeypatch.setattr(gpu, "nvidia_gpus", lambda: H100)
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
+    assert ev.provider == "CPUExecutionProvider"
+    warnings = [json.loads(line) for line in buf.getvalue().splitlines() if '"warning"' in line]
+    assert warnings, buf.getvalue()
+    text = warnings[0]["event"]
+    assert "NVIDIA H100" in text and no_cuda_libraries in text and gpu.CUDA_FIX in text
+
+
+def test_without_a_gpu_the_cpu_is_no_warning(tiny_net, monkeypatch):
+    monkeypatch.setattr(gpu, "nvidia_gpus", lambda: [])
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
+    assert ev.gpu_warning is None
+
+
+def test_uci_says_it_at_start_up(tiny_net, monkeypatch, no_cuda_libraries):
+    monkeypatch.setattr(gpu, "nvidia_gpus", lambda: H100)
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    eng.handle(f"setoption name WeightsFile value {tiny_net}")
+    eng.handle("setoption name Threads value 1")
+    eng.handle("isready")
+    lines = out.getvalue().splitlines()
+    warning = [line for line in lines if line.startswith("info string WARNING")]
+    assert warning and gpu.CUDA_FIX in warning[0] and "NVIDIA H100" in warning[0], lines
+    assert lines[-1] == "readyok"
+
+
+def _requirements() -> list[str]:
+    import importlib.metadata as md
+
+    return md.requires("lichessbot") or []
+
+
+def _installed_by(extra: str) -> set[str]:
+    """The requirements a Linux x86_64 install of lichessbot with ``extra`` ("" for none) pulls."""
+    from packaging.requirements import Requirement
+
+    env = {"extra": extra, "sys_platform": "linux", "platform_machine": "x86_64"}
+    reqs = [Requirement(r) for r in _requirements()]
+    return {f"{r.name}[{','.join(sorted(r.extras))}]" if r.extras else r.name
+            for r in reqs if r.marker is None or r.marker.evaluate(env)}
+
+
+def test_a_cpu_install_pulls_no_cuda_library_and_the_cuda_extra_pulls_what_the_provider_loads():
+    cpu = _installed_by("")
+    assert "onnxruntime-gpu" in cpu and "onnxruntime" not in cpu  # one onnxruntime package, never both
+    assert not any(name.startswith("nvidia-") or "cuda" in name for name in cpu), cpu
+    gpu_extra = _installed_by("cuda") - cpu
+    # onnxruntime-gpu's own extras bring cudart, cuFFT, cuRAND (cuda) and cuDNN 9 (cudnn); cuBLAS 13 is ours
+    assert gpu_extra == {"onnxruntime-gpu[cuda,cudnn]", "nvidia-cublas"}, gpu_extra
+
+
+def test_the_docker_image_takes_cuda_from_the_same_wheels():
+    from tests.conftest import REPO
+
+    text = (REPO / "Dockerfile").read_text()
+    runtime = text.split("FROM ")[-1]  # the last stage is the image that runs
+    assert "[cuda]" in runtime and "nvidia/cuda:12" not in runtime
+    assert "USER bot" in runtime
+
+
+def test_cuda_is_preloaded_before_a_gpu_session_and_never_for_backend_cpu(tiny_net, monkeypatch):
+    import onnxruntime as ort
+
+    calls: list[str] = []
+    real = ort.InferenceSession
+    monkeypatch.setattr(gpu, "preload_cuda", lambda: calls.append("preload") or "")
+    monkeypatch.setattr(ort, "InferenceSession", lambda *a, **k: calls.append("session") or real(*a, **k))
+    Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0)
+    assert calls == ["session"]  # a CPU user loads no CUDA library
+    calls.clear()
+    Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
+    assert calls[0] == "preload" and "session" in calls
+
+
+def test_the_engine_config_wires_the_compact_input_and_the_warm_up(tiny_net):
+    from lichessbot import wiring
+    from lichessbot.config import EngineConfig
+    from lichessbot.engine.compact import COMPACT_BYTES
+
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    ec = EngineConfig.model_validate({"network": str(tiny_net), "backend": "cpu", "threads": 1,
+                                      "compact_input": True})
+    ev = wiring.evaluator_of(ec, wiring.network_of(ec))
+    assert ev.info.compact and ev.info.input_shape()[0] == (COMPACT_BYTES,)
+    assert any('"network warmed up"' in line for line in buf.getvalue().splitlines())
