@@ -37,7 +37,8 @@ class Budget:
         margin_ms: the safety margin kept back on top of the move overhead (ms).
         bank_used_ms: banked time (spared by earlier moves) spent on this move (ms).
         clocked: False for a fixed budget (go movetime, lichess's unclocked first moves).
-        overhead_ms: the move overhead charged to each expected move (ms, :func:`move_overhead_ms`).
+        overhead_ms: the move overhead the hard maximum keeps back (ms, :func:`move_overhead_ms`).
+        reserve_ms: what is kept back for the overhead of the moves to come (ms).
     """
 
     target: float
@@ -47,6 +48,7 @@ class Budget:
     bank_used_ms: float = 0.0
     clocked: bool = True
     overhead_ms: float = 0.0
+    reserve_ms: float = 0.0
 
     def describe(self) -> str:
         """A short text for logs and chat, e.g. ``"target 1.20 s, max 2.40 s"``."""
@@ -132,9 +134,11 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     # ``TimeManagement::init`` does: ``moveOverhead * (2 + mtg)`` with mtg the movestogo, at most 50, else 50
     # (its horizon, not the expected game length: a sudden-death game may last longer than expected, and each
     # move past the expectation still pays the wire). lc0 legacy.cc subtracts it once (overhead_per_move
-    # false). In bot games the overhead is the measured one.
+    # false). Measured, the moves to come are reserved their typical cost (the median: their sum is what the
+    # clock will pay), and one move's high percentile is kept back from its hard maximum (below).
     per_move = move_overhead_ms(clock, cfg)
-    overhead = per_move * (overhead_moves(clock) if cfg.overhead_per_move else 1.0)
+    typical = per_move if clock.overhead_typical is None else float(max(0, clock.overhead_typical))
+    overhead = typical * (overhead_moves(clock) if cfg.overhead_per_move else 1.0)
     total = max(0.0, time_ms + inc * (mtg - 1.0) - overhead)
     squander = 0.0
     banked_ms = max(0.0, banked_ms)
@@ -151,7 +155,7 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
     extend = cfg.late_stop and time_ms >= cfg.low_clock
     hard = min(target * cfg.late_stop_factor, cap_s) if extend else target
     return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander,
-                  overhead_ms=per_move)
+                  overhead_ms=per_move, reserve_ms=overhead)
 
 
 def fixed_budget(seconds: float) -> Budget:

@@ -34,9 +34,11 @@ class Clock:
         opp_inc: the opponent's increment, ms.
         initial: the game's starting clock, ms (lichess ``gameFull`` ``clock.initial``), None when not known
             (UCI): the online sources' ``max_time`` compares it.
-        overhead: what each move costs on the wire beyond our own thinking, ms, as measured in this game
-            (the bot's :class:`~lichessbot.timeman.overhead.OverheadEstimator`); None: the time manager's
-            configured ``move_overhead``.
+        overhead: what one move may cost beyond its search, ms, as measured in this game (a high percentile:
+            :class:`~lichessbot.timeman.overhead.OverheadEstimator`); the hard maximum keeps it back. None: the
+            time manager's configured ``move_overhead``.
+        overhead_typical: what a move typically costs beyond its search, ms (the measured median); the moves to
+            come are reserved that much each. None: ``overhead``.
 
     Raises:
         ClockError: ``movestogo`` below 1.
@@ -49,6 +51,7 @@ class Clock:
     opp_inc: int = 0
     initial: int | None = None
     overhead: int | None = None
+    overhead_typical: int | None = None
 
     def __post_init__(self) -> None:
         if self.movestogo is not None and self.movestogo < 1:
@@ -79,12 +82,14 @@ class Clock:
 
     @classmethod
     def from_lichess(cls, times: tuple[int, int, int, int], color: chess.Color, *, elapsed_ms: int = 0,
-                     initial: int | None = None, overhead: int | None = None) -> Clock:
+                     initial: int | None = None, overhead: int | None = None,
+                     overhead_typical: int | None = None) -> Clock:
         """Our clock from lichess's last ``(wtime, btime, winc, binc)`` (ms, a ``gameState``) for ``color``,
         less ``elapsed_ms`` spent since that state was computed (0 before each side's second move: lichess
-        runs the clocks from then on); ``initial``: ``gameFull``'s ``clock.initial`` (ms); ``overhead``: the
-        game's measured per-move overhead (ms), if any."""
+        runs the clocks from then on); ``initial``: ``gameFull``'s ``clock.initial`` (ms); ``overhead`` and
+        ``overhead_typical``: the game's measured move overhead (ms), if any."""
         wtime, btime, winc, binc = times
         ours, opp = (wtime, btime) if color == chess.WHITE else (btime, wtime)
         inc, opp_inc = (winc, binc) if color == chess.WHITE else (binc, winc)
-        return cls(time=ours - elapsed_ms, inc=inc, opp_time=opp, opp_inc=opp_inc, initial=initial, overhead=overhead)
+        return cls(time=ours - elapsed_ms, inc=inc, opp_time=opp, opp_inc=opp_inc, initial=initial, overhead=overhead,
+                   overhead_typical=overhead_typical)

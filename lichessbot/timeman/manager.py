@@ -104,7 +104,8 @@ class TimeManager:
         if budget is not None:
             log_event("timeman.budget", target=round(budget.target, 3), hard_max=round(budget.hard_max, 3),
                       moves_left=round(budget.moves_left, 1), bank_used_ms=round(budget.bank_used_ms),
-                      overhead_ms=round(budget.overhead_ms), time_ms=None if clock is None else clock.time,
+                      overhead_ms=round(budget.overhead_ms), reserve_ms=round(budget.reserve_ms),
+                      time_ms=None if clock is None else clock.time,
                       inc_ms=None if clock is None else clock.inc, clocked=budget.clocked, **context)
         turn = board.turn
         return stopper_chain(budget, self.config, nodes=nodes,

@@ -49,7 +49,8 @@ class OverheadSummary:
     """What the estimator learned in one game (for the game's log line), milliseconds.
 
     Attributes:
-        estimate_ms: the overhead charged now.
+        estimate_ms: the overhead one move may cost now (the high percentile).
+        typical_ms: the overhead reserved for each move to come (the median).
         default_ms: the starting value (``timeman.move_overhead``).
         samples: moves measured.
         median_ms: the median of the samples (None without samples).
@@ -57,6 +58,7 @@ class OverheadSummary:
     """
 
     estimate_ms: int
+    typical_ms: int
     default_ms: int
     samples: int
     median_ms: int | None
@@ -67,7 +69,8 @@ class OverheadEstimator:
     """The per-move overhead of one game, in milliseconds.
 
     Until the first measured move it is ``default_ms``; then the :data:`OVERHEAD_QUANTILE` quantile
-    (nearest rank) of the last :data:`OVERHEAD_WINDOW` samples, bounded to ``[low_ms, high_ms]``.
+    (nearest rank) of the last :data:`OVERHEAD_WINDOW` samples, bounded to ``[low_ms, high_ms]``
+    (:attr:`estimate_ms`), and their median likewise bounded (:attr:`typical_ms`).
 
     Call :meth:`posted` when our move is sent and :meth:`seen` with each new position lichess reports.
     """
@@ -82,10 +85,18 @@ class OverheadEstimator:
 
     @property
     def estimate_ms(self) -> int:
-        """The overhead to charge each move now, ms."""
+        """What one move may cost now, ms: the high percentile (the hard maximum keeps it back)."""
         if not self._window:
             return self.default_ms
         return min(self.high_ms, max(self.low_ms, quantile(list(self._window), self.q)))
+
+    @property
+    def typical_ms(self) -> int:
+        """What a move typically costs now, ms: the median, bounded likewise (the moves to come are reserved it:
+        their sum is what the clock will pay; a high percentile taken 52 times over would starve the clock)."""
+        if not self._window:
+            return self.default_ms
+        return min(self.high_ms, max(self.low_ms, quantile(list(self._window), 0.5)))
 
     def posted(self, ply: int, clock: Clock, thought_s: float) -> None:
         """Our move at ``ply`` (plies before it) was sent: ``clock`` is our clock in the state we moved from,
@@ -114,5 +125,6 @@ class OverheadEstimator:
     def summary(self) -> OverheadSummary:
         """The game's figures for its log line."""
         s = self.samples
-        return OverheadSummary(estimate_ms=self.estimate_ms, default_ms=self.default_ms, samples=len(s),
+        return OverheadSummary(estimate_ms=self.estimate_ms, typical_ms=self.typical_ms, default_ms=self.default_ms,
+                               samples=len(s),
                                median_ms=sorted(s)[len(s) // 2] if s else None, max_ms=max(s) if s else None)

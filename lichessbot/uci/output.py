@@ -133,8 +133,9 @@ class GuiClocks:
     """What each move of one game costs the engine's clock beyond its search, as the GUI's clocks show it: the
     bot's rule (:class:`lichessbot.timeman.OverheadEstimator`) on consecutive ``go`` commands of our side, where
     a move cost ``wtime`` before it, plus the increment, minus ``wtime`` at our next ``go``, less the search's own
-    time (so our own latency around the search, and the GUI's, are counted). The overhead charged is the larger
-    of ``MoveOverhead`` and that estimate. A new one per ``ucinewgame``."""
+    time (so our own latency around the search, and the GUI's, are counted). The overheads charged are the larger
+    of ``MoveOverhead`` and that estimate's (its high percentile for one move, its median for the moves to come:
+    :class:`lichessbot.timeman.Clock`). A new one per ``ucinewgame``."""
 
     def __init__(self) -> None:
         self.estimator = OverheadEstimator(UCI_MOVE_OVERHEAD_MS, low_ms=0)
@@ -149,8 +150,9 @@ class GuiClocks:
         if clock is None:
             return None
         self.estimator.seen(ply - 1, clock)  # the state after our previous move is the one before this go
-        learned = self.estimator.estimate_ms if self.estimator.samples else 0
-        return replace(clock, overhead=max(move_overhead_ms, learned))
+        est = self.estimator
+        high, typical = (est.estimate_ms, est.typical_ms) if est.samples else (0, 0)
+        return replace(clock, overhead=max(move_overhead_ms, high), overhead_typical=max(move_overhead_ms, typical))
 
     def played(self, search_s: float) -> None:
         """The move of the last clocked ``go`` was written after a search of ``search_s`` seconds."""

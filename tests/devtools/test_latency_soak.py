@@ -45,5 +45,6 @@ def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):
             g = soak_game(server, bot, buf, 20, 0, 50, True, resign_after(24, random_mover(3)), timeout=120)
     assert not g.lost_on_time and g.status == "resign" and g.plies >= 24
     assert g.overhead["samples"] >= 5 and 90 <= g.overhead["median_ms"] <= 300  # the round trip, learned
-    assert g.overhead["charged_ms"][0] == 100 and g.overhead["charged_ms"][-1] == g.overhead["estimate_ms"]
+    charged = g.overhead["charged_ms"]
+    assert charged[0] == 100 and 90 <= charged[-1] <= g.overhead["max_ms"]  # the start, then what was learned
     assert 0.0 < g.clock_share < 1.0 and g.min_clock_ms is not None

@@ -65,3 +65,17 @@ def test_the_measured_overhead_is_what_the_allocation_charges():
     assert configured.overhead_ms == 300 and measured.overhead_ms == 40
     # 52 moves' overhead kept back (Stockfish src/timeman.cpp): 260 ms less reserved frees 260*52 ms
     assert measured.target * 1000 == pytest.approx(configured.target * 1000 + 260 * 52 / configured.moves_left)
+
+
+def test_the_moves_to_come_are_reserved_the_median_and_one_move_its_high_percentile():
+    est = OverheadEstimator(100)
+    clock = 60_000
+    for i, cost in enumerate([40] * 8 + [900] * 2):  # two stalls in ten (a loaded machine, slow answers)
+        _move(est, 2 + 2 * i, clock, 0.1, clock - 100 - cost)
+        clock -= 100 + cost
+    assert (est.typical_ms, est.estimate_ms) == (40, 900)
+    cfg = TimemanConfig()
+    b = allocate(Clock(30_000, overhead=est.estimate_ms, overhead_typical=est.typical_ms), 20, cfg)
+    assert b.reserve_ms == 40 * 52 and b.overhead_ms == 900  # 52 x 900 ms would leave a 30 s clock nothing
+    assert b.hard_max * 1000 <= 30_000 - 900 - b.margin_ms
+    assert b.target > 0.3

@@ -336,7 +336,7 @@ class Game:
         since = time.monotonic() - self._state_at if ply >= 2 else 0.0  # lichess runs clocks from the 2nd moves
         return clocks_now(self._times, self.color, since, clocked=self.record.clock_initial_ms is not None,
                           correspondence=self.correspondence, initial=self.record.clock_initial_ms,
-                          overhead=None if self.overhead is None else self.overhead.estimate_ms)
+                          overhead=self.overhead)
 
     def _think(self, board: chess.Board) -> Decision:
         ply = len(board.move_stack)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import chess
 
 from lichessbot.config import DrawOrResignConfig
-from lichessbot.timeman import Clock
+from lichessbot.timeman import Clock, OverheadEstimator
 
 __all__ = ["CORRESPONDENCE_KEEP", "POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
            "ScoreRules", "Unplayable", "clocks_now", "correspondence_think_s", "parse_moves", "post_patience"]
@@ -21,15 +21,17 @@ CORRESPONDENCE_KEEP_S = 5.0
 
 def clocks_now(times: tuple[int, int, int, int], color: chess.Color | None, since_state_s: float, *, clocked: bool,
                correspondence: bool, initial: int | None = None,
-               overhead: int | None = None) -> tuple[Clock | None, float | None]:
+               overhead: OverheadEstimator | None = None) -> tuple[Clock | None, float | None]:
     """Our real-time clock now (:meth:`lichessbot.timeman.Clock.from_lichess` from lichess's last ``(wtime,
     btime, winc, binc)`` less ``since_state_s`` seconds spent since that state, with the game's ``initial``
-    clock and measured ``overhead``, ms; None without one: ``clocked`` False or ``correspondence``) and, in
-    correspondence, the seconds its clock leaves us (None: unlimited, lila's ``Int.MaxValue``, or not known
-    yet: ``times`` all 0)."""
+    clock and the move overhead ``overhead`` measured (its high percentile and median), ms; None without one:
+    ``clocked`` False or ``correspondence``) and, in correspondence, the seconds its clock leaves us (None:
+    unlimited, lila's ``Int.MaxValue``, or not known yet: ``times`` all 0)."""
     if color is None or not (clocked or correspondence):
         return None, None
-    clock = Clock.from_lichess(times, color, elapsed_ms=int(since_state_s * 1000), initial=initial, overhead=overhead)
+    clock = Clock.from_lichess(times, color, elapsed_ms=int(since_state_s * 1000), initial=initial,
+                               overhead=None if overhead is None else overhead.estimate_ms,
+                               overhead_typical=None if overhead is None else overhead.typical_ms)
     if correspondence:
         return None, (clock.time / 1000 if 0 < max(times[:2]) < UNLIMITED_MS else None)
     return clock, None
