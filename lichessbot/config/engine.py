@@ -173,8 +173,9 @@ class TimemanConfig(Strict):
     )
     learn_overhead: bool = Field(
         True, description="Bot games: measure what each move really costs on lichess's clock beyond our thinking "
-        "(lichess gives bots no lag compensation: lila MovePlayer botLag) and charge the 90th percentile of the "
-        "game's moves, bounded to 10..5000 ms, instead of move_overhead (docs/timeman.md).",
+        "(lichess gives bots no lag compensation: lila MovePlayer botLag); one move keeps back the 90th "
+        "percentile of the game's moves, each move to come is reserved their median, both bounded to 10..5000 ms, "
+        "instead of move_overhead (docs/timeman.md).",
     )
     # -- allocation ------------------------------------------------------------------------------
     overhead_per_move: bool = Field(
