@@ -39,8 +39,8 @@ class MoveRequest:
         searchmoves: the root moves the search may choose from (UCI ``go searchmoves``, legal ones); empty:
             all. With some, no move source is asked.
 
-    Without a clock and a movetime, or with ``infinite``, the search has no stopper: only ``nodes`` or
-    ``stop`` end it (lc0's ``go infinite`` and ``go nodes``).
+    Without a clock and a movetime, or with ``infinite``, the time manager sets no time: only ``nodes`` or
+    ``stop`` end the search (lc0's ``go infinite`` and ``go nodes``).
     """
 
     clock: Clock | None = None
@@ -50,11 +50,6 @@ class MoveRequest:
     first_moves_unclocked: bool = False
     movetime_overhead_ms: int | None = None
     searchmoves: tuple[chess.Move, ...] = ()
-
-    @property
-    def timed(self) -> bool:
-        """True when the time manager decides when to stop (a clock or a movetime, not ``infinite``)."""
-        return not self.infinite and (self.clock is not None or self.movetime is not None)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ The model is lc0's legacy time manager (src/search/classic/stoppers/legacy.cc): 
 left follows a log-logistic game-length curve (midpoint 51.5 moves, steepness 7), the remaining time plus the
 increments to come is shared among them, the first search of a game gets a bonus, and time spared by earlier
 early stops (the "bank") is spent on the next move. The move overhead is what each move costs beyond the
-search (measured in bot games, :mod:`lichessbot.timeman.overhead`; configured in UCI) and is charged to each
-move still expected (Stockfish src/timeman.cpp ``TimeManagement::init``: ``moveOverhead * (2 + mtg)``), where
-lc0 takes its 200 ms off once. On top of lc0 we cap one move at a share of the clock, floor the expected moves
-left, and keep a safety margin that grows as the clock gets low.
+search (measured per game from the clocks, :mod:`lichessbot.timeman.overhead`; else configured): its typical
+value is reserved for the moves to come (Stockfish src/timeman.cpp ``TimeManagement::init``: ``moveOverhead *
+(2 + mtg)``), where lc0 takes its 200 ms off once, and its high percentile is kept back from one move. On top
+of lc0 we cap one move at a share of the clock, floor the expected moves left, and keep a safety margin that
+grows as the clock gets low.
 
 Clocks are in milliseconds (as UCI and lichess give them, :class:`~lichessbot.timeman.clock.Clock`); budgets
 are in seconds (as the search measures time).
