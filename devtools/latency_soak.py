@@ -79,9 +79,9 @@ def stockfish_opponent(path: str, skill: int, nodes: int) -> Opponent:
     return move
 
 
-def _log_lines(buf: io.StringIO, game_id: str) -> list[dict[str, Any]]:
+def _log_lines(buf: io.StringIO, game_id: str, start: int = 0) -> list[dict[str, Any]]:
     lines = []
-    for line in buf.getvalue().splitlines():
+    for line in buf.getvalue()[start:].splitlines():
         if line.startswith("{"):
             d = json.loads(line)
             if d.get("game_id") == game_id:
@@ -91,7 +91,9 @@ def _log_lines(buf: io.StringIO, game_id: str) -> list[dict[str, Any]]:
 
 def soak_game(server: FakeLichess, bot: BotRun, buf: io.StringIO, base: float, inc: float, latency_ms: float,
               bot_white: bool, opponent: Opponent, timeout: float) -> SoakGame:
-    """Play one game and read its figures from the server and the bot's log."""
+    """Play one game and read its figures from the server and the bot's log (``buf``: only what is logged from
+    now on, since a new server numbers its games afresh and a game id may come again)."""
+    start = len(buf.getvalue())
     game: FakeGame = bot.play(timeout=timeout, limit=int(base), increment=int(inc), opponent=opponent,
                               bot_color="white" if bot_white else "black",
                               speed="bullet" if base + 40 * inc < 180 else None)
@@ -99,10 +101,10 @@ def soak_game(server: FakeLichess, bot: BotRun, buf: io.StringIO, base: float, i
     our_moves = (game.ply() + (1 if bot_white else 0)) // 2
     received = base * 1000 + inc * 1000 * max(0, our_moves - 1)
     deadline = time.monotonic() + 10  # the game's thread logs what it learned as it ends
-    lines = _log_lines(buf, game.id)
+    lines = _log_lines(buf, game.id, start)
     while not any(d["event"] == "move overhead" for d in lines) and time.monotonic() < deadline:
         time.sleep(0.1)
-        lines = _log_lines(buf, game.id)
+        lines = _log_lines(buf, game.id, start)
     overhead = next((d for d in lines if d["event"] == "move overhead"), {})
     charged = [d["overhead_ms"] for d in lines if d["event"] == "timeman.budget" and d.get("clocked")]
     clocks = [d["time_ms"] for d in lines if d["event"] == "timeman.budget" and d.get("time_ms") is not None]
@@ -119,8 +121,8 @@ def _line(g: SoakGame) -> str:
     o = g.overhead
     base = float(g.tc.split("+")[0])
     bound = int(base * 1000 / (2 * g.latency_ms)) if g.tc.endswith("+0") else None
-    return (f"{g.tc:>6} latency {g.latency_ms:4.0f} ms (<= {bound} moves fit) {g.status:>10} {g.result:7s} plies "
-            f"{g.plies:3d} clock used "
+    return (f"{g.tc:>6} latency {g.latency_ms:4.0f} ms (the wire alone: <= {bound} moves) {g.status:>10} "
+            f"{g.result:7s} plies {g.plies:3d} clock used "
             f"{g.clock_share:6.1%} lowest {g.min_clock_ms} ms; overhead learned {o.get('estimate_ms')} ms (median "
             f"{o.get('median_ms')}, max {o.get('max_ms')}, {o.get('samples')} moves)"
             f"{' LOST ON TIME' if g.lost_on_time else ''}")

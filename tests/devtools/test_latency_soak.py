@@ -48,3 +48,17 @@ def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):
     charged = g.overhead["charged_ms"]
     assert charged[0] == 100 and 90 <= charged[-1] <= g.overhead["max_ms"]  # the start, then what was learned
     assert 0.0 < g.clock_share < 1.0 and g.min_clock_ms is not None
+
+
+def test_a_game_id_that_comes_again_on_a_new_server_reads_only_its_own_log(engine):
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    learned = []
+    for latency in (0.02, 0.12):  # two servers: both number their first game alike
+        with FakeLichess(opponent_delay=0.05) as server:
+            server.latency = server.stream_latency = (latency, latency)
+            with BotRun(server, engine) as bot:
+                g = soak_game(server, bot, buf, 20, 0, latency * 1000, True, resign_after(12, random_mover(3)),
+                              timeout=120)
+        learned.append(g.overhead["median_ms"])
+    assert learned[1] >= learned[0] + 150  # the second game's own round trip, not the first's
