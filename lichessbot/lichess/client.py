@@ -25,6 +25,7 @@ from lichessbot.lichess.arenas import Arena, parse_arena
 from lichessbot.lichess.events import (
     Account,
     Challenge,
+    DeclineReason,
     GameInfo,
     MalformedEvent,
     RateLimit,
@@ -183,11 +184,11 @@ class LichessClient:
         retried."""
         self._answer(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
 
-    def decline_challenge(self, challenge_id: str, reason: str) -> None:
-        """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
+    def decline_challenge(self, challenge_id: str, reason: DeclineReason) -> None:
+        """Decline with lichess's ``reason`` (its key), sent as a form (the API spec's request body;
         berserk 0.14 sends JSON)."""
         self._answer(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
-                     data={"reason": reason})
+                     data={"reason": reason.value})
 
     def _ndjson(self, what: str, path: str, params: dict[str, Any]) -> list[Any]:
         """``GET path`` answered with NDJSON, read as a stream (lichess streams such lists slowly, e.g. online

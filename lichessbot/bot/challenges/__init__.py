@@ -30,7 +30,7 @@ from lichessbot.bot.challenges.filter import Verdict, decide
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.challenges.rules import ChallengeRules
 from lichessbot.config import BotConfig
-from lichessbot.lichess.events import Challenge, GameFull, GameInfo, RateLimit
+from lichessbot.lichess.events import Challenge, DeclineReason, GameFull, GameInfo, RateLimit
 from lichessbot.lichess.users import BOT_GAMES_KEY
 
 __all__ = ["ANSWERED_TTL", "PENDING_TTL", "Admission", "Verdict"]
@@ -105,7 +105,7 @@ class Admission:
         """The verdict on ``ch`` now, or None when it joins the queue (a real-time challenge that passes
         every rule: ``serve`` gives it a slot). Decides and reserves in one step; call under the lock."""
         if self.stopping:
-            return Verdict.no("later", "shutting down")
+            return Verdict.no(DeclineReason.LATER, "shutting down")
         old = ch.rematch_of or ""
         if old and old in self.running:  # lichess offers a rematch once the game is over
             self.running.discard(old)
@@ -129,7 +129,7 @@ class Admission:
         turn); when stopping, all of them, declined with later. Accepted ones hold their slot."""
         with self._lock:
             if self.stopping:
-                return [(ch, Verdict.no("later", "shutting down")) for ch in self.rules.drain()]
+                return [(ch, Verdict.no(DeclineReason.LATER, "shutting down")) for ch in self.rules.drain()]
             if not self.rules.queue:
                 return []
             decided = self.rules.serve(*self._live())

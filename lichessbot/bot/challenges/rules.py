@@ -37,11 +37,16 @@ import structlog
 from lichessbot.bot.challenges.filter import Verdict, queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.config import ChallengeConfig
-from lichessbot.lichess.events import Challenge, GameInfo
+from lichessbot.lichess.events import Challenge, DeclineReason, GameInfo
 
 __all__ = ["ChallengeRules", "Opponent"]
 
 log = structlog.get_logger("lichessbot.bot")
+
+def _later(why: str) -> Verdict:
+    """A decline with lichess's ``later``: the reason of every rule here."""
+    return Verdict.no(DeclineReason.LATER, why)
+
 
 #: Seconds an opponent note outlives its game or challenge before it is pruned (ours).
 NOTE_TTL = 3600.0
@@ -140,25 +145,25 @@ class ChallengeRules:
         c, name, bot = self.config, ch.challenger_name, ch.challenger_is_bot
         games = self._with(name, live, skip=ch.id if queued else "")
         if games >= c.max_simultaneous_games_per_user:
-            return Verdict.no("later", f"{games} games with {name} (max_simultaneous_games_per_user "
-                                       f"{c.max_simultaneous_games_per_user})")
+            return _later(f"{games} games with {name} (max_simultaneous_games_per_user "
+                          f"{c.max_simultaneous_games_per_user})")
         if bot and not queued and c.max_recent_bot_challenges is not None and c.recent_bot_challenge_age:
             now = time.monotonic()
             times = [t for t in self.recent.get(name.lower(), []) if now - t < c.recent_bot_challenge_age]
             self.recent[name.lower()] = times
             if len(times) >= c.max_recent_bot_challenges:
-                return Verdict.no("later", f"{len(times)} challenges from {name} in the last "
-                                           f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
-                                           f"{c.max_recent_bot_challenges})")
+                return _later(f"{len(times)} challenges from {name} in the last "
+                              f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
+                              f"{c.max_recent_bot_challenges})")
         if bot and (paused := self.records.bot_games_paused_until) > (now_epoch := self._clock()):
-            return Verdict.no("later", f"lichess's daily limit of games against bots (bot.vsBot.day) for "
-                                       f"{paused - now_epoch:.0f} s more")
+            return _later(f"lichess's daily limit of games against bots (bot.vsBot.day) for "
+                          f"{paused - now_epoch:.0f} s more")
         if bot and (until := self.records.opponent_limited_until(name, self._clock())) is not None:
-            return Verdict.no("later", f"{name} reached lichess's daily limit of games against bots for "
-                                       f"{until - self._clock():.0f} s more")
+            return _later(f"{name} reached lichess's daily limit of games against bots for "
+                          f"{until - self._clock():.0f} s more")
         if bot and (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return Verdict.no("later", f"{today} games against bots in the last 24 h (max_bot_games_per_day "
-                                       f"{c.max_bot_games_per_day}; in the last 24 h)")
+            return _later(f"{today} games against bots in the last 24 h (max_bot_games_per_day "
+                          f"{c.max_bot_games_per_day}; in the last 24 h)")
         return Verdict.yes()
 
     def take(self, ch: Challenge) -> None:
@@ -170,12 +175,12 @@ class ChallengeRules:
         """A slot for real-time challenge ``ch``, given the ``realtime`` games running or accepted (ids)."""
         c = self.config
         if len(realtime) >= c.concurrency:
-            return Verdict.no("later", f"{len(realtime)} games running (concurrency {c.concurrency})")
+            return _later(f"{len(realtime)} games running (concurrency {c.concurrency})")
         if ch.challenger_is_bot:
             bots = sum(1 for k in realtime if self.is_bot(k))
             if bots >= c.concurrency - c.games_reserved_for_humans:
-                return Verdict.no("later", f"{bots} games against bots running (concurrency {c.concurrency}, "
-                                           f"{c.games_reserved_for_humans} reserved for humans)")
+                return _later(f"{bots} games against bots running (concurrency {c.concurrency}, "
+                              f"{c.games_reserved_for_humans} reserved for humans)")
         return Verdict.yes()
 
     def bot_challenge_blocked(self, realtime: Collection[str], live: Collection[str]) -> str | None:
