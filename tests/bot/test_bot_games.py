@@ -88,12 +88,6 @@ def test_opponent_losing_on_time(server, engine):
     assert game.ply() == 5 and _unique_plies(game)
 
 
-def test_a_game_whose_opponent_never_moves_is_aborted(server, engine):
-    with BotRun(server, engine, {"abort_time": 1}) as bot:
-        game = bot.play(opponent=staller())
-    assert game.status == "aborted" and game.ply() == 1
-
-
 def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
     with BotRun(server, engine, {"challenge": {"concurrency": 2, "queue_wait": 0}}) as bot:  # no queue
         ids = [server.challenge(opponent=staller()) for _ in range(6)]
@@ -178,14 +172,6 @@ def test_malformed_lines_are_skipped(server, engine, logs):
         game = server.games[cid]
     assert game.status == "resign" and _unique_plies(game) and not game.rejected_posts
     assert logs.getvalue().count("malformed line skipped") == 2
-
-
-def test_duplicated_game_states_never_post_two_moves_for_one_position(server, engine):
-    server.duplicate_states = True
-    with BotRun(server, engine) as bot:
-        game = bot.play(opponent=resign_after(13))
-    assert game.status == "resign" and len(game.posts) == 7
-    assert _unique_plies(game) and not game.rejected_posts
 
 
 def test_chat_commands_greetings_evals_and_claiming_a_win_when_the_opponent_leaves(server, engine):
@@ -296,18 +282,3 @@ def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_mo
         game = bot.play(opponent=resign_after(9, plays_the_ponder_move), limit=60, increment=1)
     assert game.status == "resign" and len(game.posts) == 5 and _unique_plies(game)
     assert pondering.ponders >= 3 and pondering.ponder_hits >= 2
-
-
-def test_resigns_after_resign_moves_bad_scores(server, engine):
-    config = {"draw_or_resign": {"resign_enabled": True, "resign_score": 100_000, "resign_moves": 2}}
-    with BotRun(server, engine, config) as bot:
-        game = bot.play(opponent=resign_after(40))
-    assert (game.status, game.winner) == ("resign", "black")
-    assert len(game.posts) == 1  # the second searched move triggers the resignation instead of a post
-
-
-def test_offers_a_draw_with_the_move_after_offer_draw_moves_level_scores(server, engine):
-    config = {"draw_or_resign": {"offer_draw_enabled": True, "offer_draw_score": 100_000, "offer_draw_moves": 2}}
-    with BotRun(server, engine, config) as bot:
-        game = bot.play(opponent=resign_after(7))
-    assert [offer for _, _, offer in game.posts] == [False, True, True, True]
