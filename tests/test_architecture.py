@@ -61,7 +61,7 @@ def test_a_loop_in_a_graph_is_found():
 
 def test_no_import_loops_in_the_package():
     graph = import_graph()
-    assert "lichessbot.engine.evaluator" in graph["lichessbot.wiring"]  # the graph sees real edges
+    assert "lichessbot.engine.evaluator" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
     assert import_loop(graph) == []
 
 
@@ -77,9 +77,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.games",),
     ("bot.chat", "bot.challenges"),
     ("fakelichess",),  # the lichess server on 127.0.0.1 (it knows nothing of the bot)
+    ("thinker",),  # where a move is chosen: the move pipeline, its sources and the engine built once
     ("status",),
-    ("wiring",),
-    ("pipeline",),  # the move pipeline: book, tables, search, strength, time
     ("online",),
     ("strength",),
     ("timeman",),
@@ -110,7 +109,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "tablebase": {"search", "lichess"},
     "status": {"search", "_core", "engine"},
     "online": {"search", "_core", "engine"},
-    "pipeline": {"lichess"},
+    "thinker": {"lichess"},
     "uci": {"lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
                                                               "chat", "challenges")},
@@ -123,7 +122,7 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 def room_of(module: str) -> str:
     """``lichessbot.search.searcher`` -> ``search``, ``lichessbot.bot.games.game`` -> ``bot.games`` (the bot's
-    rooms are one level down), ``lichessbot.wiring`` -> ``wiring``, the package -> ``lichessbot``."""
+    rooms are one level down), ``lichessbot.score`` -> ``score``, the package -> ``lichessbot``."""
     if module in MODULE_ROOMS:
         return MODULE_ROOMS[module]
     parts = module.split(".")

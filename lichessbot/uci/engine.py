@@ -1,7 +1,7 @@
 """The UCI state machine of ``lichessbot uci`` (docs/uci.md): commands, options, ``go`` and its output.
 
 Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setoption, debug. ``go``
-returns at once; the move comes from the move pipeline the bot uses (:mod:`lichessbot.pipeline`: book,
+returns at once; the move comes from the move pipeline the bot uses (:mod:`lichessbot.thinker`: book,
 tables, search, strength level, time manager), a search runs in its own thread, and a ``bestmove`` always
 follows. Bad input (an illegal move, a bad FEN, an unknown option, a malformed ``go``) gives ``info string
 error ...`` and the engine keeps running. The network is loaded at the first ``isready`` or search, so
@@ -23,7 +23,7 @@ from typing import IO, Any
 import chess
 from pydantic import ValidationError
 
-from lichessbot import __version__, wiring
+from lichessbot import __version__
 from lichessbot.book import Book, open_book_file
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
 from lichessbot.engine.evaluator import Evaluator
@@ -31,11 +31,11 @@ from lichessbot.engine.network import Network
 from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.errors import LichessbotError
 from lichessbot.online import OnlineGame, OnlineMoves
-from lichessbot.pipeline import Decision, MovePipeline, Thinking, move_sources
 from lichessbot.search import Searcher, SearchStats
 from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch, uci_level
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases, split_path
+from lichessbot.thinker import Decision, MovePipeline, Thinking, move_sources, wiring
 from lichessbot.timeman import Budget
 from lichessbot.uci.options import HASH_ENTRIES_PER_MB, OPTIONS
 from lichessbot.uci.output import (

@@ -17,10 +17,10 @@ import pytest
 
 from lichessbot import __version__
 from lichessbot.bot.chat.lines import EVAL_REFUSAL
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import NotBotError
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"

@@ -15,9 +15,9 @@ from typing import Any
 import chess
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, resign_after
 from tests.online.services import FakeServices, explorer_json, tablebase_json
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
 from lichessbot.strength import Level, StrengthTable, load_table
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, resign_after
 
 TOKEN = "lip_Strength0Token1For2Tests"

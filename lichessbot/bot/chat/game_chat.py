@@ -16,7 +16,7 @@ import chess
 from lichessbot.bot.chat.lines import WAIT_REPLY, WAIT_S, answer_command, eval_line, render_greeting
 from lichessbot.config import BotConfig
 from lichessbot.lichess.events import ChatLine
-from lichessbot.pipeline import Decision
+from lichessbot.thinker import Decision
 
 __all__ = ["GameChat", "Room", "Say"]
 

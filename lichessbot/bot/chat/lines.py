@@ -15,7 +15,7 @@ import chess
 import structlog
 
 from lichessbot import __version__
-from lichessbot.pipeline import Decision
+from lichessbot.thinker import Decision
 
 __all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
            "answer_command", "eval_line", "render_greeting"]

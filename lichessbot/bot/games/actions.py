@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import chess
 
 from lichessbot.bot.chat.game_chat import Say
-from lichessbot.bot.games.thinker import ClockMs, Decision
+from lichessbot.thinker.protocol import ClockMs, Decision
 
 __all__ = ["Abandon", "Abort", "Action", "AnswerTakeback", "Claim", "PostMove", "Ponder", "Resign", "Resync", "Say",
            "SetOpponent", "ThinkRequest"]

@@ -36,9 +36,9 @@ from lichessbot.bot.games.actions import (
 from lichessbot.bot.games.pgn import GameRecord
 from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
 from lichessbot.bot.games.takeback import Takebacks, taken_back
-from lichessbot.bot.games.thinker import ClockMs, Decision
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
+from lichessbot.thinker.protocol import ClockMs, Decision
 
 __all__ = ["CLAIM_RETRY", "MAX_POST_ATTEMPTS", "GameCore"]
 

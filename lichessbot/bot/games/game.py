@@ -33,12 +33,12 @@ from lichessbot.bot.games.core import GameCore
 from lichessbot.bot.games.pgn import write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import parse_moves
-from lichessbot.bot.games.thinker import Decision, Thinker
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
 from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.status import GameSnapshot, LiveSearch, StatusHub
+from lichessbot.thinker.protocol import Decision, Thinker
 
 __all__ = ["Game", "parse_moves"]
 

@@ -1,13 +1,13 @@
 """The bot's engine: the move pipeline (book -> online books -> tablebase root probe -> online tables ->
-search under the time manager -> strength level, :mod:`lichessbot.pipeline`) behind the game's
-:class:`~lichessbot.bot.games.thinker.Thinker`.
+search under the time manager -> strength level, :mod:`lichessbot.thinker`) behind the game's
+:class:`~lichessbot.thinker.protocol.Thinker`.
 
-:class:`Engine` is built once per process from the config (through :mod:`lichessbot.wiring`): one network
+:class:`Engine` is built once per process from the config (through :mod:`lichessbot.thinker.wiring`): one network
 evaluator and one :class:`~lichessbot.engine.service.EvalService` shared by every game (thread-safe), the
 book and the tablebases (the move sources), and the online sources once the service knows the account
 (:meth:`Engine.use_online`). Per game, :class:`EngineThinker` has its own
 :class:`~lichessbot.search.Searcher` (its own tree), :class:`~lichessbot.timeman.TimeManager`,
-:class:`~lichessbot.online.OnlineGame` and :class:`~lichessbot.pipeline.MovePipeline`.
+:class:`~lichessbot.online.OnlineGame` and :class:`~lichessbot.thinker.MovePipeline`.
 """
 
 from __future__ import annotations
@@ -22,24 +22,40 @@ from typing import Any
 import chess
 import structlog
 
-from lichessbot import wiring
 from lichessbot.book import Book
-from lichessbot.bot.games.rules import correspondence_think_s
-from lichessbot.bot.games.thinker import ClockMs
 from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
 from lichessbot.online import OnlineMoves
-from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, MoveSource, move_sources
 from lichessbot.search import SearchStats
 from lichessbot.status import LiveSearch, SearchLine
 from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch
 from lichessbot.strength.levels import Level, StrengthTable
 from lichessbot.tablebase import Tablebases
+from lichessbot.thinker import wiring
+from lichessbot.thinker.pipeline import MovePipeline
+from lichessbot.thinker.protocol import ClockMs
+from lichessbot.thinker.sources import MoveSource, move_sources
+from lichessbot.thinker.types import Decision, MoveRequest
 from lichessbot.timeman import Clock
 
-__all__ = ["Engine", "EngineThinker"]
+__all__ = ["CORRESPONDENCE_KEEP", "CORRESPONDENCE_KEEP_S", "Engine", "EngineThinker", "correspondence_think_s"]
+
+#: Share of a correspondence clock a move never spends, and the seconds kept besides (ours: the post and
+#: its retries, lichess's lag).
+CORRESPONDENCE_KEEP = 0.1
+CORRESPONDENCE_KEEP_S = 5.0
 
 log = structlog.get_logger("lichessbot.engine")
+
+
+def correspondence_think_s(move_time: float, time_left_s: float | None) -> float:
+    """Seconds to think in a correspondence game: ``move_time`` (``correspondence.move_time``), or what the
+    clock allows when that is less: ``time_left_s`` (seconds lichess's correspondence clock leaves us;
+    None: unlimited) less a tenth and 5 s, at least 0.05 s."""
+    if time_left_s is None:
+        return float(move_time)
+    allowed = time_left_s * (1 - CORRESPONDENCE_KEEP) - CORRESPONDENCE_KEEP_S
+    return max(0.05, min(float(move_time), allowed))
 
 
 class Engine:
@@ -146,7 +162,7 @@ class _LiveSink:
 
 
 class EngineThinker:
-    """The bot's thinker: this game's :class:`~lichessbot.pipeline.MovePipeline` (book, tables, search under
+    """The bot's thinker: this game's :class:`~lichessbot.thinker.MovePipeline` (book, tables, search under
     the time manager, strength level) over its own searcher, plus what only the bot does: the clock from
     lichess, pondering by the config, the level from the opponent, the weakened bot's pace, the status page.
 
@@ -193,7 +209,7 @@ class EngineThinker:
               time_left_s: float | None = None) -> Decision:
         """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
         ``correspondence.move_time`` seconds, or less when the correspondence clock leaves less
-        (``time_left_s``: :func:`lichessbot.bot.games.rules.correspondence_think_s`).
+        (``time_left_s``: :func:`correspondence_think_s`).
 
         Raises:
             RuntimeError: the thinker was closed.

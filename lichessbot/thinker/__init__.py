@@ -5,8 +5,8 @@ Imports point down: the book, the tablebases, the search, the time manager, the 
 sources); nothing here knows lichess or the UCI protocol.
 """
 
-from lichessbot.pipeline.pipeline import InfoCallback, MovePipeline, SearchCallback, Thinking
-from lichessbot.pipeline.sources import (
+from lichessbot.thinker.pipeline import InfoCallback, MovePipeline, SearchCallback, Thinking
+from lichessbot.thinker.sources import (
     BookSource,
     MoveSource,
     OnlineBookSource,
@@ -14,7 +14,7 @@ from lichessbot.pipeline.sources import (
     TablebaseSource,
     move_sources,
 )
-from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
+from lichessbot.thinker.types import Decision, MoveRequest, SearchOnly
 
 __all__ = ["BookSource", "Decision", "InfoCallback", "MovePipeline", "MoveRequest", "MoveSource", "OnlineBookSource",
            "OnlineTableSource", "SearchCallback", "SearchOnly", "TablebaseSource", "Thinking", "move_sources"]
