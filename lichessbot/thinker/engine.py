@@ -1,122 +1,237 @@
-"""The bot's engine: the move pipeline (book -> online books -> tablebase root probe -> online tables ->
-search under the time manager -> strength level, :mod:`lichessbot.thinker`) behind the game's
-:class:`~lichessbot.thinker.protocol.Thinker`.
+"""The engine of the process, built once from :class:`~lichessbot.thinker.settings.ThinkerSettings`: the network
+and what runs it, the book, the tablebases, the strength table and the online sources; the bot's games and
+``lichessbot uci``'s session each get a :class:`~lichessbot.thinker.game.GameThinker` from it.
 
-:class:`Engine` is built once per process from the config (through :mod:`lichessbot.thinker.wiring`): one network
-evaluator and one :class:`~lichessbot.engine.service.EvalService` shared by every game (thread-safe), the
-book and the tablebases (the move sources), and the online sources once the service knows the account
-(:meth:`Engine.use_online`). Per game, :class:`EngineThinker` has its own
-:class:`~lichessbot.search.Searcher` (its own tree), :class:`~lichessbot.timeman.TimeManager`,
-:class:`~lichessbot.online.OnlineGame` and :class:`~lichessbot.thinker.MovePipeline`.
+The network is loaded once (by :mod:`lichessbot.thinker.wiring`); with ``shared`` (the bot) one
+:class:`~lichessbot.engine.service.EvalService` merges every game's batches into one network call, else (UCI)
+the one search runs on the evaluator itself. :meth:`Engine.configure` takes new settings (UCI's
+``setoption``) and rebuilds only what they change: the network only when its own settings change (a search
+parameter keeps the onnxruntime session), the book and the tables when theirs do; searchers built before a
+change are rebuilt by their game thinkers (:attr:`Engine.generation`).
 """
 
 from __future__ import annotations
 
 import random
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
 
-import chess
 import structlog
 
 from lichessbot.book import Book
 from lichessbot.config import BotConfig
+from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.network import Network
 from lichessbot.engine.service import EvalService
-from lichessbot.online import OnlineMoves
-from lichessbot.search import SearchStats
-from lichessbot.status import LiveSearch, SearchLine
-from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config, table_mismatch
-from lichessbot.strength.levels import Level, StrengthTable
+from lichessbot.engine.triton import TritonEvaluator
+from lichessbot.online import OnlineGame, OnlineMoves
+from lichessbot.search import Searcher
+from lichessbot.strength import table_from_config, table_mismatch
+from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases
 from lichessbot.thinker import wiring
-from lichessbot.thinker.pipeline import MovePipeline
-from lichessbot.thinker.protocol import ClockMs
+from lichessbot.thinker.game import GameThinker
+from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.thinker.sources import MoveSource, move_sources
-from lichessbot.thinker.types import Decision, MoveRequest
-from lichessbot.timeman import Clock
+from lichessbot.timeman import TimeManager
 
-__all__ = ["CORRESPONDENCE_KEEP", "CORRESPONDENCE_KEEP_S", "Engine", "EngineThinker", "correspondence_think_s"]
-
-#: Share of a correspondence clock a move never spends, and the seconds kept besides (ours: the post and
-#: its retries, lichess's lag).
-CORRESPONDENCE_KEEP = 0.1
-CORRESPONDENCE_KEEP_S = 5.0
+__all__ = ["NETWORK_FIELDS", "Engine"]
 
 log = structlog.get_logger("lichessbot.engine")
 
+#: The settings of ``engine`` that the network's runner is built with (a change builds a new one); the others
+#: (search parameters, strength, ponder) keep it.
+NETWORK_FIELDS = ("network", "backend", "triton_url", "triton_model", "input_format", "threads", "nn_cache_size",
+                  "precision", "compact_input")
 
-def correspondence_think_s(move_time: float, time_left_s: float | None) -> float:
-    """Seconds to think in a correspondence game: ``move_time`` (``correspondence.move_time``), or what the
-    clock allows when that is less: ``time_left_s`` (seconds lichess's correspondence clock leaves us;
-    None: unlimited) less a tenth and 5 s, at least 0.05 s."""
-    if time_left_s is None:
-        return float(move_time)
-    allowed = time_left_s * (1 - CORRESPONDENCE_KEEP) - CORRESPONDENCE_KEEP_S
-    return max(0.05, min(float(move_time), allowed))
+
+def _book(settings: ThinkerSettings) -> Book | None:
+    """The book of ``settings`` (None: disabled or no file). Raises BookError naming a bad file."""
+    return Book.from_config(settings.book, random.Random(settings.book_seed))
+
+
+def _tables(settings: ThinkerSettings) -> Tablebases | None:
+    """The tables of ``settings`` (None: no directory). Raises TablebaseError naming the setting."""
+    tc = settings.tablebases
+    if not tc.syzygy:
+        return None
+    return Tablebases(list(tc.syzygy), max_pieces=tc.max_pieces, root_probe=tc.root_probe,
+                      search_probe=tc.search_probe, key=settings.names.tablebases)
+
+
+def _strength_table(settings: ThinkerSettings) -> StrengthTable | None:
+    """The strength table, read when a level may be played. Raises StrengthError naming the setting."""
+    if not settings.plays_levels:
+        return None
+    return table_from_config(settings.engine.strength.table, settings.names.strength_table)
 
 
 class Engine:
-    """The shared engine of the bot: network evaluator, evaluation service, book and tablebases.
+    """The engine of the process (thread-safe for the games; :meth:`configure` from one thread at a time).
 
     Args:
-        config: the bot config (sections engine, timeman, book, tablebases, correspondence).
-        nodes: optional cap on nodes per move (tests, weaker play); None: the time manager alone decides.
+        settings: how moves are chosen; a :class:`~lichessbot.config.BotConfig` is read by
+            :meth:`ThinkerSettings.of_config` (with ``nodes``: a cap on nodes per move).
+        shared: put one evaluation service between the evaluator and every game's searcher (the bot).
+        lazy: load the network at the first search (UCI answers ``uci`` at once, and a book or tablebase
+            move needs no network); else now, so that a bad network stops the bot at its start.
 
     Raises:
-        lichessbot.engine.network.NetworkError: the network cannot be loaded.
+        lichessbot.engine.network.NetworkError: the network cannot be loaded (not ``lazy``).
         lichessbot.book.BookError: a book file is missing or corrupt.
         lichessbot.tablebase.TablebaseError: a tablebase directory is missing or holds no tables.
+        lichessbot.strength.StrengthError: the strength table cannot be read.
     """
 
-    def __init__(self, config: BotConfig, *, nodes: int | None = None):
-        ec = config.engine
-        self.config = config
-        self.nodes = nodes
-        self.network = wiring.network_of(ec)
-        self.evaluator = wiring.evaluator_of(ec, self.network)
-        self.book = Book.from_config(config.book, random.Random())
+    def __init__(self, settings: ThinkerSettings | BotConfig, *, nodes: int | None = None, shared: bool = True,
+                 lazy: bool = False) -> None:
+        if isinstance(settings, BotConfig):
+            settings = ThinkerSettings.of_config(settings, nodes=nodes)
+        self.settings = settings
+        self.shared = shared
+        self._lock = threading.Lock()  # guards the runner's lazy construction
+        #: The loaded network, its evaluator and (``shared``) the evaluation service; None until loaded.
+        self.network: Network | None = None
+        self.evaluator: Evaluator | TritonEvaluator | None = None
+        self.service: EvalService | None = None
+        #: Bumped when the settings change what a searcher is built with (search parameters, tables, network):
+        #: a game thinker rebuilds a searcher of an older generation.
+        self.generation = 0
+        self._cache_temperature = settings.engine.search.policy_temperature  # of the priors in the NN cache
+        if not lazy:
+            self._load()
+        self.book = _book(settings)
         #: The Syzygy tables (root probe here, search probes in the core), or None.
-        self.tablebases = Tablebases.from_config(config.tablebases)
-        #: Book, then tables: the move sources every game asks before searching (thread-safe); a game with
-        #: online sources asks its own tuple (:meth:`sources_for`).
-        self.sources = move_sources(book=self.book, tablebases=self.tablebases)
+        self.tablebases = _tables(settings)
+        #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
+        self.strength_table = _strength_table(settings)
+        self._warn_mismatch()
         #: The online sources (docs/online.md), set by :meth:`use_online`; None: none.
         self.online: OnlineMoves | None = None
-        sc = ec.strength
-        #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
-        self.strength_table: StrengthTable | None = None
-        if sc.elo is not None or sc.adaptive.enabled:
-            self.strength_table = table_from_config(sc.table)
-            mismatch = table_mismatch(self.strength_table, ec.network)
-            if mismatch:
-                log.warning("strength table", problem=mismatch)
-        #: One evaluation service for every game of the process: their batches merge into one call. Made
-        #: last, so that a bad book, table or tablebase path leaves no worker thread behind.
-        self.service = EvalService(self.evaluator)
-        self.name = self.network.name
+        self._retired_services: list[EvalService] = []
+        if shared and not lazy:
+            # Made last, so that a bad book, table or tablebase path leaves no worker thread behind.
+            self.service = EvalService(self._evaluator())
         self._counts_lock = threading.Lock()
         self.ponders = 0      # ponder searches started (all games); guarded by _counts_lock
         self.ponder_hits = 0  # of which the opponent played the expected move; guarded by _counts_lock
 
-    def new_game(self, game_id: str | None = None) -> EngineThinker:
-        """A thinker with its own search tree and time manager; ``game_id`` goes on its log lines."""
-        return EngineThinker(self, game_id)
+    @property
+    def name(self) -> str:
+        """The network's name (its setting until it is loaded)."""
+        return self.network.name if self.network is not None else self.settings.engine.network
+
+    # the network -------------------------------------------------------------------------------
+    def load_network(self) -> Network:
+        """The network of ``engine.network``, loaded once per setting.
+
+        Raises:
+            lichessbot.engine.network.NetworkError: the file is missing or is not a network (the reason in the
+                message, which starts with the path).
+        """
+        with self._lock:
+            if self.network is None:
+                self.network = wiring.network_of(self.settings.engine)
+            return self.network
+
+    def _load(self) -> Evaluator | TritonEvaluator:
+        network = self.load_network()
+        with self._lock:
+            if self.evaluator is None:
+                self.evaluator = wiring.evaluator_of(self.settings.engine, network)
+                self._cache_temperature = self.settings.engine.search.policy_temperature
+            return self.evaluator
+
+    def _evaluator(self) -> Evaluator | TritonEvaluator:
+        evaluator = self.evaluator
+        assert evaluator is not None, "the network is loaded"
+        return evaluator
+
+    def runner(self) -> Evaluator | TritonEvaluator | EvalService:
+        """What runs the network for a searcher: the evaluation service (``shared``) or the evaluator, loaded on
+        first use. An NN cache filled at another policy temperature is cleared first (it holds priors).
+
+        Raises:
+            lichessbot.engine.network.NetworkError, OSError, ValueError, RuntimeError: the network does not
+                load (the reason in the message); it is tried again at the next call, never replaced.
+        """
+        loaded = self.evaluator is not None
+        evaluator = self._load()
+        temperature = self.settings.engine.search.policy_temperature
+        if loaded and self._cache_temperature != temperature:
+            evaluator.clear_cache()  # the NN cache holds priors made at the old PolicyTemperature
+            self._cache_temperature = temperature
+        if not self.shared:
+            return evaluator
+        with self._lock:
+            if self.service is None:
+                self.service = EvalService(evaluator)
+            return self.service
+
+    def clear_cache(self) -> None:
+        """Forget the evaluations (UCI ``ucinewgame``); nothing when the network is not loaded."""
+        if self.evaluator is not None:
+            self.evaluator.clear_cache()
+
+    # what a game is built with -----------------------------------------------------------------
+    def searcher(self, game_id: str | None = None) -> Searcher:
+        """A new searcher (its own tree) over :meth:`runner` with the search parameters, probing the tables inside
+        the search (lc0's rule, docs/tablebases.md); ``game_id`` names it to an evaluation service. Close it
+        with :meth:`~lichessbot.search.Searcher.close`. Raises what :meth:`runner` raises."""
+        return wiring.searcher_of(self.runner(), self.settings.engine.search, game=game_id or "",
+                                  tablebases=self.tablebases)
+
+    def timeman(self, game_id: str | None = None) -> TimeManager:
+        """A time manager for one game (it keeps state between moves); ``game_id`` goes on its log lines."""
+        return wiring.timeman_of(self.settings.timeman, game_id)
+
+    def move_sources(self, online: OnlineGame | None = None) -> tuple[MoveSource, ...]:
+        """The sources a game asks before searching, in order: the book, ``online``'s books (one game's online
+        sources), the tables, ``online``'s tables (docs/online.md)."""
+        return move_sources(book=self.book, tablebases=self.tablebases, online=online)
 
     def use_online(self, online: OnlineMoves | None) -> None:
-        """Ask ``online`` (built by the service with the bot's token, pacer and account; closed by it) in the
-        games started from now on; None or one with no source on: none."""
+        """Ask ``online`` (built by the bot service with its token, pacer and account, or by ``lichessbot uci
+        --config``; closed by its maker) in the games started from now on; None or one with no source on: none."""
         self.online = online if online is not None and online.enabled else None
 
-    def sources_for(self, game_id: str | None) -> tuple[MoveSource, ...]:
-        """The move sources of a new game: the shared ones, with this game's online sources in their places
-        (local book, online books, local tables, online tables)."""
-        if self.online is None:
-            return self.sources
-        return move_sources(book=self.book, tablebases=self.tablebases, online=self.online.game(game_id or ""))
+    # settings ----------------------------------------------------------------------------------
+    def configure(self, settings: ThinkerSettings) -> None:
+        """Use ``settings`` from now on (a search under way keeps what it started with). What they change is
+        rebuilt: the book, the tables and the strength table now (an error leaves every setting as it was), the
+        network's runner at the next search when one of :data:`NETWORK_FIELDS` changed, the searchers of the
+        game thinkers at their next search when the search parameters, the tables or the runner changed.
 
+        Raises:
+            lichessbot.book.BookError, lichessbot.tablebase.TablebaseError, lichessbot.strength.StrengthError:
+                a file of the new settings cannot be read.
+        """
+        old = self.settings
+        if settings == old:
+            return
+        book = _book(settings) if (settings.book, settings.book_seed) != (old.book, old.book_seed) else self.book
+        tables = _tables(settings) if settings.tablebases != old.tablebases else self.tablebases
+        same_strength = (settings.engine.strength, settings.names) == (old.engine.strength, old.names)
+        table = self.strength_table if same_strength else _strength_table(settings)
+        network = any(getattr(settings.engine, f) != getattr(old.engine, f) for f in NETWORK_FIELDS)
+        with self._lock:
+            if network:
+                if self.service is not None:
+                    self._retired_services.append(self.service)  # closed with the engine: searches may use it
+                self.evaluator = self.service = None
+                if (settings.engine.network, settings.engine.input_format) != (old.engine.network,
+                                                                                old.engine.input_format):
+                    self.network = None
+            if network or settings.tablebases != old.tablebases or settings.engine.search != old.engine.search:
+                self.generation += 1
+            self.settings, self.book, self.tablebases, self.strength_table = settings, book, tables, table
+
+    def _warn_mismatch(self) -> None:
+        if self.strength_table is not None:
+            mismatch = table_mismatch(self.strength_table, self.settings.engine.network)
+            if mismatch:
+                log.warning("strength table", problem=mismatch)
+
+    # counts and the end ------------------------------------------------------------------------
     def count_ponder(self, hit: bool) -> None:
         """Count a ponder search started (``hit`` False) or one the opponent's move confirmed (True)."""
         with self._counts_lock:
@@ -125,143 +240,18 @@ class Engine:
             else:
                 self.ponders += 1
 
+    def new_game(self, game_id: str | None = None) -> GameThinker:
+        """A thinker for one game: its own search tree and time manager; ``game_id`` goes on its log lines."""
+        return GameThinker(self, game_id)
+
     def close(self) -> None:
         """Stop the evaluation service's worker threads (every game's thinker must be closed first)."""
-        self.service.close()
+        for service in [*self._retired_services, self.service]:
+            if service is not None:
+                service.close()
 
     def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _LiveSink:
-    """Turns one search's info callbacks (search thread) into :class:`~lichessbot.status.LiveSearch`
-    snapshots for ``publish``. ``ply``: plies of the game before the searched position."""
-
-    def __init__(self, publish: Callable[[Any], None], ply: int, pondering: bool) -> None:
-        self.publish, self.ply, self.pondering = publish, ply, pondering
-        self.last: LiveSearch | None = None
-
-    def __call__(self, stats: SearchStats) -> None:
-        lines = tuple(SearchLine(move=rm.move.uci(), visits=int(rm.n), policy=float(rm.p), q=float(rm.q),
-                                 draw=float(rm.d),
-                                 pv=tuple(m.uci() for m in stats.pv[:10]) if i == 0 else (rm.move.uci(),))
-                      for i, rm in enumerate(stats.root_moves[:LiveSearch.LINES]))
-        score = stats.score
-        self.last = LiveSearch(ply=self.ply, pondering=self.pondering, done=False, elapsed=float(stats.elapsed),
-                               nodes=int(stats.nodes), nps=float(stats.nps), depth=float(stats.depth),
-                               seldepth=int(stats.seldepth), cp=score.cp, mate=score.mate,
-                               wdl=score.wdl, lines=lines)
-        self.publish(self.last)
-
-    def finish(self) -> None:
-        if self.last is not None:
-            self.publish(replace(self.last, done=True, pondering=False))
-
-
-class EngineThinker:
-    """The bot's thinker: this game's :class:`~lichessbot.thinker.MovePipeline` (book, tables, search under
-    the time manager, strength level) over its own searcher, plus what only the bot does: the clock from
-    lichess, pondering by the config, the level from the opponent, the weakened bot's pace, the status page.
-
-    ``on_live``, when set (by the game, for the status page), receives a
-    :class:`~lichessbot.status.LiveSearch` from the search thread as the search goes on.
-    """
-
-    def __init__(self, engine: Engine, game_id: str | None = None):
-        self._engine = engine
-        self._game_id = game_id
-        #: This game's searcher: its own tree, the process's evaluation service, and the tables probed inside
-        #: the search (lc0's rule, docs/tablebases.md).
-        self._searcher = searcher = wiring.searcher_of(engine.service, engine.config.engine.search,
-                                                       game=game_id or "", tablebases=engine.tablebases)
-        #: This game's move pipeline; its strength level is full strength until :meth:`set_opponent` says
-        #: otherwise (or engine.strength.elo / preset sets a level for every game), docs/strength.md.
-        self.pipeline = MovePipeline(lambda: searcher, wiring.timeman_of(engine.config.timeman, game_id),
-                                     sources=engine.sources_for(game_id), strength=self._level_player(None, False))
-        self.on_live: Callable[[Any], None] | None = None
-
-    @property
-    def strength(self) -> LevelPlayer:
-        """This game's strength level and its move choice."""
-        return self.pipeline.strength
-
-    def _level_player(self, rating: int | None, rated: bool) -> LevelPlayer:
-        sc = self._engine.config.engine.strength
-        level = level_for_game(sc, self._engine.strength_table, rating, rated)
-        return LevelPlayer(level, seed=self._engine.config.engine.search.seed, think_share=sc.think_share)
-
-    def set_opponent(self, rating: int | None, rated: bool) -> str:
-        """Choose this game's strength level from the opponent's rating for the game's speed and whether the
-        game is rated (engine.strength, docs/strength.md); returns the level's text for greetings."""
-        self.pipeline.strength = self._level_player(rating, rated)
-        level: Level | None = self.strength.level
-        log.info("strength", game_id=self._game_id, strength=level_text(level), opponent_rating=rating,
-                 rated=rated, nodes=None if level is None else level.nodes)
-        return level_text(level)
-
-    def _live(self, board: chess.Board, pondering: bool) -> _LiveSink | None:
-        return None if self.on_live is None else _LiveSink(self.on_live, len(board.move_stack), pondering)
-
-    def think(self, board: chess.Board, clock: ClockMs | None, *, first_moves_unclocked: bool = False,
-              time_left_s: float | None = None) -> Decision:
-        """A move for ``board``; ``clock`` None (no clock: correspondence, unlimited) thinks the config's
-        ``correspondence.move_time`` seconds, or less when the correspondence clock leaves less
-        (``time_left_s``: :func:`correspondence_think_s`).
-
-        Raises:
-            RuntimeError: the thinker was closed.
-            lichessbot.search.SearchError: the search failed (the game plays a fallback move).
-        """
-        started = time.monotonic()
-        tm_clock = None if clock is None else Clock(time=max(0, clock.time), inc=max(0, clock.inc),
-                                                    opp_time=clock.opp_time, opp_inc=clock.opp_inc)
-        movetime = (correspondence_think_s(self._engine.config.correspondence.move_time, time_left_s)
-                    if clock is None else None)
-        request = MoveRequest(clock=tm_clock, movetime=movetime, nodes=self._engine.nodes,
-                              first_moves_unclocked=first_moves_unclocked,
-                              clock_initial=None if clock is None or clock.initial is None else clock.initial / 1000)
-        sink = self._live(board, False)
-        thinking = self.pipeline.begin(board, request, on_info=sink)
-        if thinking.ponderhit:
-            self._engine.count_ponder(hit=True)
-        decision = thinking.wait()
-        if not thinking.searching:
-            return decision
-        if sink is not None:
-            sink.finish()
-        budget = self.pipeline.timeman.budget
-        if clock is not None and budget is not None:  # a weakened bot still takes its time
-            self.strength.wait(self.strength.min_think_s(budget.target) - (time.monotonic() - started))
-        return decision
-
-    def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
-        """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.
-
-        ``board`` is the position after our move. The next ``think`` continues that search if the
-        opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
-        """
-        if not self._engine.config.engine.ponder or reply is None or reply not in board.legal_moves:
-            return
-        if self.strength.active:  # pondering would search past the level's node limit
-            return
-        target = board.copy()
-        target.push(reply)
-        tb = self._engine.tablebases
-        if target.is_game_over() or (tb is not None and tb.root_probe and tb.covers(target)):
-            return
-        if self.pipeline.ponder(target, on_info=self._live(target, True)):
-            self._engine.count_ponder(hit=False)
-
-    def stop(self) -> None:
-        """Cut a running search (or ponder) short; a running ``think`` still returns its best move so far."""
-        self.strength.interrupt()
-        self.pipeline.stop()
-
-    def close(self) -> None:
-        """Stop any search and ponder, then close the searcher (its network worker thread ends here)."""
-        self.strength.interrupt()
-        self.pipeline.close()
-        self._searcher.close()

@@ -62,7 +62,10 @@ CORRESPONDENCE_START_GAP = 2.0
 
 
 class EngineLike(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The network's name (log lines, ``!name``)."""
+        ...
 
     def new_game(self, game_id: str | None = None) -> Thinker:
         """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""
