@@ -240,9 +240,11 @@ class Engine:
             else:
                 self.ponders += 1
 
-    def new_game(self, game_id: str | None = None) -> GameThinker:
-        """A thinker for one game: its own search tree and time manager; ``game_id`` goes on its log lines."""
-        return GameThinker(self, game_id)
+    def new_game(self, game_id: str | None = None, *, online_name: str | None = None,
+                 eager: bool = True) -> GameThinker:
+        """A thinker for one game: its own search tree and time manager; ``game_id`` goes on its log lines
+        (:class:`~lichessbot.thinker.game.GameThinker`)."""
+        return GameThinker(self, game_id, online_name=online_name, eager=eager)
 
     def close(self) -> None:
         """Stop the evaluation service's worker threads (every game's thinker must be closed first)."""

@@ -129,7 +129,7 @@ def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
     eng.handle(f"position fen {KQK}")
     t0 = time.perf_counter()
     eng.handle("go wtime 1000 btime 1000")
-    assert time.perf_counter() - t0 < 1.0 and eng._evaluator is None  # no network needed
+    assert time.perf_counter() - t0 < 1.0 and eng.engine.evaluator is None  # no network needed
     lines = out.getvalue().splitlines()
     info = next(line for line in lines if line.startswith("info depth"))
     assert " tbhits 1 " in info and f"score cp {TB_CP - 15}" in info
