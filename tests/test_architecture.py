@@ -173,3 +173,29 @@ def test_no_module_is_over_the_size_limit():
     sizes = {str(p.relative_to(PACKAGE.parent)): len(p.read_text(encoding="utf-8").splitlines())
              for p in PACKAGE.rglob("*.py")}
     assert {p: n for p, n in sizes.items() if n > MAX_LINES} == {}
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _fixtures_and_skips() -> tuple[dict[str, list[str]], list[str]]:
+    """Every fixture of the test tree (name -> the files defining it) and every ``importorskip`` of our own
+    package (file: module)."""
+    fixtures: dict[str, list[str]] = {}
+    skips: list[str] = []
+    for path in sorted(TESTS.rglob("*.py")):
+        rel = str(path.relative_to(TESTS.parent))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                fixtures.setdefault(node.name, []).append(rel)
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("importorskip") and node.args
+                    and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("lichessbot")):
+                skips.append(f"{rel}: {node.args[0].value}")
+    return fixtures, skips
+
+
+def test_each_fixture_is_defined_once_and_no_module_of_ours_is_skipped():
+    fixtures, skips = _fixtures_and_skips()
+    assert "engine" in fixtures and "server" in fixtures  # the walk sees the conftest files
+    assert {name: files for name, files in fixtures.items() if len(files) > 1} == {}
+    assert skips == []  # our own code is imported, never skipped: a missing module is a failure

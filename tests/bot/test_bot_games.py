@@ -6,8 +6,6 @@ appears in them.
 
 from __future__ import annotations
 
-import io
-import json
 import threading
 import time
 from collections import Counter
@@ -19,42 +17,13 @@ from lichessbot import __version__
 from lichessbot.bot.chat.lines import EVAL_REFUSAL
 from lichessbot.bot.service.account import NotBotError
 from lichessbot.config import parse_config
-from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"
+pytestmark = pytest.mark.usefixtures("logs")  # every test: no token in the logs, JSON lines
 MATED_IN_ONE = "8/8/8/6r1/5q2/6k1/8/7K w - - 0 1"     # white's only move Kg1, then black mates
 LAST_CAPTURE = "7k/8/8/8/8/8/1q6/K7 w - - 0 1"        # white's only move Kxb2: king against king
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from tests.tinynet import build_tiny_onnx
-
-    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
-    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
-                                   "search": {"minibatch_size": 8}}})
-    with Engine(cfg, nodes=24) as eng:
-        yield eng
-
-
-@pytest.fixture(autouse=True)
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    text = buf.getvalue()
-    assert TOKEN not in text
-    for line in text.splitlines():
-        if line.startswith("{"):
-            json.loads(line)  # every structlog line is one JSON object
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
 
 
 def _unique_plies(game) -> bool:

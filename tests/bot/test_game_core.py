@@ -23,7 +23,6 @@ from lichessbot.bot.games.actions import (
     SetOpponent,
 )
 from lichessbot.bot.games.core import CLAIM_RETRY, MAX_POST_ATTEMPTS, GameCore
-from lichessbot.bot.service.botrun import stand_in_decision
 from lichessbot.config import parse_config
 from lichessbot.lichess.events import (
     ChatLine,
@@ -34,6 +33,7 @@ from lichessbot.lichess.events import (
     GameState,
     OpponentGone,
 )
+from tests.fake_lichess import stand_in_decision
 
 ME, OPP = GamePlayer(id="testbot", name="TestBot", title="BOT"), GamePlayer(id="alice", name="alice", rating=1620)
 T0 = 1000.0  # monotonic seconds of the first event

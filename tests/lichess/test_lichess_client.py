@@ -18,12 +18,6 @@ FAST = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=3, backoff=0
                       max_backoff=0.1)
 
 
-@pytest.fixture
-def server():
-    with FakeLichess() as s:
-        yield s
-
-
 def _game(server: FakeLichess, client: LichessClient) -> str:
     cid = server.challenge(opponent=staller(), bot_color="white")
     client.accept_challenge(cid)
