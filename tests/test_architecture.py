@@ -100,7 +100,7 @@ MODULE_ROOMS: dict[str, str] = {}
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "errors": {"config", "lichess", "score"},
     "config": {"lichess"},
-    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "pipeline"},
+    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "thinker"},
     "engine": {"lichess", "timeman", "match"},
     "_core": {"lichess", "match"},
     "search": {"lichess", "timeman"},

@@ -153,7 +153,7 @@ def render_greeting(template: str, **values: str) -> str:
     """``template`` with ``{me}``/``{opponent}`` replaced. Never raises: the config checks templates at load
     (:func:`lichessbot.config.check_template`); an unknown placeholder or a stray brace that slips
     through is left as written."""
-    class _Keep(dict):
+    class _Keep(dict[str, str]):
         def __missing__(self, key: str) -> str:
             return "{" + key + "}"
     try:
