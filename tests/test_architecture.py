@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lichessbot"
@@ -65,36 +66,53 @@ def test_no_import_loops_in_the_package():
     assert import_loop(graph) == []
 
 
-#: The rooms from the top (the command) down (errors): a module may import its own room and the rooms below it,
-#: never one above it nor a peer in its own layer. From /work/shared/design.md: the data flows lichess -> game
-#: -> thinker -> search -> (evaluation service, timeman), and each room's "knows nothing of" puts it below what
-#: it must not see. The two front ends, the bot and UCI, stand beside each other over the move pipeline.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__main__",), ("cli",),
-    ("diagnostics",),  # doctor and the benches: user-facing measurements over every room below
-    ("uci", "bot.service", "bot.setup"),  # the two front ends (the bot's process, UCI) and the config tools
-    ("bot.arenas", "bot.matchmaking"),
-    ("bot.games",),
-    ("bot.chat", "bot.challenges"),
-    ("fakelichess",),  # the lichess server on 127.0.0.1 (it knows nothing of the bot)
-    ("thinker",),  # where a move is chosen: the move pipeline, its sources and the engine built once
-    ("status",),
-    ("online",),
-    ("strength",),
-    ("timeman",),
-    ("search",),
-    ("tablebase", "book"),
-    ("engine",),
-    ("_core",),
-    ("match",),
-    ("score",),
-    ("config",),
-    ("lichess",),  # the wire: it knows nothing of config
-    ("errors", "lichessbot", "logs"),
-)
+RUST = PACKAGE.parent / "rust"
 
-#: Modules that are a room of their own where they stand (none today).
-MODULE_ROOMS: dict[str, str] = {}
+
+def rust_graph() -> dict[str, set[str]]:
+    """Each module of the Rust crates (``core/search``, ``py/lib``) -> the modules of its own crate it uses:
+    ``crate::m`` in code (comments, doc links and the ``#[cfg(test)] mod tests`` at a file's end left out)."""
+    graph: dict[str, set[str]] = {}
+    for crate in ("core", "py"):
+        src = RUST / crate / "src"
+        for path in sorted(src.glob("*.rs")):
+            code = path.read_text(encoding="utf-8").split("#[cfg(test)]")[0]
+            code = re.sub(r"//[^\n]*", "", code)
+            used = set(re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", code)) - {path.stem}
+            graph[f"{crate}/{path.stem}"] = {f"{crate}/{m}" for m in used if (src / f"{m}.rs").exists()}
+    return graph
+
+
+def test_no_module_loop_in_the_rust_crates():
+    graph = rust_graph()
+    assert "core/tree" in graph["core/search"] and "core/search" in graph["core/backup"]  # real edges seen
+    assert import_loop(graph) == []
+
+
+#: The layers' list of the docs (docs/interfaces.md, "Layers"): the test enforces the order the docs state.
+DOC = PACKAGE.parent / "docs" / "interfaces.md"
+
+
+def layers_of(text: str) -> tuple[tuple[str, ...], ...]:
+    """The rooms of the docs' layers list, top first: the `names` before the dash of each numbered line
+    between the ``<!-- layers: begin`` and ``<!-- layers: end -->`` markers."""
+    body = text[text.index("<!-- layers: begin"):text.index("<!-- layers: end -->")]
+    layers = []
+    for line in body.splitlines()[1:]:
+        m = re.match(r"\d+\.\s+(.*?)\s+—", line)
+        if m:
+            layers.append(tuple(re.findall(r"`([^`]+)`", m.group(1))))
+    return tuple(layers)
+
+
+#: The rooms from the top (the command) down (errors): a module may import its own room and the rooms below it,
+#: never one above it nor a peer in its own layer. The data flows lichess -> game -> thinker -> search ->
+#: (evaluation service, timeman), and each room's "knows nothing of" puts it below what it must not see.
+LAYERS: tuple[tuple[str, ...], ...] = layers_of(DOC.read_text(encoding="utf-8"))
+
+#: Modules that are a room of their own where they stand: the bot's package itself (a docstring; its rooms
+#: are one level down) counts as the package.
+MODULE_ROOMS: dict[str, str] = {"lichessbot.bot": "lichessbot"}
 
 #: design.md's "knows nothing of", for what the order alone allows: room -> rooms (or modules) it never imports.
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
@@ -148,6 +166,16 @@ def back_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], str]:
             elif KNOWS_NOTHING_OF.get(a, set()) & {b, dst}:
                 bad[(src, dst)] = f"{a} knows nothing of {b} (design.md)"
     return bad
+
+
+def test_the_docs_list_every_room_once_and_no_room_that_is_not_there():
+    assert layers_of("x\n<!-- layers: begin -->\n1. `a`, `b` — two\n2. `c` — one\n<!-- layers: end -->\n") == (
+        ("a", "b"), ("c",))
+    listed = [room for layer in LAYERS for room in layer]
+    assert len(listed) == len(set(listed)) and LAYERS[0] == ("__main__",) and ("thinker",) in LAYERS
+    rooms = {room_of(m) for m in _modules()}
+    assert rooms - set(listed) == set(), "rooms missing from docs/interfaces.md's layers"
+    assert set(listed) - rooms == set(), "rooms listed in docs/interfaces.md that do not exist"
 
 
 def test_back_arrows_are_found():

@@ -1,4 +1,4 @@
-"""The move pipeline the bot and UCI share (lichessbot/pipeline): move sources asked in order before any
+"""The move pipeline the bot and UCI share (lichessbot/thinker/pipeline.py): move sources asked in order before any
 search, the search under the time manager, and the ponder search going on at a ponderhit."""
 
 from __future__ import annotations
