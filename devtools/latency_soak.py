@@ -33,7 +33,6 @@ from typing import Any
 import chess
 import chess.engine
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.botrun import BotRun
 from lichessbot.config import parse_config
 from lichessbot.errors import LichessbotError
@@ -41,6 +40,7 @@ from lichessbot.fakelichess import FakeLichess
 from lichessbot.fakelichess.game import FakeGame
 from lichessbot.fakelichess.players import Opponent, resign_after
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 
 __all__ = ["SoakGame", "add_arguments", "main", "run", "soak_game", "stockfish_opponent"]
 

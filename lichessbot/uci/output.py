@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 
 import chess
 
-from lichessbot.pipeline import Decision, MoveRequest
 from lichessbot.score import Score
 from lichessbot.search import RootMove, SearchStats
+from lichessbot.thinker import Decision, MoveRequest
 from lichessbot.timeman import Budget, Clock, OverheadEstimator
 
 __all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "UCI_MOVE_OVERHEAD_MS", "Go", "GuiClocks", "budget_lines",

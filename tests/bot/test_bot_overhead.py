@@ -6,25 +6,12 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
-
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, random_mover, resign_after
 
 LATENCY_S = 0.15  # the server answers every request, our move posts included, this late
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from tests.tinynet import build_tiny_onnx
-
-    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
-    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
-                                   "search": {"minibatch_size": 8}}})
-    with Engine(cfg, nodes=24) as eng:
-        yield eng
 
 
 def _play(engine, config: dict) -> list[dict]:
@@ -54,11 +41,11 @@ def test_a_bot_that_does_not_learn_charges_the_configured_overhead(engine):
     lines = _play(engine, {"timeman": {"learn_overhead": False}})
     assert not [e for e in lines if e["event"] == "move overhead"]
     charged = {e["overhead_ms"] for e in lines if e["event"] == "timeman.budget" and e["clocked"]}
-    assert charged == {engine.config.timeman.move_overhead}
+    assert charged == {engine.settings.timeman.move_overhead}
 
 
 def test_new_games_of_the_bot_load_no_network(tmp_path, monkeypatch):
-    from lichessbot import wiring
+    from lichessbot.thinker import wiring
     from tests.tinynet import build_tiny_onnx
 
     counts = {"network": 0, "evaluator": 0}

@@ -6,12 +6,9 @@ from __future__ import annotations
 import io
 import time
 
-import pytest
 import requests
 
 from devtools.latency_soak import soak_game
-from lichessbot.bot.games.engine_thinker import Engine
-from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
 from tests.fake_lichess import BotRun, FakeLichess, random_mover, resign_after
 
@@ -25,15 +22,6 @@ def test_streamed_lines_arrive_late_by_the_stream_latency():
         with requests.get(f"{server.url}/api/bot/game/stream/{gid}", headers=auth, stream=True, timeout=5) as r:
             first = next(line for line in r.iter_lines() if line)
         assert b"gameFull" in first and time.monotonic() - t >= 0.3
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from tests.tinynet import build_tiny_onnx
-
-    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
-    with Engine(parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1}})) as eng:
-        yield eng
 
 
 def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):

@@ -9,12 +9,12 @@ import chess
 import pytest
 
 from lichessbot.bot.chat.lines import eval_line
-from lichessbot.bot.games.engine_thinker import _LiveSink
 from lichessbot.bot.games.pgn import GameRecord, to_pgn
 from lichessbot.config import SearchParams
 from lichessbot.diagnostics.fake_net import FakeEvaluator
-from lichessbot.pipeline import Decision
 from lichessbot.search import Searcher, SearchStats
+from lichessbot.thinker import Decision
+from lichessbot.thinker.live import LiveSink
 from lichessbot.timeman import VisitsStopper
 from lichessbot.uci.output import decision_lines, info_lines
 
@@ -71,7 +71,7 @@ def test_every_surface_shows_the_searchs_own_figures(searched):
     assert f"depth {d.depth}/{d.seldepth}" in chat and "(reused " in chat
     # the status page's live search
     live: list = []
-    sink = _LiveSink(live.append, 1, False)
+    sink = LiveSink(live.append, 1, False)
     sink(stats)
     assert (live[0].nodes, live[0].reused, live[0].nps, live[0].depth, live[0].seldepth) == \
         (d.nodes, d.reused_nodes, d.nps, d.depth, d.seldepth)

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from lichessbot import wiring
+from lichessbot.thinker import wiring
 from lichessbot.uci import UciEngine
 
 #: What fastchess sends before each game (every option, unchanged between games).
@@ -59,16 +59,3 @@ def test_the_same_options_and_ucinewgame_before_each_game_load_the_network_once(
     assert loads == {"network": 2, "evaluator": 2}
     eng.handle("quit")
 
-
-def test_an_unchanged_search_option_keeps_the_tree(tiny_net):
-    out = io.StringIO()
-    eng = UciEngine(out=out)
-    eng.handle(f"setoption name WeightsFile value {tiny_net}")
-    eng.handle("setoption name MinibatchSize value 8")
-    eng.handle("isready")
-    searcher = eng._searcher
-    eng.handle("setoption name MinibatchSize value 8")
-    assert eng._searcher is searcher is not None
-    eng.handle("setoption name MinibatchSize value 16")
-    assert eng._searcher is None  # a new value: the next search builds its searcher with it
-    eng.handle("quit")
