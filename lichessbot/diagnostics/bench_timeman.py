@@ -69,6 +69,14 @@ class GameTimes:
     moves: list[tuple[int, str, float]] = field(default_factory=list)
     number: int = 0
 
+    def flagged(self, ours: str = OURS, theirs: str = THEIRS) -> str | None:
+        """The engine whose flag fell, also when the game was drawn for it (the opponent could not mate,
+        FIDE 6.9), else None."""
+        if self.termination != "time forfeit":
+            return None
+        white_flagged = self.reason.startswith("white")
+        return ours if white_flagged == self.ours_white else theirs
+
 
 def game_times(record: GameRecord, tc: TimeControl, ours: str = OURS, theirs: str = THEIRS) -> GameTimes:
     """The moves' times of a finished game, read from its PGN clocks: a side's move cost its clock before the
@@ -100,6 +108,7 @@ class Summary:
         games, wins, draws, losses: counts.
         phase_means: per phase name, (our mean seconds per move, lc0's, our moves, lc0's moves).
         time_losses: per engine name, games lost on time; faults: per engine, games lost otherwise.
+        flags: per engine name, games whose flag fell (lost, or drawn: the opponent could not mate).
     """
 
     tc: str
@@ -110,6 +119,7 @@ class Summary:
     phase_means: dict[str, tuple[float | None, float | None, int, int]]
     time_losses: dict[str, int]
     faults: dict[str, int]
+    flags: dict[str, int] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -147,6 +157,7 @@ def summarize(games: Iterable[GameTimes], ours: str = OURS, theirs: str = THEIRS
             losses=sum(g.score == 0.0 for g in gs), phase_means=means,
             time_losses={who: sum(g.fault == "time" and g.loser == who for g in gs) for who in (ours, theirs)},
             faults={who: sum(g.fault not in (None, "time") and g.loser == who for g in gs) for who in (ours, theirs)},
+            flags={who: sum(g.flagged(ours, theirs) == who for g in gs) for who in (ours, theirs)},
         ))
     return out
 
@@ -164,7 +175,8 @@ def format_summary(s: Summary, ours: str = OURS, theirs: str = THEIRS) -> str:
     e = elo_estimate(s.wins, s.draws, s.losses)
     lines.append(f"  score +{s.wins} ={s.draws} -{s.losses}: {100 * s.score:.1f} % (95 % interval {100 * lo:.1f}-"
                  f"{100 * hi:.1f} %), Elo {e}, LOS {100 * e.los:.1f} %")
-    lines.append(f"  losses on time: {ours} {s.time_losses.get(ours, 0)}, {theirs} {s.time_losses.get(theirs, 0)}; "
+    lines.append(f"  losses on time: {ours} {s.time_losses.get(ours, 0)}, {theirs} {s.time_losses.get(theirs, 0)} "
+                 f"(flags, the drawn ones too: {ours} {s.flags.get(ours, 0)}, {theirs} {s.flags.get(theirs, 0)}); "
                  f"other faults: {ours} {s.faults.get(ours, 0)}, {theirs} {s.faults.get(theirs, 0)}")
     return "\n".join(lines)
 

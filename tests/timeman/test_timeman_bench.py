@@ -43,7 +43,10 @@ def _record(first_white: bool, spent: list[float], *, book: int = 2, result: str
         board.push(move)
         node = node.add_variation(move)
         node.set_clock(clocks[mover])
-    return GameRecord(1, first_white, result, "normal" if fault is None else "time forfeit", "checkmate", loser, fault,
+    reason = "checkmate"
+    if fault == "time" and loser is not None:
+        reason = f"{'white' if (loser == OURS) == first_white else 'black'} lost on time"
+    return GameRecord(1, first_white, result, "normal" if fault is None else "time forfeit", reason, loser, fault,
                       len(spent), game)
 
 
@@ -80,6 +83,12 @@ def test_time_losses_are_counted_by_engine_and_the_score_has_its_interval():
     lo, hi = s.score_interval()
     assert 0.0 <= lo < s.score < hi <= 1.0
     assert "losses on time: lichessbot 1, lc0 2" in format_summary(s)
+    # a flag drawn because the opponent cannot mate (FIDE 6.9) is still a flag
+    drawn = game_times(_record(False, [0.3, 0.3], result="1/2-1/2", fault="time"), TimeControl(10.0, 0.1))
+    drawn.reason, drawn.termination = "white lost on time, but the opponent cannot mate", "time forfeit"
+    (s2,) = summarize([lost, drawn])
+    assert s2.time_losses == {OURS: 1, THEIRS: 0} and s2.flags == {OURS: 1, THEIRS: 1}
+    assert "(flags, the drawn ones too: lichessbot 1, lc0 1)" in format_summary(s2)
 
 
 def test_the_record_file_is_read_back_and_a_bad_one_is_refused(tmp_path, capsys):
