@@ -104,11 +104,11 @@ RUN python3 -m compileall -q --invalidation-mode unchecked-hash -s /app -p / "$S
 # package as its last layer.
 FROM deps-${FLAVOUR} AS image
 # Docker's default grace period is 10 s; with another (compose: stop_grace_period) set this variable to the
-# same number of seconds. The heartbeat lives in the container, not on a volume. HOME is the state volume: the
-# TensorRT cache (~/.cache/lichessbot) outlives the container.
+# same number of seconds. The heartbeat lives in the container, not on a volume. The caches (TensorRT's engines)
+# are on the state volume: they outlive the container.
 ENV LICHESSBOT_STOP_GRACE_PERIOD=10 \
     LICHESSBOT_HEALTH_FILE=/tmp/lichessbot-health.json \
-    HOME=/data/state
+    XDG_CACHE_HOME=/data/state/.cache
 USER bot
 WORKDIR /data/state
 VOLUME ["/data/state", "/data/game_records"]

@@ -10,17 +10,17 @@ import os
 
 import structlog
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat, stream_budget
 from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
 from lichessbot.config import BotConfig, load_config
-from lichessbot.engine.evaluator import select_providers
+from lichessbot.engine.providers import select_providers
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 
 __all__ = ["add_arguments", "run"]
 

@@ -2,7 +2,7 @@
 under ``state_directory``), the game records (``pgn_directory``) and the TensorRT engine cache. A directory
 the bot cannot write stops the start with one line that names it, the user and the fix, before any call to
 lichess: a game recorded nowhere, or records lost at the next restart, are found out at once, not from a log
-line hours later. Imports only the config and the errors.
+line hours later. Imports the config, the errors and where the engine keeps its cache.
 """
 
 from __future__ import annotations
@@ -14,25 +14,21 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lichessbot.config import BotConfig
+from lichessbot.engine.providers import tensorrt_cache_path
 from lichessbot.errors import LichessbotError
 
-__all__ = ["NotWritableError", "check_writable", "directories_written", "tensorrt_cache_dir"]
+__all__ = ["NotWritableError", "check_writable", "directories_written"]
 
 
 class NotWritableError(LichessbotError, PermissionError):
     """A directory the bot must write cannot be written; the message names it, the user and the fix."""
 
 
-def tensorrt_cache_dir() -> Path:
-    """Where the TensorRT provider keeps its engines and timing cache (``~/.cache/lichessbot/tensorrt``, as
-    :mod:`lichessbot.engine.evaluator` sets its ``trt_engine_cache_path``)."""
-    return Path.home() / ".cache" / "lichessbot" / "tensorrt"
-
-
 def directories_written(config: BotConfig, *, tensorrt: bool) -> list[tuple[str, Path]]:
     """``(what, directory)`` for each directory the bot will write with ``config``: the state directory (the
     folder of ``matchmaking.decline_file``; none when that is null), ``pgn_directory`` (unless null) and,
-    when ``tensorrt`` (the TensorRT provider may run), the TensorRT cache."""
+    when ``tensorrt`` (the TensorRT provider may run: ``engine.backend: tensorrt``), its engine cache, which
+    spares minutes of engine building at each start (:func:`lichessbot.engine.providers.tensorrt_cache_path`)."""
     out: list[tuple[str, Path]] = []
     records = config.records_file()
     if records is not None:
@@ -41,7 +37,10 @@ def directories_written(config: BotConfig, *, tensorrt: bool) -> list[tuple[str,
     if config.pgn_directory:
         out.append(("pgn_directory", Path(config.pgn_directory)))
     if tensorrt:
-        out.append(("the TensorRT cache (~/.cache/lichessbot/tensorrt)", tensorrt_cache_dir()))
+        try:
+            out.append(("the TensorRT cache", tensorrt_cache_path()))
+        except (RuntimeError, KeyError):
+            pass  # no home directory: the engine runs TensorRT without a cache and says so
     return out
 
 
