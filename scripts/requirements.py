@@ -15,15 +15,16 @@ import argparse
 import re
 import sys
 import tomllib
+from typing import Any
 
 
-def extra_requirements(project: dict, extra: str, seen: set[str] | None = None) -> list[str]:
+def extra_requirements(project: dict[str, Any], extra: str, seen: set[str] | None = None) -> list[str]:
     """The requirements of ``extra``, with ``name[other]`` (the project's own extras) replaced by theirs.
 
     Raises:
         KeyError: ``extra`` is not one of the project's extras.
     """
-    extras = project.get("optional-dependencies", {})
+    extras: dict[str, list[str]] = project.get("optional-dependencies", {})
     if extra not in extras:
         raise KeyError(f"pyproject.toml has no extra {extra!r} (it has: {', '.join(sorted(extras))})")
     seen = seen if seen is not None else set()
@@ -49,7 +50,8 @@ def main() -> int:
     with open(args.pyproject, "rb") as f:
         project = tomllib.load(f)["project"]
     try:
-        reqs = project.get("dependencies", []) if args.extra is None else extra_requirements(project, args.extra)
+        reqs: list[str] = (project.get("dependencies", []) if args.extra is None
+                           else extra_requirements(project, args.extra))
     except KeyError as err:
         print(f"requirements.py: {err.args[0]}", file=sys.stderr)
         return 2
