@@ -11,7 +11,7 @@ import os
 import structlog
 
 from lichessbot.bot.service.account import check_account
-from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat, stream_budget
+from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat
 from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
@@ -80,9 +80,7 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
             stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit)
             heartbeat = None
             if args.health_file:
-                s = client.settings
-                heartbeat = Heartbeat(args.health_file, stream_budget(s.stream_read_timeout, s.timeout, s.max_backoff),
-                                      service.event_stream_silence).start()
+                heartbeat = Heartbeat(args.health_file, service.health_budget_s, service.event_stream_silence).start()
             try:
                 return service.run()
             finally:
