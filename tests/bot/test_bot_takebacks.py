@@ -20,6 +20,7 @@ def _offer_at(server, gid: str, ply: int) -> None:
     assert server.wait_for(lambda: not g.opp_takeback or g.over, 10)  # answered
 
 
+@pytest.mark.slow
 def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_bad_post():
     config = {"max_takebacks_accepted": 1}
     with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config):
@@ -35,6 +36,7 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_b
     assert [a.rsplit("/", 1)[1] for a in answers] == ["yes", "no"]
 
 
+@pytest.mark.slow
 def test_by_default_takebacks_are_declined():
     with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine()):
         gid = server.challenge(opponent=resign_after(8), limit=120, increment=1)

@@ -89,6 +89,7 @@ def test_max_simultaneous_games_per_user_declines_a_second_game_with_the_same_us
     assert server.peak_games_per_user == 1
 
 
+@pytest.mark.slow
 def test_matchmaking_skips_a_bot_we_play_max_simultaneous_games_per_user_with(server, tmp_path):
     with run_bot(server, tmp_path, {"concurrency": 3, "max_simultaneous_games_per_user": 1}, MM):
         cid = server.challenge(challenger="Alpha", title="BOT", opponent=staller())
@@ -143,6 +144,7 @@ def test_a_rematch_offer_is_judged_by_the_challenge_rules(server, tmp_path):
 
 
 # the daily limit of bot games -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_daily_bot_game_limit_stops_matchmaking_and_declines_bots_with_later(server, tmp_path, logs):
     server.add_bot("Alpha", policy=ACCEPT, player=lambda: resign_after(2))
     with run_bot(server, tmp_path, {"max_bot_games_per_day": 1}, MM) as run:
@@ -185,6 +187,7 @@ def test_bot_games_count_in_a_rolling_day_as_lila_does(tmp_path):
     ("first", "bot", "Robo"),
     ("first", "human", "hugo"),   # the first human
 ])
+@pytest.mark.slow
 def test_a_freed_slot_goes_to_the_queued_challenge_sort_by_and_preference_pick(server, tmp_path, sort_by, preference,
                                                                                 first):
     with run_bot(server, tmp_path, {"sort_by": sort_by, "preference": preference}):
@@ -201,6 +204,7 @@ def test_a_freed_slot_goes_to_the_queued_challenge_sort_by_and_preference_pick(s
         assert [n for n, cid in queued.items() if cid in server.answers] == [first]  # one slot, one game
 
 
+@pytest.mark.slow
 def test_a_queued_challenge_is_declined_after_queue_wait_or_dropped_when_canceled(server, tmp_path):
     with run_bot(server, tmp_path, {"queue_wait": 1.0}) as run:
         running = server.challenge(challenger="zed", opponent=staller())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lichessbot.bot.chat import game_chat as game_module
 from lichessbot.bot.chat.lines import HOWTO, WAIT_REFUSAL, WAIT_REPLY
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, scripted, staller
@@ -14,6 +16,7 @@ def _said(server: FakeLichess, gid: str, text: str, timeout: float = 5) -> bool:
     return server.wait_for(lambda: any(t == text for _, t in server.games[gid].chat), timeout)
 
 
+@pytest.mark.slow
 def test_wait_gives_the_opponent_more_time_before_the_abort(monkeypatch):
     monkeypatch.setattr(game_module, "WAIT_S", 2)  # lichess-bot's minute, shortened
     with FakeLichess() as server, BotRun(server, StandInEngine(), {"abort_time": 1}):

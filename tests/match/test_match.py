@@ -51,6 +51,7 @@ def epd(tmp_path) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_match_writes_every_game_with_colours_swapped_per_opening(tmp_path, epd):
     pgn = tmp_path / "m.pgn"
     config = MatchConfig(
@@ -114,6 +115,7 @@ def test_a_crashed_engine_loses_is_restarted_and_the_match_goes_on(tmp_path):
     assert "crashes: steady 0, fragile 1" in result.summary()
 
 
+@pytest.mark.slow
 def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
     fast = scripted("fast", tc=TimeControl.parse("30"))
     slow = run_match(MatchConfig(fast, scripted("slow", "sleep=0.25"), games=2, tc=TimeControl.parse("0.6")))

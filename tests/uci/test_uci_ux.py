@@ -125,6 +125,7 @@ def test_a_tiny_movetime_warns(tiny_net):
     assert "info string warning:" in out.getvalue() and "too little time" in out.getvalue()
 
 
+@pytest.mark.slow
 def test_a_network_that_does_not_load_ends_uci_with_status_2(tmp_path):
     bad = tmp_path / "nope.onnx"
     proc = subprocess.run(UCI + ["--network", str(bad)], input="uci\nisready\ngo nodes 10\nquit\n",
@@ -142,6 +143,7 @@ def test_a_weightsfile_that_does_not_exist_is_reported_at_setoption(tmp_path):
     eng.handle("quit")
 
 
+@pytest.mark.slow
 def test_a_failed_weightsfile_gives_errors_not_moves(tmp_path):
     bad = tmp_path / "nope.onnx"
     with chess.engine.SimpleEngine.popen_uci(UCI, timeout=60) as engine:
@@ -152,6 +154,7 @@ def test_a_failed_weightsfile_gives_errors_not_moves(tmp_path):
             assert result.info["string"].startswith("error") and str(bad) in result.info["string"]
 
 
+@pytest.mark.slow
 def test_match_counts_engine_error_lines_as_faults(tiny_net, tmp_path, capsys):
     good = EngineSpec("good", UCI, options=_options(tiny_net))
     broken = EngineSpec("broken", UCI, options={"WeightsFile": str(tmp_path / "nope.onnx"), "Backend": "cpu"})
