@@ -2,7 +2,7 @@
 
 onnxruntime-gpu 1.31 is built against CUDA 13 and cuDNN 9 (its ``libonnxruntime_providers_cuda.so`` needs
 ``libcudart.so.13``, ``libcublas.so.13``, ``libcublasLt.so.13``, ``libcurand.so.10``, ``libcufft.so.12``
-and cuDNN 9). ``pip install "lichessbot[cuda]"`` brings them as NVIDIA's wheels (``nvidia-*``), which
+and cuDNN 9). ``pip install "lichessbot[gpu]"`` brings them as NVIDIA's wheels (``nvidia-*``), which
 :func:`preload_cuda` loads with ``onnxruntime.preload_dlls`` before the first session; a host then needs
 only the NVIDIA driver.
 
@@ -26,13 +26,16 @@ from pathlib import Path
 import onnxruntime as ort
 import structlog
 
-__all__ = ["CUDA_FIX", "CUDA_LIBRARIES", "GpuInfo", "cuda_libraries", "cuda_provider_error", "fallback_warning",
-           "nvidia_gpus", "preload_cuda"]
+__all__ = ["CUDA_FIX", "CUDA_LIBRARIES", "GPU_EXTRA", "GpuInfo", "cuda_libraries", "cuda_provider_error",
+           "fallback_warning", "nvidia_gpus", "preload_cuda"]
 
 log = structlog.get_logger("lichessbot.engine")
 
-#: The command that installs what the CUDA provider needs (README, "GPU").
-CUDA_FIX = 'pip install "lichessbot[cuda]"'
+#: The install extra that brings onnxruntime-gpu and what its CUDA provider loads (pyproject.toml; ``cuda``
+#: is its old name, kept as an alias).
+GPU_EXTRA = "gpu"
+#: The command that installs what the CUDA provider needs (README, "Install").
+CUDA_FIX = f'pip install "lichessbot[{GPU_EXTRA}]"'
 #: The libraries onnxruntime-gpu 1.31's CUDA provider loads (its ELF needs, and cuDNN 9 which it opens).
 CUDA_LIBRARIES = ("libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcurand.so.10", "libcufft.so.12",
                   "libcudnn.so.9")
@@ -146,8 +149,8 @@ def fallback_warning(provider: str, gpus: list[GpuInfo] | None = None) -> str | 
     if not gpus:
         return None
     reason = cuda_provider_error() if "CUDAExecutionProvider" in ort.get_available_providers() else (
-        "this onnxruntime has no CUDA provider (the CPU-only onnxruntime package is installed: uninstall it and "
-        "install onnxruntime-gpu)")
+        "this onnxruntime has no CUDA provider (the CPU-only onnxruntime package is installed: "
+        "pip uninstall onnxruntime first)")
     reason = reason or "the CUDA provider loads but did not start (check the driver with nvidia-smi)"
     return (f"an NVIDIA GPU is present ({gpus[0].name}) but the network runs on the CPU: {reason}. "
             f"Fix: {CUDA_FIX}")
