@@ -162,6 +162,8 @@ def test_match_counts_engine_error_lines_as_faults(tiny_net, tmp_path, capsys):
     result = run_match(config)
     assert result.faults("error")["broken"] == 2 and result.losses == 0
     assert "engine errors: good 0, broken 2" in result.summary()
+    failed = result.engine_failures()["broken"]  # its last words: the line that says why it cannot play
+    assert len(failed) == 2 and (failed[0].engine_error or "").startswith("info string error cannot load network")
     assert "info string error" in capsys.readouterr().err
 
 
