@@ -1,12 +1,15 @@
-"""The project's one test command: CI runs exactly the README's install and test command, and the Maia
-download is offline-safe."""
+"""The project's one test command and its release: CI runs exactly the README's install and test command,
+the Maia download is offline-safe, and the release workflow builds every platform's wheel and the sdist."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
+
+import yaml
 
 from tests.conftest import REPO
 
@@ -51,3 +54,19 @@ def test_the_maia_download_is_offline_safe(tmp_path):
     assert "the tests that need the Maia nets will skip" in proc.stderr
     assert list((tmp_path / "nets").iterdir()) == []  # no partial file left behind
 
+
+def test_the_release_workflow_builds_abi3_wheels_for_every_platform_and_the_sdist():
+    flow = yaml.safe_load((REPO / ".github/workflows/release.yml").read_text())
+    jobs = flow["jobs"]
+    targets = {(p["os"], p["target"]) for p in jobs["wheels"]["strategy"]["matrix"]["platform"]}
+    assert targets == {("linux", "x86_64"), ("linux", "aarch64"), ("macos", "x86_64"), ("macos", "aarch64"),
+                       ("windows", "x64")}
+    build = [s for s in jobs["wheels"]["steps"] if str(s.get("uses", "")).startswith("PyO3/maturin-action@")]
+    assert build and "--release" in build[0]["with"]["args"]
+    smoke = [s for s in jobs["wheels"]["steps"] if "smoke_uci.py" in s.get("run", "")]
+    assert smoke and "[cpu]" in smoke[0]["run"]  # each wheel is installed and searches before a release
+    assert any(s.get("with", {}).get("command") == "sdist" for s in jobs["sdist"]["steps"])
+    assert set(jobs["release"]["needs"]) == {"wheels", "sdist"}
+    # abi3: one wheel per platform for every CPython >= 3.11
+    cargo = (REPO / "rust/py/Cargo.toml").read_text()
+    assert re.search(r'pyo3 = \{[^}]*"abi3-py311"', cargo)
