@@ -33,6 +33,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_a_bare_install_names_the_extra_in_one_line_and_runs_what_needs_no_network():
     commands = [["uci"], ["doctor"], ["eval", "--startpos"], ["bench", "nn"],
                 ["check-config", str(REPO / "config.yml.example")]]

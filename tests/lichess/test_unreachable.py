@@ -65,6 +65,7 @@ def test_a_name_that_does_not_resolve_is_named_as_dns():
     assert "the name lichess.invalid does not resolve (DNS): check the url and that this machine is online" in message
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_named_within_the_first_contact_budget(silent_server):
     message, seconds = _first_contact(f"http://127.0.0.1:{silent_server}")
     assert f"127.0.0.1:{silent_server} did not answer within 1 s" in message  # the connect timeout

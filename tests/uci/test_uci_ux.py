@@ -102,6 +102,7 @@ def test_movetime_keeps_only_a_small_margin_and_at_least_half():
     assert movetime_s(5.0, 30) == pytest.approx(4.97)
 
 
+@pytest.mark.slow
 def test_short_movetime_searches_more_than_one_node(tiny_net):
     with chess.engine.SimpleEngine.popen_uci(UCI, timeout=60) as engine:
         engine.configure(_options(tiny_net))
