@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from lichessbot.cli import NO_ONNXRUNTIME
+from lichessbot.cli import NO_ONNXRUNTIME, main
 from lichessbot.diagnostics.doctor import package_line
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
@@ -48,9 +48,11 @@ def test_a_bare_install_names_the_extra_in_one_line_and_runs_what_needs_no_netwo
     assert results[f"check-config {REPO / 'config.yml.example'}"][0] == 0
 
 
-def test_doctor_says_which_onnxruntime_package_is_installed():
+def test_doctor_says_which_onnxruntime_package_is_installed(tiny_net, capsys):
     installed = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
     line = package_line(installed)
+    main(["doctor", "--network", str(tiny_net), "--backend", "cpu", "--seconds", "0.1"])
+    assert f"\nonnxruntime package: {line}\n" in capsys.readouterr().out
     assert len(installed) == 1, f"one onnxruntime package in the test environment, not {installed}"
     ((dist, version),) = installed.items()
     assert line.startswith(f"{dist} {version} (the {'GPU' if dist.endswith('-gpu') else 'CPU'} build")
