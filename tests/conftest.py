@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from lichessbot.fakelichess import FakeLichess
 from lichessbot.logs import configure_logging
+from tests.lila.server import FakeLichess
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]

@@ -76,7 +76,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.arenas", "bot.matchmaking"),
     ("bot.games",),
     ("bot.chat", "bot.challenges"),
-    ("fakelichess",),  # the lichess server on 127.0.0.1 (it knows nothing of the bot)
+    ("local",),  # the embedded lichess (play --local): a server the bot reaches over HTTP; it knows nothing of the bot
     ("status",),
     ("wiring",),
     ("pipeline",),  # the move pipeline: book, tables, search, strength, time
@@ -112,6 +112,9 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "online": {"search", "_core", "engine"},
     "pipeline": {"lichess"},
     "uci": {"lichess"},
+    # design.md: the embedded lichess knows nothing of the bot's internals (every room of the bot and its engine)
+    "local": {"status", "wiring", "pipeline", "online", "strength", "timeman", "search", "tablebase", "book", "engine",
+              "_core", "match", "score", "config", "lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
                                                               "chat", "challenges")},
 }

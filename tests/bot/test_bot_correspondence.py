@@ -8,9 +8,9 @@ import time
 import pytest
 
 from lichessbot.bot.games.rules import clocks_now, correspondence_think_s
-from lichessbot.bot.service.botrun import StandInEngine, StandInThinker
 from lichessbot.bot.service.service import CORRESPONDENCE_START_GAP
 from tests.fake_lichess import BotRun, staller
+from tests.lila.botrun import StandInEngine, StandInThinker
 
 TOKEN = "lip_correspondence"
 

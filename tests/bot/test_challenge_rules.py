@@ -1,4 +1,4 @@
-"""The challenge rules that remember (issue 19), against the fake lichess server: slots kept for humans,
+"""The challenge rules that remember (issue 19), against the test server: slots kept for humans,
 games per user, recent bot challenges, the daily bot-game limit, the queue (sort_by, preference) and
 rematch offers."""
 
@@ -12,9 +12,9 @@ import pytest
 from lichessbot.bot.challenges.filter import queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
-from lichessbot.fakelichess.matchmaking import ACCEPT
 from lichessbot.lichess.events import parse_challenge
 from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
+from tests.lila.matchmaking import ACCEPT
 
 TOKEN = "lip_ChallengeRules0Token1"
 NOON = 1_700_000_000.0 - 1_700_000_000.0 % 86400 + 43200  # 12:00 UTC on some day
@@ -108,7 +108,7 @@ def test_a_bots_recent_challenges_are_limited_rematches_included(server, tmp_pat
         assert answer(server, cid) == ("accept", None)
         assert server.wait_for(lambda: server.games[cid].over, 10)
         again = server.rematch(cid)
-        assert server.challenges[again]["rematchOf"] == cid
+        assert server.challenges[again].rematch_of == cid
         assert answer(server, again) == ("decline", "later")
         human = server.challenge(challenger="alice", opponent=resign_after(4))  # humans are not limited
         assert answer(server, human) == ("accept", None)

@@ -1,5 +1,5 @@
 """The chat commands lichess-bot users know (``!help``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
-``!queue``), asked in bot games on the fake lichess server (a stand-in engine: no network needed)."""
+``!queue``), asked in bot games on the test server (a stand-in engine: no network needed)."""
 
 from __future__ import annotations
 
