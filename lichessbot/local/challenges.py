@@ -77,8 +77,9 @@ def check_fen(fen: str, chess960: bool = False) -> str:
         board = chess.Board(fen, chess960=chess960)
     except ValueError as err:
         raise ValueError(f"invalid FEN {fen!r}: {err}") from None
-    if not board.is_valid():
-        why = str(board.status()).removeprefix("Status.").replace("|", ", ").lower().replace("_", " ")
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        why = ", ".join((flag.name or "").lower().replace("_", " ") for flag in chess.Status if flag and flag in status)
         raise ValueError(f"impossible position {fen!r} ({why})")
     if board.is_game_over(claim_draw=False):
         raise ValueError(f"the game is already over in {fen!r}")

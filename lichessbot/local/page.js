@@ -290,6 +290,25 @@
     renderPlayers();
     renderMoves();
     renderControls();
+    renderInfo();
+  }
+
+  // during a game the form gives way to the game's facts, as on lichess
+  function renderInfo() {
+    const f = st.full;
+    const playing = !!(st.gameId && f && !over());
+    $('setup').hidden = playing;
+    $('info').hidden = !f;
+    if (!f) return;
+    const tc = f.clock ? (f.clock.initial / 60000) + '+' + (f.clock.increment / 1000)
+      : f.daysPerTurn ? f.daysPerTurn + ' days' : '∞';
+    $('info-tc').textContent = tc + ' • ' + (f.rated ? 'Rated' : 'Casual') + ' • ' + f.perf.name
+      + (f.variant.key !== 'standard' ? ' • ' + f.variant.name : '');
+    $('info-players').innerHTML = ['white', 'black'].map((c) => '<div><span class="dot ' + c + '"></span>'
+      + playerHtml(f[c]) + '</div>').join('');
+    const url = location.origin + '/' + f.id;
+    $('info-url').href = url;
+    $('info-url').textContent = url.replace(/^https?:\/\//, '');
   }
 
   function renderBoard() {
@@ -529,8 +548,9 @@
     const mine = st.color === 'white' ? 'w' : 'b';
     const theirs = st.color === 'white' ? 'b' : 'w';
     $('abort').hidden = !(playing && pos.abortable);
-    $('takeback').hidden = !!(playing && pos.abortable);
-    $('draw').hidden = !!(playing && pos.abortable);
+    $('takeback').hidden = !playing || pos.abortable;
+    $('draw').hidden = !playing || pos.abortable;
+    $('resign').hidden = !playing;
     $('takeback').disabled = !playing || !!(s && s[mine + 'takeback']);
     $('draw').disabled = !playing || !pos.drawable || !!(s && s[mine + 'draw']);
     $('resign').disabled = !playing;
@@ -561,11 +581,8 @@
       $('pgn').href = '/game/export/' + st.gameId;
       $('pgn').setAttribute('download', 'lichessbot_' + st.gameId + '.pgn');
       res.hidden = false;
-      $('controls').hidden = true;
-    } else {
-      res.hidden = true;
-      $('controls').hidden = !st.gameId;
-    }
+    } else res.hidden = true;
+    $('controls').hidden = !st.gameId;
   }
 
   function bindControls() {

@@ -75,10 +75,9 @@ def finish(g: Game, status: str, winner: str | None, now: float) -> None:
 
 
 def _end_of_play(g: Game) -> tuple[str, str | None] | None:
-    """The status and winner when the position ends the game: mate, stalemate, insufficient material, the 75-move
-    rule and fivefold repetition (scalachess ``Situation.end``/``autoDraw``), threefold repetition and fifty moves
-    (lichess claims these for the players: lila modules/round/src/main/Drawer.scala ``autoThreefold``), or the
-    crazyhouse variant's end."""
+    """The status and winner when the position ends the game: mate, stalemate, insufficient material, fifty moves
+    and fivefold repetition (scalachess ``Situation.end``/``autoDraw``), threefold repetition (lichess claims it
+    for a player who lets it: lila modules/round/src/main/Drawer.scala ``autoThreefold``), or a variant's end."""
     outcome = g.board.outcome(claim_draw=False)
     if outcome is not None:
         if outcome.termination == chess.Termination.CHECKMATE:
