@@ -21,12 +21,15 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def _lines(server: LocalLichess, path: str, token: str, n: int) -> list[dict]:
-    out: list[dict] = []
+def _lines(server: LocalLichess, path: str, token: str, n: int, out: list[dict] | None = None) -> list[dict]:
+    """The first ``n`` lines of a stream (appended to ``out`` as they come)."""
+    out = [] if out is None else out
     with requests.get(server.url + path, headers=_auth(token), stream=True, timeout=5) as r:
         for line in r.iter_lines():
             if line.strip():
                 out.append(json.loads(line))
+                with server.changed:
+                    server.changed.notify_all()
                 if len(out) == n:
                     break
     return out
@@ -107,15 +110,22 @@ def test_the_page_stream_sends_positions_and_shows_the_spectator_room_to_players
         pos = first[1]
         assert pos["turn"] == "white" and sorted(pos["dests"]["e2"]) == ["e3", "e4"] and pos["abortable"]
         assert pos["expiresIn"] is not None and 20_000 < pos["expiresIn"] <= 25_000  # blitz: 25 s for a first move
+        live: list[dict] = []
+        reader = threading.Thread(target=_lines, args=(server, f"/local/game/{gid}/stream", "lip_a", 3, live))
+        reader.start()
+        assert server.wait_for(lambda: len(live) == 2, 5)  # the player's stream is open
         server.post_chat(g, server.bot, "spectator", "eval +0.35 | pv e4")  # as a bot would, watched
-        player = _lines(server, f"/local/game/{gid}/stream", "lip_a", 2)
-        assert [x["type"] for x in player] == ["gameFull", "position"]  # nothing of the spectator room yet
-        watcher = _lines(server, f"/local/game/{gid}/stream", "lip_watcher", 3)
+        server.post_chat(g, server.bot, "player", "hello")
+        reader.join(5)
+        assert [x.get("text") for x in live] == [None, None, "hello"]  # the spectator room is not a player's
+        player = _lines(server, f"/local/game/{gid}/stream", "lip_a", 3)
+        assert [x.get("text") for x in player] == [None, None, "hello"]  # nor in the history sent to a player
+        watcher = _lines(server, f"/local/game/{gid}/stream", "lip_watcher", 4)
         assert watcher[2] == {"type": "chatLine", "room": "spectator", "username": "lichessbot",
                               "text": "eval +0.35 | pv e4"}
         requests.post(f"{server.url}/api/board/game/{gid}/resign", headers=_auth("lip_b"), timeout=5)
         assert server.wait_for(lambda: g.over, 5)
-        after = _lines(server, f"/local/game/{gid}/stream", "lip_a", 3)
+        after = _lines(server, f"/local/game/{gid}/stream", "lip_a", 4)
         assert after[2]["room"] == "spectator"  # the game is over: the players see it too
         board = requests.get(f"{server.url}/api/board/game/stream/{gid}", headers=_auth("lip_a"), timeout=5)
         assert board.ok and "spectator" not in board.text  # a person's Board API stream has the player room only
