@@ -148,6 +148,14 @@ def test_a_keep_alive_challenge_answers_until_it_is_accepted():
         requests.post(f"{server.url}/api/challenge/{cid}/accept", headers=_auth("lip_b"), timeout=5)
         t.join(5)
         assert got[0]["id"] == cid and got[0]["direction"] == "out" and got[-1] == {"done": "accepted"}
+        declined = requests.post(f"{server.url}/api/challenge/player1", headers=_auth("lip_a"), timeout=5,
+                                 data={"clock.limit": 300, "clock.increment": 3}).json()["id"]
+        r = requests.post(f"{server.url}/api/challenge/{declined}/decline", headers=_auth("lip_b"), timeout=5,
+                          data={"reason": "tooFast"})
+        assert r.ok
+        shown = requests.get(f"{server.url}/api/challenge/{declined}/show", headers=_auth("lip_a"), timeout=5).json()
+        assert shown["status"] == "declined" and shown["declineReasonKey"] == "toofast"
+        assert shown["declineReason"].startswith("This time control is too fast for me")
 
 
 def test_the_clock_thread_ends_a_game_nobody_watches():

@@ -16,6 +16,7 @@ import os
 import secrets
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,7 @@ def _free_port(host: str, after: int) -> int:
     return 0
 
 
-def run_local(args: argparse.Namespace, install_signals: Any) -> int:
+def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, BotConfig], None]) -> int:
     """Entry point of ``lichessbot play --local`` (``install_signals(service, config)``: Ctrl-C's handling, as
     ``lichessbot play``'s)."""
     defaults: dict[str, str] = {}
@@ -169,7 +170,9 @@ def run_local(args: argparse.Namespace, install_signals: Any) -> int:
         server.httpd.server_close()
         raise
     server.start()
-    client = LichessClient(token, server.url, ClientSettings())
+    # the bot reaches the server on this machine even when it listens on every address
+    wildcard = args.host in ("0.0.0.0", "::", "")
+    client = LichessClient(token, f"http://127.0.0.1:{server.port}" if wildcard else server.url, ClientSettings())
     try:
         account = check_account(client, upgrade=False)
         service = BotService(config, client, engine, account=account, token=token)
