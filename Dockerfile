@@ -4,7 +4,7 @@
 # README's GPU install, NVIDIA's wheels (`pip install "lichessbot[cuda]"`), so CUDA always matches the wheel;
 # the base is a plain Python image. The host needs only the NVIDIA driver and the NVIDIA Container Toolkit
 # (`--gpus all` mounts the driver; the two NVIDIA_* variables below ask for it). Without a GPU (or without
-# --gpus) onnxruntime runs on the CPU, and the log says why when a GPU is there but unused.
+# --gpus) onnxruntime runs on the CPU, and one warning at start says why and names `--gpus all`.
 #   docker run --rm --gpus all --entrypoint lichessbot lichessbot doctor   # what runs, and how fast
 #
 #   docker build -t lichessbot .

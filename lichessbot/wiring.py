@@ -33,7 +33,7 @@ def network_of(engine: EngineConfig) -> Network:
 def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEvaluator:
     """The process's evaluator for ``network``: onnxruntime on ``engine.backend`` (``auto``, ``tensorrt``,
     ``cuda``, ``cpu``) or a Triton client (``triton``), with ``engine.threads``, ``engine.nn_cache_size``
-    (entries), ``engine.precision`` and ``engine.compact_input``, warmed up
+    (entries), ``engine.precision``, ``engine.device`` and ``engine.compact_input``, warmed up
     (:meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`: a log line says how long it took). (The policy
     temperature and history fill are search parameters: the search core applies them.)
 
@@ -45,7 +45,7 @@ def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEv
         return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
                                cache_size=engine.nn_cache_size)
     evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
-                          precision=engine.precision, compact=engine.compact_input)
+                          precision=engine.precision, device=engine.device, compact=engine.compact_input)
     evaluator.warm_up()  # every batch shape before the first move needs it (GPU: cuDNN's tuning per bucket)
     return evaluator
 

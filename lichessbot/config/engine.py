@@ -98,8 +98,13 @@ class EngineConfig(Strict):
 
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
     backend: Literal["auto", "tensorrt", "cuda", "cpu", "triton"] = Field(
-        "auto", description="onnxruntime execution provider; auto = best available; triton = a Triton Inference "
-        "Server at triton_url (docs/scaling.md).",
+        "auto", description="onnxruntime execution provider: auto = CUDA when it starts, else the CPU (TensorRT "
+        "only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a Triton "
+        "Inference Server at triton_url (docs/scaling.md).",
+    )
+    device: int = Field(
+        0, ge=0, description="Which GPU runs the network: its CUDA device number, as lichessbot doctor lists "
+        "them (lc0: the gpu= backend option).",
     )
     triton_url: str = Field("localhost:8001", description="gRPC host:port of the Triton server (backend triton).")
     triton_model: str = Field("lichessbot", description="The model's name on the Triton server (backend triton).")
@@ -113,9 +118,10 @@ class EngineConfig(Strict):
         "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
     )
     nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
-    precision: Literal["fp32", "fp16"] = Field(
-        "fp32", description="Network precision on a GPU: fp16 through TensorRT's fp16 flag, or a float16 copy of "
-        "the network on CUDA (its speed and accuracy on your GPU: lichessbot bench gpu --precision fp16).",
+    precision: Literal["fp32", "tf32", "fp16"] = Field(
+        "fp32", description="Network precision on a GPU: fp32 (TF32 off on CUDA), tf32 (TF32 tensor cores for "
+        "fp32 convolutions), or fp16 (a float16 copy of the network on CUDA, TensorRT's fp16 engines). Measure "
+        "speed and agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
     )
     compact_input: bool = Field(
         False, description="Hand the network lc0's compact input (112 bit-masks and values a position, 1,344 "

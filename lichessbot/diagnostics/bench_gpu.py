@@ -1,14 +1,17 @@
 """``lichessbot bench gpu``: the GPU path measured end to end (it runs on the CPU too, for CI).
 
-    lichessbot bench gpu [--network default] [--backend auto] [--precision fp32] [--batches 8,16,...,1024]
-                         [--seconds 1.0] [--search-seconds 3] [--games 8] [--json]
+    lichessbot bench gpu [--network default] [--backend auto] [--device 0] [--precision fp32]
+                         [--precisions fp32,tf32,fp16] [--batches 8,16,...,1024] [--seconds 1.0]
+                         [--search-seconds 3] [--games 8] [--json]
 
 It prints, in one run:
 
 - **start**: seconds to load the network, to make the onnxruntime session, and to warm it up (every batch
-  bucket once on a GPU: :meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`);
+  bucket once on a GPU: :meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`), and the precision that runs;
 - **first move**: milliseconds of the first search after the start (``--first-nodes`` playouts from the
-  initial position, fresh tree and NN cache) and of the same search again, so the cold cost shows;
+  initial position, fresh tree and NN cache) and of the same search again, so the cold cost shows; at the
+  end, the batch shapes the run sent that the warm-up had not planned (each cost a plan mid-search on a
+  GPU; the goal is none);
 - **network alone**, per batch size: evaluations per second with as many calls in flight as the
   evaluation service runs (real positions from seeded random games);
 - **search**: nps of one game and of ``--games`` games merged by one evaluation service (lc0's nps:
@@ -20,8 +23,9 @@ It prints, in one run:
   form, and the bytes a position takes in each;
 - **check**: the outputs against onnxruntime's CPU provider in fp32 on the same positions (max |Δ| of the
   logits, share of positions with the same best policy move, max |ΔWDL|), so a GPU that returns garbage
-  (or zeros) cannot pass unseen. Limits of issue 27: fp32 |Δlogits| <= 1e-3; fp16 same argmax on >= 99 %
-  of positions and |ΔWDL| <= 0.01.
+  (or zeros) cannot pass unseen, held to the limits of the precision that ran (:func:`within_limits`);
+- **precisions** (``--precisions``): for each precision, side by side, the session and warm-up seconds,
+  the network alone at each batch size and the check against the CPU.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from lichessbot.diagnostics.bench_nn import bench_positions, timed_calls
 from lichessbot.diagnostics.bench_search import POSITIONS
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.compact import compact_of
-from lichessbot.engine.evaluator import Evaluator
+from lichessbot.engine.evaluator import PRECISIONS, Evaluator
 from lichessbot.engine.network import Network, load_network
 from lichessbot.engine.position_eval import encode_boards
 from lichessbot.engine.runner import COMPACT_BYTES
@@ -51,12 +55,22 @@ from lichessbot.errors import LichessbotError
 from lichessbot.search import Limits, Searcher
 from lichessbot.search.searcher import core_params
 
-__all__ = ["add_arguments", "check_against_cpu", "run"]
+__all__ = ["add_arguments", "check_against_cpu", "run", "within_limits"]
 
-#: Limits the check holds a run to (issue 27): fp32 logits, fp16 argmax share and WDL.
+#: Limits the check holds a run to (issues 27 and 38): fp32 logits; tf32 and fp16 the share of positions with
+#: the same best move and the WDL.
 FP32_MAX_LOGIT_DELTA = 1e-3
 FP16_MIN_ARGMAX_SHARE = 0.99
 FP16_MAX_WDL_DELTA = 0.01
+
+
+def within_limits(check: dict, precision: str) -> bool:
+    """True when ``check`` (:func:`check_against_cpu`) is within the limits of ``precision``, the one that
+    ran: fp32 max |Δlogit| <= :data:`FP32_MAX_LOGIT_DELTA`; tf32 and fp16 the same best move on >=
+    :data:`FP16_MIN_ARGMAX_SHARE` of the positions and max |ΔWDL| <= :data:`FP16_MAX_WDL_DELTA`."""
+    if precision == "fp32":
+        return bool(check["max_logit_delta"] <= FP32_MAX_LOGIT_DELTA)
+    return bool(check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE and check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA)
 
 
 #: The ``engine.backend`` that asks for an onnxruntime provider.
@@ -80,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-nodes", type=int, default=800, help="playouts of the first-move search")
     parser.add_argument("--stop-runs", type=int, default=5, help="searches stopped for stop -> bestmove")
     parser.add_argument("--check-positions", type=int, default=256, help="positions of the check against the CPU")
+    parser.add_argument("--precisions", default="",
+                        help="comma-separated precisions measured side by side (network alone and check), e.g. "
+                        "fp32,tf32,fp16 (default: none beyond --precision)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -141,7 +158,7 @@ def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], 
     network_eps = {}
     for kind in ("planes", "compact"):
         runner = Evaluator(network, backend=_BACKEND_OF.get(ev.provider, "cpu"), threads=1, cache_size=0,
-                           precision=ev.precision, compact=kind == "compact")
+                           precision=ev.precision, device=ev.device, compact=kind == "compact")
         x = compact_of(planes) if kind == "compact" else planes
         calls, elapsed = timed_calls(lambda runner=runner, x=x: runner.run(x), seconds)
         network_eps[kind] = round(batch * calls / elapsed, 1)
@@ -204,19 +221,24 @@ def run(args: argparse.Namespace) -> int:
         raise BenchInputError("--batches must hold sizes from 1 to 1024")
     if min(args.seconds, args.search_seconds) <= 0 or args.games < 1:
         raise BenchInputError("--seconds and --search-seconds must be > 0 and --games >= 1")
+    precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+    if any(p not in PRECISIONS for p in precisions):
+        raise BenchInputError(f"--precisions takes {', '.join(PRECISIONS)}, got {args.precisions!r}")
     out: dict = {}
     t0 = time.perf_counter()
     network = load_network(args.network, args.input_format)
     t1 = time.perf_counter()
     ev = Evaluator(network, backend=args.backend, threads=args.threads, precision=args.precision,
-                   compact=args.compact)
+                   device=args.device, compact=args.compact)
     t2 = time.perf_counter()
-    ev.warm_up(max(batches))
+    ev.warm_up()  # every shape the evaluation service can send, as the bot's start-up does
     t3 = time.perf_counter()
     out["network"], out["provider"], out["precision"] = network.name, ev.provider, args.precision
-    out["compact"] = args.compact
+    out["precision_run"], out["device"], out["compact"] = ev.precision_run, args.device, args.compact
+    out["providers_failed"] = [{"provider": f.provider, "reason": f.reason} for f in ev.failures]
     out["start"] = {"load_s": round(t1 - t0, 3), "session_s": round(t2 - t1, 3), "warm_up_s": round(t3 - t2, 3),
-                    "buckets": ev.buckets, "pinned": bool(ev._bound and ev._bound.pinned)}
+                    "buckets": ev.buckets, "pinned": bool(ev._bound and ev._bound.pinned),
+                    "shapes_planned": sorted(ev.shapes_planned)}
     out["first_move"] = _first_move(ev, args.first_nodes)
     service = EvalService(ev)
     boards = bench_positions(max(max(batches), args.check_positions))
@@ -230,12 +252,15 @@ def run(args: argparse.Namespace) -> int:
     out["stop"] = bench_extra.stop_latency(ev, chess.Board(), SearchParams(), runs=args.stop_runs)
     out["compact_input"] = compact_figures(ev, network, boards, min(max(batches), 256), args.seconds)
     check = check_against_cpu(ev, network, boards[:args.check_positions], compact=args.compact)
-    if args.precision == "fp16":
-        ok = check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE and check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA
-    else:
-        ok = check["max_logit_delta"] <= FP32_MAX_LOGIT_DELTA
-    out["check"] = {**check, "ok": ok}
+    ok = within_limits(check, ev.precision_run)
+    out["check"] = {**check, "precision": ev.precision_run, "ok": ok}
+    out["unplanned_shapes"] = ev.unplanned_shapes() if ev.buckets else None  # without buckets nothing is planned
     ev.close()
+    out["precisions"] = []
+    for precision in precisions:
+        row = _precision_row(network, args, precision, boards, batches)
+        ok = ok and row["check"]["ok"]
+        out["precisions"].append(row)
     if args.json:
         print(json.dumps(out))
     else:
@@ -243,12 +268,33 @@ def run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _precision_row(network: Network, args: argparse.Namespace, precision: str, boards: list[chess.Board],
+                   batches: list[int]) -> dict:
+    """One precision's figures for the side-by-side table: start, network alone, check."""
+    t0 = time.perf_counter()
+    ev = Evaluator(network, backend=args.backend, threads=args.threads, precision=precision, device=args.device,
+                   compact=args.compact, cache_size=0)
+    t1 = time.perf_counter()
+    ev.warm_up()
+    t2 = time.perf_counter()
+    rows = _network_alone(ev, network, boards, batches, args.seconds, 1 if ev.info.gpu else ev.concurrency)
+    check = check_against_cpu(ev, network, boards[:args.check_positions], compact=args.compact)
+    ev.close()
+    return {"precision": precision, "precision_run": ev.precision_run, "provider": ev.provider,
+            "session_s": round(t1 - t0, 3), "warm_up_s": round(t2 - t1, 3), "network_alone": rows,
+            "check": {**check, "ok": within_limits(check, ev.precision_run)}}
+
+
 def _print(out: dict) -> None:
     s, f = out["start"], out["first_move"]
-    print(f"network {out['network']} on {out['provider']} ({out['precision']}"
+    print(f"network {out['network']} on {out['provider']} (device {out['device']}, {out['precision_run']}"
+          f"{' for ' + out['precision'] if out['precision_run'] != out['precision'] else ''}"
           f"{', compact input' if out['compact'] else ''})")
+    for failed in out["providers_failed"]:
+        print(f"provider not started: {failed['provider']}: {failed['reason']}")
     print(f"start: load {s['load_s']:.2f} s, session {s['session_s']:.2f} s, warm-up {s['warm_up_s']:.2f} s "
-          f"(buckets {'on' if s['buckets'] else 'off'}, pinned buffers {'yes' if s['pinned'] else 'no'})")
+          f"(buckets {'on' if s['buckets'] else 'off'}, pinned buffers {'yes' if s['pinned'] else 'no'}, "
+          f"shapes planned {', '.join(map(str, s['shapes_planned'])) or 'none'})")
     print(f"first move: {f['nodes']} playouts in {f['first_ms']:.1f} ms (again: {f['again_ms']:.1f} ms)")
     for r in out["network_alone"]:
         print(f"network alone, batch {r['batch']:5d}: {r['evals_per_s']:12.1f} evals/s  "
@@ -263,7 +309,18 @@ def _print(out: dict) -> None:
     print(f"compact input: gather {g['planes']:.2f} -> {g['compact']:.2f} us/leaf; network alone at batch "
           f"{ci['batch']} {n['planes']:.1f} -> {n['compact']:.1f} evals/s; {by['planes']} -> {by['compact']} "
           f"bytes/position")
-    c = out["check"]
-    print(f"check against the CPU (fp32), {c['positions']} positions: max |dlogit| {c['max_logit_delta']:.2e}, "
-          f"same best move {100 * c['argmax_share']:.1f} %, max |dWDL| {c['max_wdl_delta']:.2e}: "
-          f"{'OK' if c['ok'] else 'OUT OF LIMITS'}")
+    unplanned = out["unplanned_shapes"]
+    print("shapes sent but not planned at warm-up: " + ("n/a (no batch buckets)" if unplanned is None
+                                                        else ", ".join(map(str, unplanned)) or "none"))
+    _print_check("check against the CPU (fp32)", out["check"], out["check"]["precision"])
+    for row in out["precisions"]:
+        rates = ", ".join(f"{r['batch']}: {r['evals_per_s']:.0f}" for r in row["network_alone"])
+        print(f"precision {row['precision']} (runs {row['precision_run']} on {row['provider']}): session "
+              f"{row['session_s']:.2f} s, warm-up {row['warm_up_s']:.2f} s; evals/s by batch {rates}")
+        _print_check("  check against the CPU (fp32)", row["check"], row["precision_run"])
+
+
+def _print_check(title: str, c: dict, precision: str) -> None:
+    print(f"{title}, {c['positions']} positions: max |dlogit| {c['max_logit_delta']:.2e}, same best move "
+          f"{100 * c['argmax_share']:.1f} %, max |dWDL| {c['max_wdl_delta']:.2e}: "
+          f"{'OK' if c['ok'] else 'OUT OF LIMITS'} for {precision}")

@@ -1,13 +1,14 @@
 """``lichessbot doctor``: what a bug report needs, in one printout.
 
-    lichessbot doctor [--network default] [--backend auto] [--precision fp32] [--seconds 5] [--json]
+    lichessbot doctor [--network default] [--backend auto] [--device 0] [--precision fp32] [--seconds 5] [--json]
 
 Versions (lichessbot, Python, onnxruntime and its package, numpy, python-chess, the platform); the
-NVIDIA GPUs the driver sees (name, memory, driver); CUDA's and cuDNN's libraries (where each loads from,
-or missing); the providers onnxruntime lists and the one that really started, with the reason when a GPU
-is left unused and the command that fixes it; the network (name, lc0 input format, heads); the warm-up;
-and the search's nps from the initial position for ``--seconds`` seconds (lc0's nps: playouts / seconds
-since the first playout).
+NVIDIA GPUs the driver sees (CUDA device number, name, memory, driver); CUDA's and cuDNN's libraries
+(where each loads from, or missing) and TensorRT's; the providers onnxruntime lists, every provider tried
+with the reason it did not start, the one that runs with its options, the precision asked for and the
+one that runs, and the warning with the fix when a GPU is left unused; the network (name, lc0 input
+format, heads); the warm-up (seconds, and the batch shapes it planned); and the search's nps from the
+initial position for ``--seconds`` seconds (lc0's nps: playouts / seconds since the first playout).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _version(dist: str) -> str | None:
 
 
 def report(network: str = "default", *, input_format: int | None = None, backend: str = "auto",
-           precision: str = "fp32", seconds: float = 5.0) -> dict:
+           precision: str = "fp32", device: int = 0, seconds: float = 5.0) -> dict:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
     out: dict = {
@@ -65,13 +66,22 @@ def report(network: str = "default", *, input_format: int | None = None, backend
     if "CUDAExecutionProvider" in out["providers_listed"]:
         out["cuda_libraries"] = gpu.cuda_libraries()
         out["cuda_provider_error"] = gpu.cuda_provider_error()
+    if "TensorrtExecutionProvider" in out["providers_listed"]:
+        out["tensorrt_libraries"] = gpu.preload_tensorrt()
     net = load_network(network, input_format)
-    ev = Evaluator(net, backend=backend, precision=precision)
+    ev = Evaluator(net, backend=backend, precision=precision, device=device)
     out["provider_started"] = ev.provider
+    out["providers_failed"] = [{"provider": f.provider, "reason": f.reason, "detail": f.detail}
+                               for f in ev.failures]
+    out["provider_options"] = ev.provider_options
+    out["device"] = device
     out["gpu_warning"] = ev.gpu_warning
+    out["notes"] = ev.notes
     out["network"] = {"name": net.name, "source": net.source, "input_format": net.input_format,
-                      "wdl": net.has_wdl, "moves_left": net.has_mlh, "precision": precision}
+                      "wdl": net.has_wdl, "moves_left": net.has_mlh, "precision": precision,
+                      "precision_run": ev.precision_run}
     out["warm_up_s"] = round(ev.warm_up(), 3)
+    out["shapes_planned"] = sorted(ev.shapes_planned)
     with Searcher(ev, SearchParams()) as searcher:
         handle = searcher.start(chess.Board(), Limits(infinite=True))
         time.sleep(seconds)
@@ -88,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seconds <= 0:
         raise ValueError("--seconds must be > 0")
     rep = report(args.network, input_format=args.input_format, backend=args.backend, precision=args.precision,
-                 seconds=args.seconds)
+                 device=args.device, seconds=args.seconds)
     if args.json:
         print(json.dumps(rep))
     else:
@@ -105,7 +115,7 @@ def _print(rep: dict) -> None:
     if rep["gpus"]:
         for g in rep["gpus"]:
             mem = f"{g['memory_mib']} MiB" if g["memory_mib"] else "memory unknown"
-            print(f"GPU: {g['name']}, {mem}, driver {g['driver'] or 'unknown'}")
+            print(f"GPU {g['index']}: {g['name']}, {mem}, driver {g['driver'] or 'unknown'}")
     else:
         print("GPU: none (no NVIDIA driver answers)")
     print(f"providers listed: {', '.join(rep['providers_listed'])}")
@@ -113,15 +123,25 @@ def _print(rep: dict) -> None:
         for name, path in rep["cuda_libraries"].items():
             print(f"  {name}: {path or 'missing'}")
         print(f"  CUDA provider library: {rep['cuda_provider_error'] or 'loads'}")
-    print(f"provider started: {rep['provider_started']}")
+    for name, path in rep.get("tensorrt_libraries", {}).items():
+        print(f"  {name}: {path or 'missing'}")
+    for f in rep["providers_failed"]:
+        print(f"provider not started: {f['provider']}: {f['reason']}")
+    n = rep["network"]
+    options = ", ".join(f"{k}={v}" for k, v in sorted(rep["provider_options"].items()))
+    print(f"provider started: {rep['provider_started']} (device {rep['device']}, precision {n['precision_run']}"
+          f"{' for ' + n['precision'] if n['precision_run'] != n['precision'] else ''})"
+          + (f"\n  options: {options}" if options else ""))
+    for note in rep.get("notes", []):
+        print(f"NOTE: {note}")
     if rep.get("gpu_warning"):
         print(f"WARNING: {rep['gpu_warning']}")
     for problem in rep.get("problems", []):
         print(f"PROBLEM: {problem}")
-    n = rep["network"]
     print(f"network: {n['name']} ({n['source']}), lc0 input format {n['input_format']}, "
-          f"{'WDL' if n['wdl'] else 'value'} head{', moves-left head' if n['moves_left'] else ''}, {n['precision']}")
-    print(f"warm-up: {rep['warm_up_s']:.2f} s")
+          f"{'WDL' if n['wdl'] else 'value'} head{', moves-left head' if n['moves_left'] else ''}")
+    planned = ", ".join(map(str, rep["shapes_planned"])) or "none"
+    print(f"warm-up: {rep['warm_up_s']:.2f} s (batch shapes planned: {planned})")
     s = rep["search"]
     print(f"search: {s['nps']} nps over {s['seconds']:g} s ({s['playouts']} playouts, minibatch {s['minibatch']}, "
           f"bestmove {s['bestmove']})")

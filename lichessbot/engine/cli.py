@@ -20,7 +20,7 @@ import chess
 import structlog
 
 from lichessbot.config import SearchParams
-from lichessbot.engine.evaluator import BACKENDS, Evaluator
+from lichessbot.engine.evaluator import BACKENDS, PRECISIONS, Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import evaluate_boards
 from lichessbot.errors import LichessbotError
@@ -55,13 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_network_flags(parser: argparse.ArgumentParser, *, precision: bool = True) -> None:
     """The flags that choose the network and how it runs, shared by ``doctor`` and the benchmarks:
-    ``--network``, ``--input-format``, ``--backend`` (default auto) and, with ``precision``, ``--precision``."""
+    ``--network``, ``--input-format``, ``--backend`` (default auto), ``--device`` and, with ``precision``,
+    ``--precision``."""
     parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
     parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
     parser.add_argument("--backend", choices=tuple(BACKENDS), default="auto",
                         help="onnxruntime execution provider (default auto)")
+    parser.add_argument("--device", type=int, default=0, help="CUDA device number of the GPU (default 0)")
     if precision:
-        parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32", help="network precision")
+        parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="network precision")
 
 
 def configure_stderr_logging() -> None:

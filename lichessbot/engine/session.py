@@ -146,14 +146,17 @@ class BoundRunner:
     device and the outputs back into the bound host arrays) or "cpu" (bound in place); ``max_batch``:
     positions per call at most; ``buckets``: pad each call to a bucket (:func:`bucket_of`) so the session
     sees only those shapes; ``compact``: the session takes the compact input
-    (:func:`lichessbot.engine.compact.compact_model`) and ``run`` gets uint8 [B, 1344].
+    (:func:`lichessbot.engine.compact.compact_model`) and ``run`` gets uint8 [B, 1344]; ``shapes``: a set
+    that every call adds its bound batch size to (the evaluator's record of what the session was sent).
     ``run`` raises ValueError past ``max_batch``.
     """
 
     def __init__(self, session: ort.InferenceSession, input_name: str, outputs: Sequence[tuple[str, int]],
                  device: str, max_batch: int, *, input_dtype: type = np.float32, buckets: bool = False,
-                 compact: bool = False) -> None:
+                 compact: bool = False, shapes: set[int] | None = None) -> None:
         self.compact = compact
+        #: Batch sizes bound to the session so far (the caller's set when given).
+        self.shapes: set[int] = set() if shapes is None else shapes
         self.session = session
         self.input_name = input_name
         self.outputs = list(outputs)
@@ -195,6 +198,7 @@ class BoundRunner:
             else:
                 slot.inputs[self.input_name][:b] = planes
             binding = slot.binding
+            self.shapes.add(rows)  # a set's add is atomic under the GIL
             for name, x in slot.inputs.items():
                 binding.bind_input(name, "cpu", 0, x.dtype, [rows, *x.shape[1:]], x.ctypes.data)
             for name, w in self.outputs:

@@ -18,7 +18,7 @@ from lichessbot.engine.network import load_network
 from lichessbot.logs import configure_logging
 from lichessbot.uci import UciEngine
 
-H100 = [gpu.GpuInfo("NVIDIA H100 80GB HBM3", 81559, "580.65")]
+H100 = [gpu.GpuInfo("NVIDIA H100 80GB HBM3", 81559, "580.65.06")]
 
 
 @pytest.fixture
@@ -102,17 +102,18 @@ def test_the_docker_image_takes_cuda_from_the_same_wheels():
     assert "USER bot" in runtime
 
 
-def test_cuda_is_preloaded_before_a_gpu_session_and_the_cuda_provider_gets_its_options(tiny_net, monkeypatch):
-    from lichessbot.engine import evaluator as evaluator_module
+def test_cuda_is_preloaded_before_a_gpu_session_and_never_for_backend_cpu(tiny_net, monkeypatch):
+    import onnxruntime as ort
 
     calls: list[str] = []
+    real = ort.InferenceSession
     monkeypatch.setattr(gpu, "preload_cuda", lambda: calls.append("preload") or "")
+    monkeypatch.setattr(ort, "InferenceSession", lambda *a, **k: calls.append("session") or real(*a, **k))
     Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0)
-    assert calls == []  # a CPU user loads no CUDA library
+    assert calls == ["session"]  # a CPU user loads no CUDA library
+    calls.clear()
     Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
-    assert calls == ["preload"]
-    options = evaluator_module._provider_options("CUDAExecutionProvider")
-    assert options == evaluator_module.CUDA_OPTIONS and options["cudnn_conv_algo_search"] == "EXHAUSTIVE"
+    assert calls[0] == "preload" and "session" in calls
 
 
 def test_the_engine_config_wires_the_compact_input_and_the_warm_up(tiny_net):

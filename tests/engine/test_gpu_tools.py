@@ -13,6 +13,7 @@ from lichessbot.diagnostics.bench_gpu import (
     FP16_MIN_ARGMAX_SHARE,
     FP32_MAX_LOGIT_DELTA,
     check_against_cpu,
+    within_limits,
 )
 from lichessbot.diagnostics.bench_nn import bench_positions
 from lichessbot.engine.evaluator import Evaluator
@@ -81,21 +82,24 @@ def _gpu_evaluator(network, precision):
     return ev
 
 
-def test_on_a_gpu_the_bound_path_matches_the_cpu_provider_in_fp32_and_fp16():
+def test_on_a_gpu_the_bound_path_matches_the_cpu_provider_in_fp32_tf32_and_fp16():
     """Real networks (the default, and maia-1900 where tests/data/fetch.sh brought it), 512 positions run two
     calls at a time through the bound CUDA path (page-locked slots, batch buckets), against onnxruntime's CPU
-    provider: fp32 within 1e-3 on every logit; fp16 the same best move in >= 99 % of positions, WDL within
-    0.01. One test, so that a machine without a GPU shows one skip."""
+    provider: fp32 (use_tf32=0) within 1e-3 on every logit; tf32 and fp16 the same best move in >= 99 % of
+    positions, WDL within 0.01. One test, so that a machine without a GPU shows one skip."""
     nets = [load_network("default")] + ([load_network(str(NETS / "maia-1900.pb.gz"))]
                                         if (NETS / "maia-1900.pb.gz").exists() else [])
     for network in nets:
-        for precision in ("fp32", "fp16"):
+        for precision in ("fp32", "tf32", "fp16"):
             ev = _gpu_evaluator(network, precision)
             assert ev._bound is not None and ev._bound.device == "cuda" and ev.buckets
+            assert ev.precision_run == precision
+            assert ev.provider_options["use_tf32"] == ("1" if precision == "tf32" else "0")
             check = check_against_cpu(ev, network, bench_positions(512))
+            assert within_limits(check, precision), (network.name, precision, check)
             if precision == "fp32":
                 assert check["max_logit_delta"] <= FP32_MAX_LOGIT_DELTA, (network.name, check)
             else:
-                assert check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE, (network.name, check)
-                assert check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA, (network.name, check)
+                assert check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE, (network.name, precision, check)
+                assert check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA, (network.name, precision, check)
             ev.close()
