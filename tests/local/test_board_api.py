@@ -53,8 +53,9 @@ def test_a_draw_offer_is_accepted_as_the_bots_config_says(tmp_path, tiny_net):
         _started(run, gid)
         me.board.make_move(gid, "e2e4")
         run.turn(gid, True)
+        me.board.offer_draw(gid)  # on our turn: the offer stands through our move, and the bot answers with its own
+        assert run.server.games[gid].white.offering_draw
         me.board.make_move(gid, "d2d4")
-        me.board.offer_draw(gid)  # on the bot's turn: it answers with its move
         run.wait_over(gid)
         g = run.server.games[gid]
         assert (g.status, g.winner) == ("draw", None)

@@ -16,6 +16,8 @@ import os
 import secrets
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,8 @@ log = structlog.get_logger("lichessbot.bot")
 DEFAULT_PORT = 8080
 #: Ports tried after :data:`DEFAULT_PORT` before giving up.
 PORT_TRIES = 20
+#: Seconds the start-up line waits for the status page to listen.
+ANNOUNCE_WAIT = 10.0
 #: The bot's config without ``--config``: people's challenges from bullet to classical, standard, chess960 or a
 #: position, casual or rated, two games at once, three takebacks a game (a person learning may want them), and
 #: the eval line after each of its moves (the spectator room; the page's PGN has them).
@@ -128,7 +132,8 @@ def _bind(token: str, host: str, port: int | None) -> LocalLichess:
 
 
 def _free_port(host: str, after: int) -> int:
-    """The first port after ``after`` that ``host`` can listen on (for the status page); 0 when none is near."""
+    """The first port after ``after`` that ``host`` can listen on (for the status page); 0 (any free port) when none
+    is near. Another program may take it before the status page binds it: that page then says so in the log."""
     for p in range(after + 1, after + 1 + PORT_TRIES):
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
             try:
@@ -159,9 +164,7 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     server = _bind(token, args.host, args.port)  # before anything else: a taken port starts nothing
     try:
         config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host)
-        shown = f"[{args.host}]" if ":" in args.host else args.host
-        status_url = f"http://{shown}:{config.status.port}"
-        server.page_extra.update({"defaults": defaults, "status": status_url if config.status.port else None})
+        server.page_extra["defaults"] = defaults
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             log.warning("the page and the Board API are open to the network: anyone who reaches this address can "
                         "play the bot and use its chat", url=server.url)
@@ -177,10 +180,22 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
         account = check_account(client, upgrade=False)
         service = BotService(config, client, engine, account=account, token=token)
         install_signals(service, config)
-        print(f"lichessbot: play {account.username} at {server.url} (Board API on the same address, any token; "
-              f"games saved in {config.pgn_directory}; live status {status_url}; Ctrl-C stops)", flush=True)
+        threading.Thread(target=_announce, args=(server, service, account.username, config), name="announce",
+                         daemon=True).start()
         return service.run()
     finally:
         engine.close()
         client.close()
         server.stop()
+
+
+def _announce(server: LocalLichess, service: BotService, name: str, config: BotConfig) -> None:
+    """Once the service runs and its status page listens (or :data:`ANNOUNCE_WAIT` s passed): the status page's
+    address to the page, and the start-up line (stdout)."""
+    deadline = time.monotonic() + ANNOUNCE_WAIT
+    while service.status_server is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    status = service.status_server.url if service.status_server is not None else None
+    server.page_extra["status"] = status
+    print(f"lichessbot: play {name} at {server.url} (Board API on the same address, any token; games saved in "
+          f"{config.pgn_directory}; live status {status or 'off'}; Ctrl-C stops)", flush=True)
