@@ -48,9 +48,9 @@ import chess
 
 from devtools import soak_matchmaking as bench_matchmaking
 from devtools.soak_matchmaking import Figures
-from lichessbot.bot.games.thinker import Decision
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings
+from lichessbot.thinker.protocol import Decision
 from tests.lila import BotRun, FakeLichess, StandInThinker, random_mover, resign_after, stand_in_decision
 
 __all__ = ["add_arguments", "main", "run", "soak"]

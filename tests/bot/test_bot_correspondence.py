@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from lichessbot.bot.games.rules import clocks_now, correspondence_think_s
+from lichessbot.bot.games.rules import clocks_now
 from lichessbot.bot.service.service import CORRESPONDENCE_START_GAP
+from lichessbot.thinker.game import correspondence_think_s
 from tests.fake_lichess import BotRun, staller
 from tests.lila.botrun import StandInEngine, StandInThinker
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import chess
 
-from lichessbot.bot.games.thinker import ClockMs, Decision
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import parse_config
@@ -18,6 +17,7 @@ from lichessbot.config.base import ConfigData
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
+from lichessbot.thinker.protocol import ClockMs, Decision
 from tests.lila.server import FakeGame, FakeLichess
 
 __all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]

@@ -15,7 +15,7 @@ import chess
 import structlog
 
 from lichessbot import __version__
-from lichessbot.pipeline import Decision
+from lichessbot.thinker import Decision
 
 __all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
            "answer_command", "eval_line", "render_greeting"]
@@ -154,7 +154,7 @@ def render_greeting(template: str, **values: str) -> str:
     """``template`` with ``{me}``/``{opponent}`` replaced. Never raises: the config checks templates at load
     (:func:`lichessbot.config.check_template`); an unknown placeholder or a stray brace that slips
     through is left as written."""
-    class _Keep(dict):
+    class _Keep(dict[str, str]):
         def __missing__(self, key: str) -> str:
             return "{" + key + "}"
     try:

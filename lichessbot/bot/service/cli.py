@@ -11,7 +11,6 @@ from typing import Any
 
 import structlog
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.local import add_local_arguments, run_local
 from lichessbot.bot.service.service import BotService
@@ -19,6 +18,7 @@ from lichessbot.config import BotConfig, load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 
 __all__ = ["add_arguments", "run"]
 
