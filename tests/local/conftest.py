@@ -15,12 +15,12 @@ from typing import Any
 import berserk
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.local import LOCAL_CONFIG
 from lichessbot.bot.service.service import BotService
 from lichessbot.config import parse_config
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.local import LocalLichess
+from lichessbot.thinker.engine import Engine
 
 BOT_TOKEN = "lip_localbottoken0123"
 FAST = ClientSettings(timeout=3.0, move_timeout=2.0, stream_read_timeout=2.0, retries=3, backoff=0.05,

@@ -24,7 +24,6 @@ from typing import Any
 
 import structlog
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.service import BotService
 from lichessbot.config import BotConfig, load_config, parse_config
@@ -34,6 +33,7 @@ from lichessbot.local import LocalLichess
 from lichessbot.local.challenges import check_fen
 from lichessbot.local.model import CLOCK_LIMITS, MAX_INCREMENT, speed_of
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 
 __all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "parse_clock",
            "run_local"]
