@@ -7,6 +7,7 @@
 #       NVIDIA Container Toolkit (docker run --gpus all); without a GPU it runs on the CPU
 #   docker run --rm -e LICHESS_BOT_TOKEN=lip_xxx -v "$PWD/config.yml:/config/config.yml:ro" \
 #       -v lichessbot-state:/data/state -v "$PWD/game_records:/data/game_records" lichessbot:cpu
+#   docker run --rm --gpus all --entrypoint lichessbot lichessbot:gpu doctor   # what runs, and how fast
 #
 # Layers, first to last: the base and Python; the extra's dependencies (onnxruntime, or the GPU stack); the other
 # dependencies; our package (the compiled core, built from rust/ alone, and our Python code) as one last small

@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from lichessbot.fakelichess import FakeLichess
+from tests.fake_lichess import FakeLichess
 from tests.tcp_proxy import TcpProxy
 
 TOKEN = "lip_ContainerCheckToken1"

@@ -1,7 +1,8 @@
 """``lichessbot play``: load the config, check the directories it writes, check the account, build the engine
 and run the bot service until SIGTERM or Ctrl-C (the stop policy: :mod:`lichessbot.bot.service.stopping`;
 its handlers are set first, so a signal during start-up ends the command at once). ``--health-file``: a
-heartbeat for ``lichessbot health`` (:mod:`lichessbot.bot.service.health`)."""
+heartbeat for ``lichessbot health`` (:mod:`lichessbot.bot.service.health`). ``lichessbot play --local``: the
+same bot on a lichess embedded in the process (:mod:`lichessbot.bot.service.local`), under the same stop policy."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import structlog
 
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat
+from lichessbot.bot.service.local import add_local_arguments, run_local
 from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
@@ -28,7 +30,8 @@ log = structlog.get_logger("lichessbot.bot")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default="config.yml", help="the config file (default: config.yml)")
+    parser.add_argument("--config", default=None,
+                        help="the config file (default: config.yml; with --local: none, the local defaults)")
     parser.add_argument("--upgrade", action="store_true",
                         help="upgrade the account to a BOT account first (irreversible)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
@@ -38,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"${GRACE_ENV}, else none): the games left at SIGTERM are left shortly before it ends")
     parser.add_argument("--health-file", default=os.environ.get(HEALTH_FILE_ENV) or None, metavar="FILE",
                         help=f"keep a heartbeat in FILE for `lichessbot health` (default: ${HEALTH_FILE_ENV})")
+    add_local_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     stopper = StopPolicy(grace)
     stopper.install()  # before any file or network call: a signal during start-up ends the command at once
     try:
+        if args.local:
+            if args.upgrade:
+                raise LichessbotError("--upgrade is for a lichess account, not for --local")
+            return run_local(args, lambda service, config: _attach(stopper, service, config))
         return _play(args, stopper)
     except StartupStopped as stopped:
         log.warning("stopped during start-up", signal=str(stopped))
@@ -59,17 +67,25 @@ def run(args: argparse.Namespace) -> int:
         stopper.cancel()
 
 
+def _attach(stopper: StopPolicy, service: BotService, config: BotConfig) -> None:
+    stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit)
+
+
 def _tensorrt_may_run(config: BotConfig) -> bool:
     """True when the engine may start onnxruntime's TensorRT provider (it then writes its cache)."""
     return config.engine.backend != "triton" and "TensorrtExecutionProvider" in select_providers(config.engine.backend)
 
 
 def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
-    config = load_config(args.config)  # ConfigError is a LichessbotError: one line, exit status 2
+    for flag in ("port", "clock", "fen", "color"):
+        if getattr(args, flag) is not None:
+            raise LichessbotError(f"--{flag} is for --local (playing here); add --local")
+    config = load_config(args.config or "config.yml")  # ConfigError is a LichessbotError: one line, exit status 2
     token = config.resolved_token()
     configure_logging(level=args.log_level, secrets=[token or ""])
     if not token:
-        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config")
+        raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config (or play here with "
+                              "`lichessbot play --local`)")
     check_writable(directories_written(config, tensorrt=_tensorrt_may_run(config)))
     client = LichessClient(token, config.url, ClientSettings())
     try:
@@ -77,7 +93,7 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
         engine = Engine(config)
         try:
             service = BotService(config, client, engine, account=account, token=token)
-            stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit)
+            _attach(stopper, service, config)
             heartbeat = None
             if args.health_file:
                 heartbeat = Heartbeat(args.health_file, service.health_budget_s, service.event_stream_silence).start()
