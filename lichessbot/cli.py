@@ -6,7 +6,8 @@ so ``lichessbot uci`` starts without loading the lichess client and ``lichessbot
 match runner.
 
 Errors meant for the user (:class:`lichessbot.errors.LichessbotError`) are printed as one line on
-stderr, with exit status 2 and no traceback.
+stderr, with exit status 2 and no traceback. So is a missing onnxruntime (:data:`NO_ONNXRUNTIME`): the
+package installs it only with an extra, ``[cpu]`` or ``[gpu]`` (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -20,10 +21,17 @@ from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
 
+#: What a command that needs onnxruntime says when neither install extra brought it (pyproject.toml).
+NO_ONNXRUNTIME = ('onnxruntime is not installed: install lichessbot with one of its extras, '
+                  'pip install "lichessbot[cpu]" (or "lichessbot[gpu]" for an NVIDIA GPU; '
+                  'from a clone: pip install -e ".[cpu]")')
+
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("lichessbot.bot.service.cli", "run the lichess bot"),
     "check-config": ("lichessbot.bot.setup.check_config", "validate a config file and exit"),
+    "health": ("lichessbot.bot.service.health",
+               "exit 0 if the running bot's heartbeat says healthy, else 1 (Docker's HEALTHCHECK)"),
     "migrate-config": ("lichessbot.bot.setup.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),
@@ -41,7 +49,6 @@ _BENCH: dict[str, tuple[str, str]] = {
             "the GPU path: start-up, network alone per batch, nps, stop, check vs CPU"),
     "timeman": ("lichessbot.diagnostics.bench_timeman",
                 "games against lc0 on the same network: time per move by phase, score, time losses"),
-    "bot": ("lichessbot.diagnostics.bench_bot", "soak: concurrent bullet games against the fake lichess server"),
     "uci": ("lichessbot.diagnostics.bench_uci",
             "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
@@ -71,7 +78,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, bot, uci)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None
@@ -86,6 +93,16 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lichessbot`` console script. Returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(args_list)
+    except ModuleNotFoundError as err:
+        if (err.name or "").partition(".")[0] != "onnxruntime":
+            raise
+        print(f"lichessbot: {NO_ONNXRUNTIME}", file=sys.stderr)
+        return 2
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     if getattr(args, "_missing", False):
@@ -102,7 +119,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Bot arenas (config ``tournaments``): the bot joins bot-allowed arenas on the fake lichess server (by id, or
+"""Bot arenas (config ``tournaments``): the bot joins bot-allowed arenas on the test server (by id, or
 a team's once they start), plays the pairings that arrive as ``gameStart``, and withdraws at a graceful stop.
 A stand-in engine plays (no network needed)."""
 
@@ -25,6 +25,7 @@ def test_the_bot_joins_an_arena_plays_its_pairings_and_withdraws_on_stop():
     assert not server.arenas[tid].joined
 
 
+@pytest.mark.slow
 def test_a_teams_arenas_are_joined_when_they_start_within_max_arena_games():
     with FakeLichess() as server:
         battle = server.add_arena(team="bot-club", team_battle=("bot-club", "rivals"), games=0)

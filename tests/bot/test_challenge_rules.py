@@ -1,4 +1,4 @@
-"""The challenge rules that remember (issue 19), against the fake lichess server: what needs the service around
+"""The challenge rules that remember (issue 19), against the test server: what needs the service around
 them (matchmaking and the slot kept for humans, a bot we already play, the daily bot-game limit and its
 records across a restart, a rematch whose game end is seen late). The decisions themselves are plain calls
 on the admission (tests/bot/test_admission.py)."""
@@ -13,9 +13,9 @@ import pytest
 from lichessbot.bot.challenges.filter import queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
-from lichessbot.fakelichess.matchmaking import ACCEPT
 from lichessbot.lichess.events import parse_challenge
 from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
+from tests.lila.matchmaking import ACCEPT
 
 TOKEN = "lip_ChallengeRules0Token1"
 NOON = 1_700_000_000.0 - 1_700_000_000.0 % 86400 + 43200  # 12:00 UTC on some day
@@ -64,6 +64,7 @@ def test_matchmaking_never_takes_the_slot_reserved_for_humans(server, tmp_path, 
     assert "matchmaking waits" in logs.getvalue() and "reserved for humans" in logs.getvalue()
 
 
+@pytest.mark.slow
 def test_matchmaking_skips_a_bot_we_play_max_simultaneous_games_per_user_with(server, tmp_path):
     with run_bot(server, tmp_path, {"concurrency": 3, "max_simultaneous_games_per_user": 1}, MM):
         cid = server.challenge(challenger="Alpha", title="BOT", opponent=staller())
@@ -93,6 +94,7 @@ def test_a_rematch_offer_frees_the_slot_of_its_game_before_the_game_end_is_seen(
 
 
 # the daily limit of bot games -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_daily_bot_game_limit_stops_matchmaking_and_declines_bots_with_later(server, tmp_path, logs):
     server.add_bot("Alpha", policy=ACCEPT, player=lambda: resign_after(2))
     with run_bot(server, tmp_path, {"max_bot_games_per_day": 1}, MM) as run:

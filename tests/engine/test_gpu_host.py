@@ -77,6 +77,7 @@ def test_fp32_cuda_sessions_carry_use_tf32_0_and_their_options(host, tiny_net, b
     assert ev.provider_options == providers.cuda_options("fp32", 0)
 
 
+@pytest.mark.slow
 def test_fp32_on_cuda_computes_what_the_cpu_computes_and_tf32_would_not(host, default_net):
     """On the emulated host CUDA rounds to TF32 unless use_tf32=0, as an H100 does: the default network's
     fp32 check against the CPU then passes (|dlogit| <= 1e-3), and tf32 passes only its own limits."""
@@ -167,6 +168,7 @@ def test_missing_cuda_libraries_are_a_failure_not_a_silent_cpu_session(host, tin
     assert ev.gpu_warning and gpu.CUDA_FIX in ev.gpu_warning
 
 
+@pytest.mark.slow
 def test_in_uci_mode_nothing_but_uci_reaches_stdout():
     """A real ``lichessbot uci`` process on the emulated host where TensorRT and CUDA both fail: every line on
     its stdout is UCI, and it plays."""
@@ -199,6 +201,7 @@ def test_an_unwritable_home_still_plays(host, tiny_net, tmp_path, monkeypatch):
         assert searcher.search(chess.Board(), VisitsStopper(20)).best_move in chess.Board().legal_moves
 
 
+@pytest.mark.slow
 def test_an_unwritable_home_still_plays_in_uci(host, tiny_net, tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -221,6 +224,7 @@ def test_engine_device_picks_the_gpu_and_a_missing_one_is_named(host, tiny_net):
     assert "engine.device" in ev.gpu_warning
 
 
+@pytest.mark.slow
 def test_the_config_wires_engine_device_and_precision(host, tiny_net):
     from lichessbot.config import EngineConfig
     from lichessbot.thinker import wiring
@@ -278,6 +282,20 @@ def test_doctor_lists_the_gpus_every_failure_and_the_precision_that_ran(host, ti
         assert needle in out, out
 
 
+def test_doctor_on_a_machine_without_a_gpu_says_so_in_one_line(host, tiny_net, capsys):
+    """onnxruntime-gpu installed, no NVIDIA driver, backend auto: one line says there is no GPU; none of the GPU
+    libraries or GPU providers a CPU user cannot act on (they stay in --json), and no log line on stderr."""
+    from lichessbot.cli import main
+
+    host(cuda="no-driver", gpus=[], container=False)
+    rc = main(["doctor", "--network", str(tiny_net), "--seconds", "0.2"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "GPU: none (no NVIDIA driver answers): the network runs on the CPU" in out
+    for noise in ("missing", "provider not started", "CUDA", "TensorRT", "providers listed"):
+        assert noise not in out, out
+    assert err == ""
+
+
 def test_doctor_reports_the_cuda_options_and_the_planned_shapes(host, tiny_net, capsys):
     from lichessbot.cli import main
 
@@ -289,6 +307,7 @@ def test_doctor_reports_the_cuda_options_and_the_planned_shapes(host, tiny_net, 
     assert rep["shapes_planned"] == [8, 16, 32, 64, 128, 256, 512, 1024] and rep["warm_up_s"] > 0
 
 
+@pytest.mark.slow
 def test_bench_gpu_measures_the_precisions_side_by_side_each_held_to_its_limits(host, tiny_net, capsys):
     from lichessbot.cli import main
 

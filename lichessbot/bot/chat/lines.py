@@ -26,9 +26,10 @@ MAX_CHAT = 140
 #: !queue; !howto from its earlier versions), in our words.
 HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
         "(challenges waiting), !howto, !help")
-#: The answer to ``!howto``.
-HOWTO = ("How to run a bot: create a BOT account (lichess.org/api#tag/Bot) and run a bot program on it; "
-         "I am lichessbot, a neural-network engine.")
+#: The answer to ``!howto``. No link: lichess drops a bot's chat line with one, silently (lila
+#: modules/chat/src/main/ChatApi.scala ``hasLinks`` for bots; "lichess.org/..." counts).
+HOWTO = ("How to run a bot: create a BOT account (see the Bot API in lichess's API docs) and run a bot program "
+         "on it; I am lichessbot.")
 #: Seconds ``!wait`` adds to ``abort_time`` (lichess-bot waits 60 s more too).
 WAIT_S = 60
 #: The answer to ``!wait`` when the game can still be aborted (the game then waits :data:`WAIT_S` more).

@@ -13,8 +13,9 @@ Correspondence games hold no slot: a stream opens only for a game on our move (`
 s) restarts the ones on our move.
 
 :meth:`BotService.stop` (SIGTERM or Ctrl-C once): no new games (challenges declined with ``later``, no
-matchmaking), the running games are finished. :meth:`BotService.quit` (twice): exit now, the games left
-running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
+matchmaking), the running games are finished. :meth:`BotService.quit` (twice, or when the grace period ends:
+:mod:`lichessbot.bot.service.stopping`): exit now, a search under way cut short and its move posted, the games
+left running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lichessbot.bot.games.game import Game
 from lichessbot.bot.games.publish import service_figures
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.health import stream_budget
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import (
@@ -96,6 +98,9 @@ class BotService:
         self.online: OnlineMoves | None = None
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
+        s, self._created_at = client.settings, time.monotonic()
+        #: Seconds the event stream may be silent before the bot counts as unhealthy (health.stream_budget).
+        self.health_budget_s = stream_budget(s.stream_read_timeout, s.timeout, s.max_backoff)
         self._lock = threading.Lock()  # guards games and _threads
         self.games: dict[str, Game] = {}
         self._threads: dict[str, threading.Thread] = {}
@@ -144,6 +149,11 @@ class BotService:
     def busy(self) -> int:
         """Games running plus accepted challenges not started yet."""
         return self.admission.busy()
+
+    def event_stream_silence(self) -> float:
+        """Seconds since the event stream's last line or opening (before that: since made). Any thread."""
+        alive_at = self._events.alive_at if self._events is not None else None
+        return time.monotonic() - (self._created_at if alive_at is None else alive_at)
 
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -197,6 +207,7 @@ class BotService:
                 if self._quit.is_set():
                     g.resign_on_quit = self._resign
                     g.quit.set()
+                    g.thinker.stop()  # a search under way returns its move now (posted before the game leaves)
             for t in threads:
                 t.join(timeout=15)
             self._answers.close()
@@ -258,7 +269,8 @@ class BotService:
             "correspondence_games": counts["correspondence_games"], "games_started": self.games_played,
             "concurrency": self.config.challenge.concurrency, "stopping": self._stopping.is_set(),
             "playing_checks": self.playing_checks, "challenges_queued": counts["challenges_queued"],
-            "bot_games_today": counts["bot_games_today"]}))
+            "bot_games_today": counts["bot_games_today"], "health_budget_s": self.health_budget_s,
+            "event_stream_silent_s": round(self.event_stream_silence(), 1)}))
 
     def _reap(self) -> None:
         """Forget the games whose threads ended; a game seen over frees its slot even if gameFinish never comes."""

@@ -1,0 +1,147 @@
+"""The test server's Arena tournaments (a mixin of :class:`tests.lila.server.FakeLichess`).
+
+As lila answers (lichess-org/api doc/specs/tags/arenatournaments/api-tournament-id-join.yaml and
+api-tournament-id-withdraw.yaml, tags/teams/api-team-teamId-arena.yaml, schemas/ArenaTournament.yaml):
+
+* ``POST /api/tournament/{id}/join`` (form ``team``, ``password``, ``pairMeAsap``): 200 ``{"ok": true}``;
+  an unknown arena 404 ``{"error": "Not found."}``; a finished one, one that does not allow bots (for a BOT
+  account), or a team battle joined without one of its teams: 400 ``{"error": ...}`` (the wording here is
+  ours; lila's differs by case).
+* ``POST /api/tournament/{id}/withdraw``: 200 ``{"ok": true}`` (a pause in a started arena: no more pairings).
+* ``GET /api/team/{teamId}/arena?status=&max=``: NDJSON of ArenaTournament objects, last starting first.
+
+A joined, not withdrawn bot in a started arena is paired: a game with ``tournamentId`` starts (``gameStart``,
+no challenge), and after it ends the next one, ``games`` in all. Joins and withdrawals are recorded in
+:attr:`ArenaRoutes.arena_calls`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tests.lila.players import Opponent, random_mover
+
+__all__ = ["ArenaRoutes", "FakeArena"]
+
+#: ArenaStatus.yaml: 10 created, 20 started, 30 finished.
+_STATUS = {"created": 10, "started": 20, "finished": 30}
+
+
+@dataclass
+class FakeArena:
+    id: str
+    name: str
+    bots_allowed: bool
+    team: str | None          # the team that holds it (GET /api/team/{team}/arena lists it)
+    team_battle: tuple[str, ...]
+    status: str               # created, started, finished
+    limit: int                # seconds
+    increment: int
+    games: int                # pairings the bot gets in all
+    opponent: Opponent | None
+    joined: bool = False
+    paired: list[str] = field(default_factory=list)  # game ids, in order
+    starts_at: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    def json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id, "createdBy": "organiser", "system": "arena", "minutes": 60,
+            "clock": {"limit": self.limit, "increment": self.increment}, "rated": True, "fullName": self.name,
+            "nbPlayers": 2, "variant": {"key": "standard", "short": "Std", "name": "Standard"},
+            "startsAt": self.starts_at, "finishesAt": self.starts_at + 3_600_000, "status": _STATUS[self.status],
+            "perf": {"key": "bullet", "name": "Bullet", "position": 0, "icon": "T"}, "secondsToStart": 0}
+        if self.bots_allowed:
+            d["botsAllowed"] = True
+        if self.team_battle:
+            d["teamBattle"] = {"teams": list(self.team_battle), "nbLeaders": 5}
+        return d
+
+
+class ArenaRoutes:
+    # The server's state this mixin uses (tests.lila.server.FakeLichess defines it).
+    lock: threading.RLock
+    games: dict[str, Any]
+    title: str | None
+    _ids: int
+    _stopping: threading.Event
+
+    challenges: dict[str, dict[str, Any]]
+    answers: dict[str, tuple[str, str | None]]
+
+    if TYPE_CHECKING:
+        def challenge(self, *, challenger: str = ..., rated: bool = ..., limit: float | None = ...,
+                      increment: int = ..., bot_color: str = ..., tournament: str | None = ...,
+                      opponent: Opponent | None = ..., announce: bool = ...) -> str: ...
+        def _start_game(self, ch: dict[str, Any]) -> Any: ...
+
+    def _init_arenas(self) -> None:
+        self.arenas: dict[str, FakeArena] = {}
+        #: every join and withdrawal: (tournament id, "join" or "withdraw", form)
+        self.arena_calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def add_arena(self, *, bots_allowed: bool = True, team: str | None = None, team_battle: tuple[str, ...] = (),
+                  status: str = "started", limit: int = 60, increment: int = 0, games: int = 2,
+                  opponent: Opponent | None = None, name: str = "Bot Arena") -> str:
+        """A new arena; its 8-character id. ``opponent``: how the paired opponents play (random moves)."""
+        with self.lock:
+            self._ids += 1
+            tid = f"ar{self._ids:06d}"
+            self.arenas[tid] = FakeArena(tid, name, bots_allowed, team, team_battle, status, limit, increment, games,
+                                         opponent)
+            return tid
+
+    def set_arena_status(self, tid: str, status: str) -> None:
+        """``created`` -> ``started`` -> ``finished``."""
+        with self.lock:
+            self.arenas[tid].status = status
+
+    def _serve_arena(self, h: Any, method: str, parts: list[str], query: dict[str, list[str]],
+                     body: dict[str, Any]) -> None:
+        """``GET /api/team/{id}/arena`` and ``POST /api/tournament/{id}/join|withdraw``."""
+        if method == "GET":
+            return self._team_arenas(h, parts[2], query.get("status", [""])[0] or None,
+                                     int((query.get("max") or ["100"])[0]))
+        tid, action = parts[2], parts[3]
+        with self.lock:
+            arena = self.arenas.get(tid)
+            if arena is None:
+                return h.reply(404, {"error": "Not found."})
+            self.arena_calls.append((tid, action, dict(body)))
+            if action == "withdraw":
+                arena.joined = False
+                return h.reply(200, {"ok": True})
+            if arena.status == "finished":
+                return h.reply(400, {"error": "This tournament is finished."})
+            if self.title == "BOT" and not arena.bots_allowed:
+                return h.reply(400, {"error": "Bots are not allowed in this tournament."})
+            if arena.team_battle and body.get("team") not in arena.team_battle:
+                return h.reply(400, {"error": "You need to join with one of the teams of this battle."})
+            arena.joined = True
+        h.reply(200, {"ok": True})
+
+    def _team_arenas(self, h: Any, team: str, status: str | None, nb: int) -> None:
+        with self.lock:
+            found = [a.json() for a in reversed(list(self.arenas.values()))
+                     if (a.team == team or team in a.team_battle) and (status is None or a.status == status)]
+        h.send(200, b"".join(json.dumps(a).encode() + b"\n" for a in found[:nb]), "application/x-ndjson")
+
+    def _pair_arenas(self) -> None:
+        """Pair the bot in every started arena it is in, one game at a time (a thread of the server)."""
+        while not self._stopping.wait(0.05):
+            with self.lock:
+                for arena in self.arenas.values():
+                    if not arena.joined or arena.status != "started" or len(arena.paired) >= arena.games:
+                        continue
+                    if arena.paired and not self.games[arena.paired[-1]].over:
+                        continue
+                    cid = self.challenge(challenger=f"rival{len(arena.paired) + 1}", limit=arena.limit,
+                                         increment=arena.increment, tournament=arena.id, rated=True,
+                                         bot_color="white" if len(arena.paired) % 2 == 0 else "black",
+                                         opponent=arena.opponent or random_mover(len(arena.paired)), announce=False)
+                    self.answers[cid] = ("accept", None)
+                    self._start_game(self.challenges[cid])
+                    arena.paired.append(cid)
