@@ -6,7 +6,7 @@ The fake server (on 127.0.0.1) answers every request ``--latency`` ms late (the 
 arrives, and lila charges the bot's clock until then, MovePlayer's ``botLag`` compensating nothing) and sends every
 streamed line as late (the way down: a game state's clocks are computed when it is sent), each with a uniform
 jitter of +-``--jitter`` of it. The opponent is Stockfish at a low Skill Level on a few hundred nodes, thinking 50-250
-ms a move, and resigns after ``--resign-after`` plies (as ``lichessbot bench bot``'s opponents). The wire alone
+ms a move, and resigns after ``--resign-after`` plies (as ``devtools.soak``'s opponents). The wire alone
 limits a game: with ``L`` ms each way a move costs at least ``2 L`` ms of our clock, so a ``B``-second clock without
 increment holds at most ``B / 2L`` moves, whatever the engine does (the report prints that bound beside each game).
 The bot is the real service (games, client, time manager) with the engine on
