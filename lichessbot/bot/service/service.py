@@ -223,7 +223,7 @@ class BotService:
         token, its client's request budget (``other`` requests: a move post never waits for them) and its
         account name, and hand them to the engine."""
         online = OnlineMoves(self.config.online_moves, token=self._token, pacer=self.client.session.pacer,
-                             username=self.me)
+                             username=self.me, lichess=self.client.url)
         if not online.enabled or not _use_online(self.engine, online):
             online.close()
             return
