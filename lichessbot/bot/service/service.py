@@ -28,7 +28,7 @@ import structlog
 from lichessbot.bot.arenas.player import ArenaPlayer
 from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
-from lichessbot.bot.chat.lines import ChatSender
+from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
 from lichessbot.bot.games.game import Game
 from lichessbot.bot.games.publish import service_figures
 from lichessbot.bot.games.thinker import Thinker
@@ -151,6 +151,9 @@ class BotService:
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
+        for key in greetings_with_links(self.config.greeting):
+            log.warning("greeting never sent", key=f"greeting.{key}", reason="it has a link: lichess drops a bot's "
+                        "chat lines with links")
         self._start_online()
         self._start_status_page()
         self._answers = ChallengeAnswers(self.client, self.status,
