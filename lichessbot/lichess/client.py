@@ -40,6 +40,7 @@ from lichessbot.lichess.session import (
     ChallengeLimited,
     ClientSettings,
     LichessError,
+    OverLimit,
     endpoint_key,
     retry_after,
 )
@@ -236,16 +237,22 @@ class LichessClient:
                        self._ndjson(f"listing arenas of team {team_id}", f"/api/team/{team_id}/arena",
                                     {"status": status, "max": nb}), parse_arena)
 
-    def create_challenge(self, username: str, form: dict[str, str]) -> Challenge:
+    def create_challenge(self, username: str, form: dict[str, str], cost: int = 1) -> Challenge:
         """``POST /api/challenge/{username}`` with the spec's form; returns the challenge.
 
-        A 429 is not retried (it is a limit, not a hiccup): :class:`ChallengeLimited` with lichess's wait.
-        Other failures: :class:`LichessError` with the status and lichess's error text.
+        ``cost``: the credits lila charges for it in its challenge windows (app/controllers/Challenge.scala
+        ``apiCreate``: 1 to a bot, 5 to a human, 0 to someone who follows us): a challenge that would pass
+        25 credits a minute or 200 a day (:mod:`lichessbot.lichess.limits`) is not sent
+        (:class:`ChallengeLimited` with the seconds until it fits). A 429 is not retried (it is a limit, not
+        a hiccup): :class:`ChallengeLimited` with lichess's wait. Other failures: :class:`LichessError` with
+        the status and lichess's error text.
         """
         what = f"challenging {username}"
         try:
             response = self.session.request("POST", f"{self.url}/api/challenge/{username}", data=form,
-                                            retry_429=False)
+                                            retry_429=False, cost=cost, over_limit="refuse")
+        except OverLimit as err:
+            raise ChallengeLimited(f"{what}: {err}", err.seconds) from None
         except (requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
         with response:
