@@ -46,11 +46,15 @@ from lichessbot.lichess.session import (
 )
 from lichessbot.lichess.users import parse_opponent_limit
 
-__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "endpoint_key",
-           "iter_lines"]
+__all__ = ["PLAYING_MAX", "BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError",
+           "endpoint_key", "iter_lines"]
 
 log = structlog.get_logger("lichessbot.lichess")
 T = TypeVar("T")
+
+#: The most games ``/api/account/playing`` lists (lila app/controllers/Account.scala ``doNowPlaying``:
+#: ``nb`` at most 50).
+PLAYING_MAX = 50
 
 
 class _Raw(FormatHandler[Any]):
@@ -173,9 +177,23 @@ class LichessClient:
         self._call("upgrading to a BOT account", self.api.account.upgrade_to_bot)
 
     def ongoing_games(self) -> list[GameInfo]:
-        """``/api/account/playing?nb=50``: the games in progress."""
-        return _parsed("GET /api/account/playing", self._call("listing ongoing games", self.api.games.get_ongoing, 50),
-                       parse_game)
+        """``/api/account/playing?nb=50``: the games in progress, the most urgent first, at most
+        :data:`PLAYING_MAX` (lila app/controllers/Account.scala ``doNowPlaying``: ``nb`` at most 50; sorted
+        by lila's ``Pov.priority``: games on our move first). A full answer may leave games out."""
+        return _parsed("GET /api/account/playing",
+                       self._call("listing ongoing games", self.api.games.get_ongoing, PLAYING_MAX), parse_game)
+
+    def game_over(self, game_id: str) -> bool:
+        """Whether game ``game_id`` is over, from its export (``GET /game/export/{id}`` as JSON, lichess-org/api
+        games-exportOneGame: ``status`` ``created`` or ``started`` while it runs). Raises :class:`LichessError`
+        (a 404: no such game)."""
+        body = self._request(f"reading game {game_id}", "GET", f"/game/export/{game_id}",
+                             params={"moves": "false", "clocks": "false", "evals": "false", "opening": "false"},
+                             headers={"Accept": "application/json"})
+        status = body.get("status") if isinstance(body, dict) else None
+        if not isinstance(status, str):
+            raise LichessError(f"reading game {game_id}: no status in the answer")
+        return status not in ("created", "started")
 
     # challenges --------------------------------------------------------------------------------
     def accept_challenge(self, challenge_id: str) -> None:

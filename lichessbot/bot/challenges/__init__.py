@@ -204,20 +204,34 @@ class Admission:
         with self._lock:
             return gid not in self.finished
 
-    def resync(self, ongoing: Iterable[GameInfo], asked: float) -> set[str]:
+    def resync(self, ongoing: Iterable[GameInfo], asked: float, complete: bool = True) -> set[str]:
         """The server's list of ongoing games (asked at monotonic ``asked``) is the truth: slots of games no
-        longer listed are freed (not those started while asking). Returns the freed game ids."""
+        longer listed are freed (not those started while asking). Returns the freed game ids.
+
+        ``complete`` False: the list was cut at lichess's maximum (``/api/account/playing`` lists 50 games
+        at most), so a game missing from it may still run: listed games are added, nothing is freed (the
+        caller asks lichess about each of :meth:`unlisted` instead)."""
         ongoing = list(ongoing)
         realtime = {g.game_id for g in ongoing if not g.correspondence}
         corr = {g.game_id for g in ongoing if g.correspondence}
         with self._lock:
             for g in ongoing:
                 self.rules.game_started(g)
+            if not complete:
+                self.running |= realtime - self.finished
+                self.correspondence |= corr - self.finished
+                return set()
             recent = {gid for gid, t in self.started_at.items() if t >= asked - 1.0}  # gameStart while asking
             freed = self.running - realtime - recent
             self.running = realtime | (self.running & recent)
             self.correspondence = corr | (self.correspondence & recent)
         return freed
+
+    def unlisted(self, ongoing: Iterable[GameInfo]) -> set[str]:
+        """The real-time games holding a slot that ``ongoing`` does not list."""
+        listed = {g.game_id for g in ongoing}
+        with self._lock:
+            return self.running - listed
 
     # slots -----------------------------------------------------------------------------------------
     def _live(self) -> tuple[set[str], set[str]]:

@@ -35,7 +35,7 @@ from lichessbot.bot.games.thinker import Thinker
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
 from lichessbot.config import BotConfig
-from lichessbot.lichess.client import LichessClient, LichessError
+from lichessbot.lichess.client import PLAYING_MAX, LichessClient, LichessError
 from lichessbot.lichess.events import (
     Account,
     ChallengeCanceled,
@@ -348,7 +348,18 @@ class BotService:
         self.playing_checks += 1
         if self._done.is_set():
             return
-        freed = self.admission.resync(ongoing, asked)
+        complete = len(ongoing) < PLAYING_MAX
+        freed = self.admission.resync(ongoing, asked, complete)
+        if not complete:  # lichess lists 50 games at most: a game left out is asked about on its own
+            for gid in sorted(self.admission.unlisted(ongoing)):
+                try:
+                    over = self.client.game_over(gid)
+                except LichessError as err:
+                    log.warning("game not checked", game_id=gid, error=str(err))
+                    continue
+                if over:
+                    self.admission.game_finished(gid)
+                    freed.add(gid)
         if freed:
             log.warning("slots freed: games no longer ongoing", games=sorted(freed))
         for g in ongoing:

@@ -1,0 +1,30 @@
+"""``/api/account/playing`` lists 50 games at most (lila Account.doNowPlaying): a full list may leave running games
+out, so it frees no slot by absence (issue 40, point 8); a short list is the whole truth."""
+
+from __future__ import annotations
+
+import time
+
+from lichessbot.bot.challenges import Admission
+from lichessbot.config import parse_config
+from lichessbot.lichess.client import PLAYING_MAX
+from lichessbot.lichess.events import GameInfo
+
+
+def _admission(tmp_path) -> Admission:
+    return Admission(parse_config({"matchmaking": {"decline_file": str(tmp_path / "records.json")}}))
+
+
+def test_a_full_playing_list_frees_no_slot_of_a_game_it_leaves_out(tmp_path):
+    admission = _admission(tmp_path)
+    admission.game_started(GameInfo("bullet1", speed="bullet"))
+    corr = [GameInfo(f"corr{i:04d}", speed="correspondence", is_my_turn=True) for i in range(PLAYING_MAX)]
+    asked = time.monotonic() + 5  # well after bullet1 started: no "started while asking" grace
+    assert admission.resync(corr, asked, complete=False) == set()
+    assert admission.running == {"bullet1"} and len(admission.correspondence) == PLAYING_MAX
+    assert admission.unlisted(corr) == {"bullet1"}  # the service asks lichess about this one on its own
+    assert admission.resync(corr[:10], asked, complete=True) == {"bullet1"}  # a short list is the whole truth
+
+
+def test_the_playing_list_asks_for_lilas_maximum():
+    assert PLAYING_MAX == 50
