@@ -84,6 +84,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("strength",),
     ("timeman",),
     ("search",),
+    ("gaviota",),  # the Gaviota tables at the root (after the Syzygy ones; their score convention)
     ("tablebase", "book"),
     ("engine",),
     ("_core",),
@@ -108,6 +109,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "timeman": {"_core", "lichessbot.search.searcher", "lichessbot.search.handle"},
     "book": {"search", "lichess"},
     "tablebase": {"search", "lichess"},
+    "gaviota": {"search", "lichess"},
     "status": {"search", "_core", "engine"},
     "online": {"search", "_core", "engine"},
     "pipeline": {"lichess"},

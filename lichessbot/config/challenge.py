@@ -11,6 +11,7 @@ from lichessbot.config.base import Strict
 
 __all__ = [
     "ChallengeConfig",
+    "check_urls",
     "GREETING_FIELDS",
     "LICHESS_BOT_GAMES_PER_DAY",
     "OTHER_VARIANTS",
@@ -48,6 +49,14 @@ def check_template(text: str) -> str:
     return text
 
 
+def check_urls(urls: list[str]) -> list[str]:
+    """``urls`` when each is an http(s) URL (online block lists); else ValueError naming the first bad one."""
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"{url!r} is not an http(s) URL")
+    return urls
+
+
 class ChallengeConfig(Strict):
     """Which challenges to accept (lichess-bot's `challenge` section)."""
 
@@ -77,6 +86,10 @@ class ChallengeConfig(Strict):
     min_rating: int | None = Field(None, description="Decline challengers rated below this (null: no limit).")
     max_rating: int | None = Field(None, description="Decline challengers rated above this (null: no limit).")
     block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
+    online_block_list: list[str] = Field(
+        default_factory=list, description="lichess-bot's key: URLs of plain-text files, one username a line; those "
+        "users are declined too (read at start and refreshed every 10 minutes; a list that cannot be read keeps "
+        "its last version).")
     allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
     max_simultaneous_games_per_user: int = Field(
         5, ge=1, description="Games at once with the same user (running games, accepted and queued challenges); "
@@ -112,6 +125,11 @@ class ChallengeConfig(Strict):
         f"{LICHESS_BOT_GAMES_PER_DAY} in its rolling day, lila BotLimit); then bots are declined with later and "
         "matchmaking waits. Counted in matchmaking.decline_file (from each game's gameFull: the BOT title).",
     )
+
+    @field_validator("online_block_list")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        return check_urls(urls)
 
     @field_validator("variants")
     @classmethod

@@ -62,6 +62,11 @@ class Admission:
         #: matchmaker.
         self.records = DeclineRecords.load(config.records_file(), time.time())
         self.rules = ChallengeRules(config.challenge, self.records, self.save_records)
+        #: Lowercase names of ``challenge.online_block_list`` (declined), and those the matchmaker never
+        #: challenges (``matchmaking.online_block_list``, with the challenge lists when
+        #: ``include_challenge_block_list``): set by the service as it refreshes the lists.
+        self.online_blocked: frozenset[str] = frozenset()
+        self.matchmaking_blocked: frozenset[str] = frozenset()
 
     def save_records(self) -> None:
         """Write the records (a failure is logged: the bot plays on with them in memory)."""
@@ -112,6 +117,8 @@ class Admission:
             self.finished.add(old)
             log.info("rematch offered: its game is over", game_id=old)
         live = self._live()[1]
+        if ch.challenger_name.lower() in self.online_blocked:
+            return Verdict.no("generic", f"{ch.challenger_name} is in an online block list")
         verdict = decide(self.config.challenge, ch, 0)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)

@@ -28,6 +28,7 @@ from lichessbot.bot.games.rules import correspondence_think_s
 from lichessbot.bot.games.thinker import ClockMs
 from lichessbot.config import BotConfig
 from lichessbot.engine.service import EvalService
+from lichessbot.gaviota import gaviota_tables
 from lichessbot.online import OnlineMoves
 from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, MoveSource, move_sources
 from lichessbot.search import SearchStats
@@ -64,9 +65,11 @@ class Engine:
         self.book = Book.from_config(config.book, random.Random())
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = Tablebases.from_config(config.tablebases)
+        #: The Gaviota tables at the root (tablebases.gaviota), or None.
+        self.gaviota = gaviota_tables(config.tablebases.gaviota)
         #: Book, then tables: the move sources every game asks before searching (thread-safe); a game with
         #: online sources asks its own tuple (:meth:`sources_for`).
-        self.sources = move_sources(book=self.book, tablebases=self.tablebases)
+        self.sources = move_sources(book=self.book, tablebases=self.tablebases, gaviota=self.gaviota)
         #: The online sources (docs/online.md), set by :meth:`use_online`; None: none.
         self.online: OnlineMoves | None = None
         sc = ec.strength
@@ -99,7 +102,8 @@ class Engine:
         (local book, online books, local tables, online tables)."""
         if self.online is None:
             return self.sources
-        return move_sources(book=self.book, tablebases=self.tablebases, online=self.online.game(game_id or ""))
+        return move_sources(book=self.book, tablebases=self.tablebases, online=self.online.game(game_id or ""),
+                            gaviota=self.gaviota)
 
     def count_ponder(self, hit: bool) -> None:
         """Count a ponder search started (``hit`` False) or one the opponent's move confirmed (True)."""

@@ -21,7 +21,7 @@ import structlog
 
 from lichessbot.bot.chat.game_chat import GameChat
 from lichessbot.bot.chat.lines import ChatSender
-from lichessbot.bot.games.pgn import GameRecord, write_pgn
+from lichessbot.bot.games.pgn import GameRecord, game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
 from lichessbot.bot.games.takeback import Takebacks, reopen
@@ -353,7 +353,7 @@ class Game:
         decision = self._decided.get(ply)
         if decision is None:
             decision = self._decided[ply] = self._think(board)
-            self._rules.add(decision.score_cp)
+            self._rules.add(decision.score_cp, decision.tablebase_wdl)
         if self._rules.should_resign():
             self.log.info("resigning", scores=self._rules.scores[-self.config.draw_or_resign.resign_moves:])
             self._posted.add(ply)
@@ -399,9 +399,10 @@ class Game:
             self.talk.goodbye()
         if self.over and not self.abandoned and self.config.pgn_directory and self.initial is not None:
             try:
-                path = write_pgn(self.record, self.config.pgn_directory)
+                path = write_pgn(self.record, self.config.pgn_directory, self.config.pgn_file_grouping,
+                                 self.username)
                 self.log.info("pgn saved", path=str(path))
-                write_eval_svg(self.snapshot(), path.with_suffix(".svg"))
+                write_eval_svg(self.snapshot(), path.with_name(game_stem(self.record) + ".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
         self.log.info("game thread done", over=self.over, failures=self.failures)

@@ -224,7 +224,7 @@ class Matchmaker:
             return
         name = self._rng.choice([None, *self.mm.overrides])
         self.drawn[name or "default"] += 1
-        busy_with = self.admission.busy_with()
+        busy_with = self.admission.busy_with() | self.admission.matchmaking_blocked  # + the online block lists
         with self._lock:
             self.records.prune(self._clock())
             choice, why = choose(self.mm.with_override(name), self.config.challenge, self.me, online, self.records,

@@ -34,6 +34,7 @@ from lichessbot.bot.games.publish import service_figures
 from lichessbot.bot.games.thinker import Thinker
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.blocklists import BlockListKeeper
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import PLAYING_MAX, LichessClient, LichessError
 from lichessbot.lichess.events import (
@@ -120,6 +121,8 @@ class BotService:
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/bot/matchmaking/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
+        #: The online block lists (challenge/matchmaking online_block_list), read before the first challenge.
+        self.block_lists = BlockListKeeper(config, self.admission, self._stopping)
         #: Section tournaments (lichessbot/bot/arenas/player.py): joins arenas, withdraws at a graceful stop.
         self.arenas = ArenaPlayer(config.tournaments, client, self._stopping) if config.tournaments.enabled else None
 
@@ -155,6 +158,7 @@ class BotService:
             log.warning("greeting never sent", key=f"greeting.{key}", reason="it has a link: lichess drops a bot's "
                         "chat lines with links")
         self._start_online()
+        self.block_lists.start()
         self._start_status_page()
         self._answers = ChallengeAnswers(self.client, self.status,
                                          lambda cid, err: self.admission.answer_failed(cid, err.status,
