@@ -91,3 +91,6 @@ class StatusConfig(Strict):
     )
     port: int = Field(8080, ge=0, le=65535, description="TCP port of the page (0: any free port, logged).")
     finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
+    remote_commands: bool = Field(
+        False, description="Take the operator's commands (POST /api/command) from any address the page listens "
+        "on; false: from this machine only (127.0.0.1/::1), whatever host says.")

@@ -8,7 +8,11 @@ api-tournament-id-withdraw.yaml, tags/teams/api-team-teamId-arena.yaml, schemas/
   account), or a team battle joined without one of its teams: 400 ``{"error": ...}`` (the wording here is
   ours; lila's differs by case).
 * ``POST /api/tournament/{id}/withdraw``: 200 ``{"ok": true}`` (a pause in a started arena: no more pairings).
-* ``GET /api/team/{teamId}/arena?status=&max=``: NDJSON of ArenaTournament objects, last starting first.
+* ``GET /api/team/{teamId}/arena?status=&max=``: NDJSON of ArenaTournament objects, last starting first, as
+  lila's ``ApiJsonView`` writes them: **without** ``botsAllowed`` (the spec's schema lists it; lila never
+  sends it in a listing).
+* ``GET /api/tournament/{id}``: the arena's page as lila's ``JsonView`` writes it (``isStarted``,
+  ``isFinished``, ``secondsToFinish``, ``botsAllowed`` only when true); 404 ``{"error": "Not found."}``.
 
 A joined, not withdrawn bot in a started arena is paired: a game with ``tournamentId`` starts (``gameStart``,
 no challenge), and after it ends the next one, ``games`` in all. Joins and withdrawals are recorded in
@@ -47,6 +51,25 @@ class FakeArena:
     paired: list[str] = field(default_factory=list)  # game ids, in order
     starts_at: int = field(default_factory=lambda: int(time.time() * 1000))
 
+    def page(self) -> dict[str, Any]:
+        """``GET /api/tournament/{id}`` (lila tournament JsonView): no numeric status; ``botsAllowed`` when true."""
+        d: dict[str, Any] = {
+            "id": self.id, "createdBy": "organiser", "system": "arena", "minutes": 60, "fullName": self.name,
+            "clock": {"limit": self.limit, "increment": self.increment}, "rated": True, "nbPlayers": 2,
+            "variant": "standard", "berserkable": True, "perf": {"key": "bullet", "name": "Bullet", "icon": "T"},
+            "standing": {"page": 1, "players": []}, "duels": []}
+        if self.status == "created":
+            d["secondsToStart"] = 60
+        elif self.status == "started":
+            d["isStarted"], d["secondsToFinish"] = True, 3600
+        else:
+            d["isFinished"] = True
+        if self.bots_allowed:
+            d["botsAllowed"] = True
+        if self.team_battle:
+            d["teamBattle"] = {"teams": {t: t.title() for t in self.team_battle}, "nbLeaders": 5}
+        return d
+
     def json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "id": self.id, "createdBy": "organiser", "system": "arena", "minutes": 60,
@@ -54,8 +77,6 @@ class FakeArena:
             "nbPlayers": 2, "variant": {"key": "standard", "short": "Std", "name": "Standard"},
             "startsAt": self.starts_at, "finishesAt": self.starts_at + 3_600_000, "status": _STATUS[self.status],
             "perf": {"key": "bullet", "name": "Bullet", "position": 0, "icon": "T"}, "secondsToStart": 0}
-        if self.bots_allowed:
-            d["botsAllowed"] = True
         if self.team_battle:
             d["teamBattle"] = {"teams": list(self.team_battle), "nbLeaders": 5}
         return d
@@ -102,6 +123,11 @@ class ArenaRoutes:
     def _serve_arena(self, h: Any, method: str, parts: list[str], query: dict[str, list[str]],
                      body: dict[str, Any]) -> None:
         """``GET /api/team/{id}/arena`` and ``POST /api/tournament/{id}/join|withdraw``."""
+        if method == "GET" and parts[1] == "tournament":
+            with self.lock:
+                arena = self.arenas.get(parts[2])
+                page = None if arena is None else arena.page()
+            return h.reply(404, {"error": "Not found."}) if page is None else h.reply(200, page)
         if method == "GET":
             return self._team_arenas(h, parts[2], query.get("status", [""])[0] or None,
                                      int((query.get("max") or ["100"])[0]))

@@ -219,7 +219,8 @@ class Routes(StreamRoutes, AccountRoutes, BotLimitRoutes, TakebackRoutes):
             return self._answer_challenge(h, parts[2], parts[3], body)
         if (method == "POST" and parts[:2] == ["api", "tournament"] and len(parts) == 4
                 and parts[3] in ("join", "withdraw")) or (method == "GET" and parts[:2] == ["api", "team"]
-                                                          and parts[3:] == ["arena"]):
+                                                          and parts[3:] == ["arena"]) \
+                or (method == "GET" and parts[:2] == ["api", "tournament"] and len(parts) == 3):
             return self._serve_arena(h, method, parts, query, body)
         if method == "POST" and parts[:3] == ["api", "broadcast", "round"] and parts[4:] == ["push"]:
             return self._push_broadcast(h, parts[3], h.raw)

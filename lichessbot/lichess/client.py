@@ -21,7 +21,7 @@ from berserk.formats import FormatHandler
 from berserk.session import Requestor
 
 from lichessbot import __version__
-from lichessbot.lichess.arenas import Arena, parse_arena
+from lichessbot.lichess.arenas import Arena, parse_arena, parse_arena_page
 from lichessbot.lichess.events import (
     Account,
     Challenge,
@@ -236,17 +236,29 @@ class LichessClient:
                        parse_account)
 
     # arenas ------------------------------------------------------------------------------------
-    def join_arena(self, tournament_id: str, team: str | None = None) -> None:
+    def join_arena(self, tournament_id: str, team: str | None = None, password: str | None = None) -> None:
         """``POST /api/tournament/{id}/join`` (lichess-org/api api-tournament-id-join.yaml), a form with
-        ``team`` for a team battle; no ``pairMeAsap`` (lila pairs a bot whose event stream is open). A 400
-        (bots not allowed, not a team member, finished...) raises :class:`LichessError` with lila's reason."""
-        self._post(f"joining arena {tournament_id}", f"/api/tournament/{tournament_id}/join",
-                   data={"team": team} if team else {})
+        ``team`` for a team battle and ``password`` for a private arena; no ``pairMeAsap`` (lila pairs a bot
+        whose event stream is open). A 400 (bots not allowed, not a team member, a wrong password,
+        finished...) raises :class:`LichessError` with lila's reason; a 429 (lila's 30 joins per 10 minutes)
+        is retried once its pause is over."""
+        form = {k: v for k, v in (("team", team), ("password", password)) if v}
+        self._post(f"joining arena {tournament_id}", f"/api/tournament/{tournament_id}/join", data=form)
 
     def withdraw_arena(self, tournament_id: str) -> None:
         """``POST /api/tournament/{id}/withdraw`` (api-tournament-id-withdraw.yaml): leave a future arena,
         pause a started one (no more pairings)."""
         self._post(f"withdrawing from arena {tournament_id}", f"/api/tournament/{tournament_id}/withdraw")
+
+    def arena(self, tournament_id: str) -> Arena:
+        """``GET /api/tournament/{id}`` (lila JsonView: the only answer that says ``botsAllowed``)."""
+        body = self._request(f"reading arena {tournament_id}", "GET", f"/api/tournament/{tournament_id}")
+        if not isinstance(body, dict):
+            raise LichessError(f"reading arena {tournament_id}: not an arena")
+        try:
+            return parse_arena_page(body, int(time.time() * 1000))
+        except MalformedEvent as err:
+            raise LichessError(f"reading arena {tournament_id}: {err}") from None
 
     def team_arenas(self, team_id: str, status: str = "started", nb: int = 50) -> list[Arena]:
         """``GET /api/team/{teamId}/arena?status=&max=`` (api-team-teamId-arena.yaml): the team's arenas in

@@ -264,6 +264,12 @@ class Admission:
             self.pending[key] = time.monotonic()
             self.rules.note(key, bot, True)
 
+    def hold(self, cid: str) -> None:
+        """Hold a slot for challenge ``cid`` of ours (the operator's) until its game starts or it is declined or
+        canceled (PENDING_TTL seconds at most), so that a stop waits for its game."""
+        with self._lock:
+            self.pending[cid] = time.monotonic()
+
     def release(self, key: str) -> None:
         with self._lock:
             self.pending.pop(key, None)

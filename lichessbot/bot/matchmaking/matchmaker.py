@@ -111,6 +111,8 @@ class Matchmaker:
         self._creating = False                            # a creation request is in flight
         self._early: list[StreamEvent] = []               # answers that came before lichess's reply to it
         self._unseen: dict[str, float] = {}               # answered, per lichess, but no event yet: id -> time
+        #: Paused by the operator (``matchmaking off``): no new challenge until ``matchmaking on``.
+        self.paused = False
 
     # events (called by the service's event thread) ---------------------------------------------
     def on_event(self, event: Connected | StreamEvent) -> None:
@@ -192,7 +194,7 @@ class Matchmaker:
                 self.admission.release(cid)
             if self._unseen:
                 return  # an answer lichess gave is still on its way: the slot stays held
-        if self._stopping.is_set() or self._clock() < max(self.records.paused_until,
+        if self.paused or self._stopping.is_set() or self._clock() < max(self.records.paused_until,
                                                           self.records.bot_games_paused_until):
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:

@@ -1,17 +1,21 @@
 """``lichessbot play``: load the config, check the account, build the engine and run the bot service until
 SIGTERM or Ctrl-C (once: no new games, finish the running ones; twice: exit at once, the games left running
-on lichess unless ``resign_on_quit``; ``quit_after_all_games_finish: false``: the first signal exits)."""
+on lichess unless ``resign_on_quit``; ``quit_after_all_games_finish: false``: the first signal exits), or the
+operator's ``quit``: each line typed on its standard input is an operator command (``help`` lists them)."""
 
 from __future__ import annotations
 
 import argparse
 import signal
+import sys
+import threading
 from typing import Any
 
 import structlog
 
 from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.commands import read_commands
 from lichessbot.bot.service.service import BotService
 from lichessbot.config import load_config
 from lichessbot.errors import LichessbotError
@@ -59,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    # The operator's commands from this terminal (lichessbot/bot/service/commands.py); the answers go to stdout.
+    threading.Thread(target=read_commands, args=(sys.stdin, service.commands.run, sys.stdout.write),
+                     name="commands", daemon=True).start()
     try:
         return service.run()
     finally:
