@@ -13,9 +13,10 @@ As lila runs them:
   (tournament ``TournamentApi.withdrawNonMover``: the game ends ``noStart``; round
   ``RoundGame.timeForFirstMove``): such an arena no longer holds a place and is joined again at the next
   look (no rejoin penalty);
-* **pauses**: after a withdrawal of ours lila may hold a rejoin for a delay (tournament ``Pause``: 10 s the
-  first time, then the arena's estimated game seconds / 15 x (pauses - 1), at most 120 s, the count reset
-  after 20 minutes without a pause); an arena we left is not asked again before that delay;
+* **pauses**: after a withdrawal of ours from a started arena lila may refuse our joins for a delay (tournament
+  ``Pause``, kept per player, not per arena: 10 s the first time, then the arena's estimated game seconds
+  / 15 x (pauses - 1), at most 120 s, the count reset after 20 minutes without a pause); no arena is asked
+  before that delay is over;
 * **places**: arenas named in the config or by the operator come first: when every place is taken and one
   of them waits, a team arena is withdrawn from to make room;
 * ``password`` and ``team`` go with the join (``POST /api/tournament/{id}/join``).
@@ -87,7 +88,7 @@ class ArenaPlayer:
         self._refused: set[str] = set()             # a 400: not asked again
         self._left: set[str] = set()                # left by the operator: never rejoined this run
         self._bots: dict[str, bool] = {}            # botsAllowed of each arena page read
-        self._rejoin_at: dict[str, float] = {}      # arena -> monotonic time a rejoin may be tried
+        self._join_after = -1.0                      # monotonic time lila's pause of our joins is over
         self._pauses, self._paused_at = 0, -PAUSE_RESET_S
         self._lock = threading.RLock()
         self._wake = threading.Event()
@@ -182,8 +183,10 @@ class ArenaPlayer:
                 return f"already in arena {tid}"
             if tid in self._refused or tid in self._left or self.stopping.is_set():
                 return f"arena {tid} is not joined again (refused or left)"
-            wait = self._rejoin_at.get(tid, 0.0) - self._clock()
+            wait = self._join_after - self._clock()
         if wait > 0:
+            log.debug("arena not joined yet: lichess's pause after our withdrawal", tournament_id=tid,
+                      wait_s=round(wait, 1))
             return f"arena {tid}: lichess's pause after our withdrawal ({wait:.0f} s left)"
         if self._free_places() <= 0 and not self._make_room(priority):
             log.debug("arena not joined: max_arena_games reached", tournament_id=tid,
@@ -261,7 +264,7 @@ class ArenaPlayer:
             self._pauses = 1 if now - self._paused_at > PAUSE_RESET_S else self._pauses + 1
             self._paused_at = now
             delay = pause_delay(self._pauses, place.estimate_s if place else None)
-            self._rejoin_at[tid] = now + delay
+            self._join_after = max(self._join_after, now + delay)
             self.withdrawn.append(tid)
         log.info("arena withdrawn", tournament_id=tid, why=why, rejoin_after_s=round(delay))
         return f"left arena {tid}"
