@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict
+from typing import Any
 
 import chess
 import chess.engine
@@ -267,13 +268,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
-def _row_text(r: dict) -> str:
+def _row_text(r: dict[str, Any]) -> str:
     a, b = r["a"], r["b"]
     return (f"  {r['position']:<20} TV {r['tv']:.3f}   {a['top']:<6}{a['top_share']:6.1%} {a['nodes']:>6}   "
             f"{b['top']:<6}{b['top_share']:6.1%} {b['nodes']:>6}   max|dP| {r['max_dp']:.4f}")
 
 
-def _side_json(s: Side) -> dict:
+def _side_json(s: Side) -> dict[str, Any]:
     top, share = s.top()
     return {"top": top, "top_share": share, "nodes": s.total, "root_n": s.node.n if s.node else None,
             "seconds": round(s.seconds, 3), "visits": s.visits,
@@ -309,8 +310,8 @@ def run(args: argparse.Namespace) -> int:
             a.close()
             raise
 
-    report: dict = {"mode": mode, "sides": labels, "nodes": args.nodes, "minibatch": mb, "pipeline": args.pipeline,
-                    "match_nodes": args.match_nodes,
+    report: dict[str, Any] = {"mode": mode, "sides": labels, "nodes": args.nodes, "minibatch": mb,
+                              "pipeline": args.pipeline, "match_nodes": args.match_nodes,
                     "lc0": args.lc0, "lc0_threads": args.threads, "lc0_backend": args.backend,
                     "network": args.network, "lc0_weights": args.lc0_weights, "cpus": os.cpu_count(),
                     "load": os.getloadavg()[0], "rows": []}

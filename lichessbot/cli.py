@@ -46,7 +46,7 @@ _BENCH: dict[str, tuple[str, str]] = {
 }
 
 
-def _add(sub: argparse._SubParsersAction, name: str, module: str, help_: str) -> None:
+def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, module: str, help_: str) -> None:
     p = sub.add_parser(name, help=help_, description=help_)
     p.set_defaults(_module=module)
     try:

@@ -18,6 +18,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
 import chess.syzygy
@@ -26,6 +27,9 @@ import structlog
 from lichessbot import _core
 from lichessbot.errors import LichessbotError
 from lichessbot.score import Score
+
+if TYPE_CHECKING:
+    from lichessbot.config import TablebaseConfig
 
 __all__ = ["TB_CP", "TablebaseError", "TablebaseMove", "Tablebases", "split_path"]
 
@@ -146,7 +150,7 @@ class Tablebases:
                 raise TablebaseError(f"{key}: {err}") from None
 
     @classmethod
-    def from_config(cls, config) -> Tablebases | None:
+    def from_config(cls, config: TablebaseConfig) -> Tablebases | None:
         """From a :class:`lichessbot.config.TablebaseConfig`; None when it names no directory."""
         if not config.syzygy:
             return None
@@ -180,7 +184,7 @@ class Tablebases:
 
     def _choose(self, board: chess.Board) -> TablebaseMove | None:
         clock = board.halfmove_clock
-        best: tuple | None = None
+        best: tuple[tuple[int, int], chess.Move, int, int] | None = None
         ranked = []
         for move in board.legal_moves:
             zeroing = board.is_zeroing(move)

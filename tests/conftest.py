@@ -9,6 +9,7 @@ that need them skip without them.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import threading
 import time
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from lichessbot.config import parse_config
 from lichessbot.fakelichess import FakeLichess
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,18 +69,36 @@ def tiny_net(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def server(request: pytest.FixtureRequest) -> Iterator[FakeLichess]:
-    """The fake lichess server on 127.0.0.1 with the test module's ``TOKEN``."""
-    with FakeLichess(token=request.module.TOKEN) as s:
+    """The fake lichess server on 127.0.0.1 with the test module's ``TOKEN`` (the server's own without one)."""
+    token = getattr(request.module, "TOKEN", None)
+    with (FakeLichess(token=token) if token else FakeLichess()) as s:
         yield s
 
 
 @pytest.fixture
 def logs(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
-    """The bot's log lines (JSON) of the test; fails the test if the module's ``TOKEN`` appears in them."""
+    """The bot's log lines of the test, JSON at debug level and *without* redaction; fails the test if the
+    module's ``TOKEN`` appears in them or a line is not one JSON object."""
     buf = io.StringIO()
     configure_logging(stream=buf, json=True, level="debug")
     yield buf
-    assert request.module.TOKEN not in buf.getvalue()
+    text = buf.getvalue()
+    token = getattr(request.module, "TOKEN", None)
+    assert not token or token not in text
+    for line in text.splitlines():
+        if line.startswith("{"):
+            json.loads(line)  # every structlog line is one JSON object
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """The bot's real engine on a tiny network (seed 3; CPU, one thread, minibatch 8), 24 nodes a move; one
+    per test module."""
+    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
+    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
+                                   "search": {"minibatch_size": 8}}})
+    with Engine(cfg, nodes=24) as eng:
+        yield eng
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lichessbot"
@@ -61,48 +62,63 @@ def test_a_loop_in_a_graph_is_found():
 
 def test_no_import_loops_in_the_package():
     graph = import_graph()
-    assert "lichessbot.engine.evaluator" in graph["lichessbot.wiring"]  # the graph sees real edges
+    assert "lichessbot.engine.evaluator" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
     assert import_loop(graph) == []
 
 
-#: The rooms from the top (the command) down (errors): a module may import its own room and the rooms below it,
-#: never one above it nor a peer in its own layer. From /work/shared/design.md: the data flows lichess -> game
-#: -> thinker -> search -> (evaluation service, timeman), and each room's "knows nothing of" puts it below what
-#: it must not see. The two front ends, the bot and UCI, stand beside each other over the move pipeline.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__main__",), ("cli",),
-    ("diagnostics",),  # doctor and the benches: user-facing measurements over every room below
-    ("uci", "bot.service", "bot.setup"),  # the two front ends (the bot's process, UCI) and the config tools
-    ("bot.arenas", "bot.matchmaking"),
-    ("bot.games",),
-    ("bot.chat", "bot.challenges"),
-    ("fakelichess",),  # the lichess server on 127.0.0.1 (it knows nothing of the bot)
-    ("status",),
-    ("wiring",),
-    ("pipeline",),  # the move pipeline: book, tables, search, strength, time
-    ("online",),
-    ("strength",),
-    ("timeman",),
-    ("search",),
-    ("gaviota",),  # the Gaviota tables at the root (after the Syzygy ones; their score convention)
-    ("tablebase", "book"),
-    ("engine",),
-    ("_core",),
-    ("match",),
-    ("score",),
-    ("config",),
-    ("lichess",),  # the wire: it knows nothing of config
-    ("errors", "lichessbot", "logs"),
-)
+RUST = PACKAGE.parent / "rust"
 
-#: Modules that are a room of their own where they stand (none today).
-MODULE_ROOMS: dict[str, str] = {}
+
+def rust_graph() -> dict[str, set[str]]:
+    """Each module of the Rust crates (``core/search``, ``py/lib``) -> the modules of its own crate it uses:
+    ``crate::m`` in code (comments, doc links and the ``#[cfg(test)] mod tests`` at a file's end left out)."""
+    graph: dict[str, set[str]] = {}
+    for crate in ("core", "py"):
+        src = RUST / crate / "src"
+        for path in sorted(src.glob("*.rs")):
+            code = path.read_text(encoding="utf-8").split("#[cfg(test)]")[0]
+            code = re.sub(r"//[^\n]*", "", code)
+            used = set(re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", code)) - {path.stem}
+            graph[f"{crate}/{path.stem}"] = {f"{crate}/{m}" for m in used if (src / f"{m}.rs").exists()}
+    return graph
+
+
+def test_no_module_loop_in_the_rust_crates():
+    graph = rust_graph()
+    assert "core/tree" in graph["core/search"] and "core/search" in graph["core/backup"]  # real edges seen
+    assert import_loop(graph) == []
+
+
+#: The layers' list of the docs (docs/interfaces.md, "Layers"): the test enforces the order the docs state.
+DOC = PACKAGE.parent / "docs" / "interfaces.md"
+
+
+def layers_of(text: str) -> tuple[tuple[str, ...], ...]:
+    """The rooms of the docs' layers list, top first: the `names` before the dash of each numbered line
+    between the ``<!-- layers: begin`` and ``<!-- layers: end -->`` markers."""
+    body = text[text.index("<!-- layers: begin"):text.index("<!-- layers: end -->")]
+    layers = []
+    for line in body.splitlines()[1:]:
+        m = re.match(r"\d+\.\s+(.*?)\s+—", line)
+        if m:
+            layers.append(tuple(re.findall(r"`([^`]+)`", m.group(1))))
+    return tuple(layers)
+
+
+#: The rooms from the top (the command) down (errors): a module may import its own room and the rooms below it,
+#: never one above it nor a peer in its own layer. The data flows lichess -> game -> thinker -> search ->
+#: (evaluation service, timeman), and each room's "knows nothing of" puts it below what it must not see.
+LAYERS: tuple[tuple[str, ...], ...] = layers_of(DOC.read_text(encoding="utf-8"))
+
+#: Modules that are a room of their own where they stand: the bot's package itself (a docstring; its rooms
+#: are one level down) counts as the package.
+MODULE_ROOMS: dict[str, str] = {"lichessbot.bot": "lichessbot"}
 
 #: design.md's "knows nothing of", for what the order alone allows: room -> rooms (or modules) it never imports.
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "errors": {"config", "lichess", "score"},
     "config": {"lichess"},
-    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "pipeline"},
+    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "thinker"},
     "engine": {"lichess", "timeman", "match"},
     "_core": {"lichess", "match"},
     "search": {"lichess", "timeman"},
@@ -112,7 +128,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "gaviota": {"search", "lichess"},
     "status": {"search", "_core", "engine"},
     "online": {"search", "_core", "engine"},
-    "pipeline": {"lichess"},
+    "thinker": {"lichess"},
     "uci": {"lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
                                                               "chat", "challenges")},
@@ -125,7 +141,7 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 def room_of(module: str) -> str:
     """``lichessbot.search.searcher`` -> ``search``, ``lichessbot.bot.games.game`` -> ``bot.games`` (the bot's
-    rooms are one level down), ``lichessbot.wiring`` -> ``wiring``, the package -> ``lichessbot``."""
+    rooms are one level down), ``lichessbot.score`` -> ``score``, the package -> ``lichessbot``."""
     if module in MODULE_ROOMS:
         return MODULE_ROOMS[module]
     parts = module.split(".")
@@ -153,6 +169,16 @@ def back_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], str]:
     return bad
 
 
+def test_the_docs_list_every_room_once_and_no_room_that_is_not_there():
+    assert layers_of("x\n<!-- layers: begin -->\n1. `a`, `b` — two\n2. `c` — one\n<!-- layers: end -->\n") == (
+        ("a", "b"), ("c",))
+    listed = [room for layer in LAYERS for room in layer]
+    assert len(listed) == len(set(listed)) and LAYERS[0] == ("__main__",) and ("thinker",) in LAYERS
+    rooms = {room_of(m) for m in _modules()}
+    assert rooms - set(listed) == set(), "rooms missing from docs/interfaces.md's layers"
+    assert set(listed) - rooms == set(), "rooms listed in docs/interfaces.md that do not exist"
+
+
 def test_back_arrows_are_found():
     graph = {"lichessbot.search.searcher": {"lichessbot.bot.games.game", "lichessbot.config",
                                             "lichessbot.lichess.client"},
@@ -176,3 +202,29 @@ def test_no_module_is_over_the_size_limit():
     sizes = {str(p.relative_to(PACKAGE.parent)): len(p.read_text(encoding="utf-8").splitlines())
              for p in PACKAGE.rglob("*.py")}
     assert {p: n for p, n in sizes.items() if n > MAX_LINES} == {}
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _fixtures_and_skips() -> tuple[dict[str, list[str]], list[str]]:
+    """Every fixture of the test tree (name -> the files defining it) and every ``importorskip`` of our own
+    package (file: module)."""
+    fixtures: dict[str, list[str]] = {}
+    skips: list[str] = []
+    for path in sorted(TESTS.rglob("*.py")):
+        rel = str(path.relative_to(TESTS.parent))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                fixtures.setdefault(node.name, []).append(rel)
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("importorskip") and node.args
+                    and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("lichessbot")):
+                skips.append(f"{rel}: {node.args[0].value}")
+    return fixtures, skips
+
+
+def test_each_fixture_is_defined_once_and_no_module_of_ours_is_skipped():
+    fixtures, skips = _fixtures_and_skips()
+    assert "engine" in fixtures and "server" in fixtures  # the walk sees the conftest files
+    assert {name: files for name, files in fixtures.items() if len(files) > 1} == {}
+    assert skips == []  # our own code is imported, never skipped: a missing module is a failure

@@ -44,13 +44,13 @@ from typing import Any
 
 import chess
 
-from lichessbot.bot.games.thinker import Decision
 from lichessbot.bot.service.botrun import BotRun, StandInThinker, stand_in_decision
 from lichessbot.diagnostics import bench_bot_matchmaking as bench_matchmaking
 from lichessbot.diagnostics.bench_bot_matchmaking import Figures
 from lichessbot.errors import LichessbotError
 from lichessbot.fakelichess import FakeLichess, random_mover, resign_after
 from lichessbot.lichess.client import ClientSettings
+from lichessbot.thinker.protocol import Decision
 
 __all__ = ["add_arguments", "run", "soak"]
 

@@ -34,6 +34,8 @@ import argparse
 import json
 import threading
 import time
+from functools import partial
+from typing import Any
 
 import chess
 import numpy as np
@@ -48,7 +50,7 @@ from lichessbot.engine.compact import compact_of
 from lichessbot.engine.evaluator import PRECISIONS, Evaluator
 from lichessbot.engine.network import Network, load_network
 from lichessbot.engine.position_eval import encode_boards
-from lichessbot.engine.runner import COMPACT_BYTES
+from lichessbot.engine.runner import COMPACT_BYTES, NetOutputs
 from lichessbot.engine.service import EvalService
 from lichessbot.engine.session import BATCH_BUCKETS
 from lichessbot.errors import LichessbotError
@@ -64,7 +66,7 @@ FP16_MIN_ARGMAX_SHARE = 0.99
 FP16_MAX_WDL_DELTA = 0.01
 
 
-def within_limits(check: dict, precision: str) -> bool:
+def within_limits(check: dict[str, Any], precision: str) -> bool:
     """True when ``check`` (:func:`check_against_cpu`) is within the limits of ``precision``, the one that
     ran: fp32 max |Δlogit| <= :data:`FP32_MAX_LOGIT_DELTA`; tf32 and fp16 the same best move on >=
     :data:`FP16_MIN_ARGMAX_SHARE` of the positions and max |ΔWDL| <= :data:`FP16_MAX_WDL_DELTA`."""
@@ -100,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board], *, compact: bool = False) -> dict:
+def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board], *,
+                      compact: bool = False) -> dict[str, Any]:
     """``ev``'s outputs on ``boards`` beside onnxruntime's CPU provider in fp32 (the reference), in
     batches of up to 256 run from two threads at once (the bound path under concurrency):
     ``max_logit_delta`` (max |Δ| over every logit), ``argmax_share`` (positions whose highest legal
@@ -110,7 +113,7 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
     planes = encode_boards(boards, input_format=network.input_format, history_fill=SearchParams().history_fill)[0]
     inputs = compact_of(planes) if compact else planes
     chunks = [inputs[i:i + 256] for i in range(0, len(inputs), 256)] or [inputs]
-    got: list = [None] * len(chunks)
+    got: list[NetOutputs | None] = [None] * len(chunks)
 
     def worker(k: int) -> None:
         for i in range(k, len(chunks), 2):
@@ -121,8 +124,9 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
         t.start()
     for t in threads:
         t.join()
-    logits = np.concatenate([g.logits for g in got])
-    wdl = np.concatenate([g.wdl for g in got])
+    outputs = [g for g in got if g is not None]  # every chunk was run
+    logits = np.concatenate([g.logits for g in outputs])
+    wdl = np.concatenate([g.wdl for g in outputs])
     want = ref.run(planes)
     legal = encode_boards(boards, input_format=network.input_format, history_fill=SearchParams().history_fill)[1]
     same = 0
@@ -133,7 +137,8 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
             "argmax_share": same / len(boards), "max_wdl_delta": float(np.abs(wdl - want.wdl).max())}
 
 
-def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], batch: int, seconds: float) -> dict:
+def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], batch: int,
+                    seconds: float) -> dict[str, Any]:
     """The compact input beside the planes: the core's gather per leaf (microseconds, zero-cost network),
     the network alone at ``batch`` positions (evaluations per second, one call at a time, ``ev``'s
     provider) and the bytes of one position."""
@@ -160,7 +165,7 @@ def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], 
         runner = Evaluator(network, backend=_BACKEND_OF.get(ev.provider, "cpu"), threads=1, cache_size=0,
                            precision=ev.precision, device=ev.device, compact=kind == "compact")
         x = compact_of(planes) if kind == "compact" else planes
-        calls, elapsed = timed_calls(lambda runner=runner, x=x: runner.run(x), seconds)
+        calls, elapsed = timed_calls(partial(runner.run, x), seconds)
         network_eps[kind] = round(batch * calls / elapsed, 1)
         runner.close()
     return {"gather_us_per_leaf": gather, "network_evals_per_s": network_eps, "batch": batch,
@@ -168,20 +173,20 @@ def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], 
 
 
 def _network_alone(ev: Evaluator, network: Network, boards: list[chess.Board], batches: list[int],
-                   seconds: float, inflight: int) -> list[dict]:
+                   seconds: float, inflight: int) -> list[dict[str, Any]]:
     rows = []
     fill = SearchParams().history_fill
     for b in batches:
         planes = encode_boards(boards[:b], input_format=network.input_format, history_fill=fill)[0]
         if ev.compact:
             planes = compact_of(planes)
-        calls, elapsed = timed_calls(lambda planes=planes: ev.run(planes), seconds, inflight)
+        calls, elapsed = timed_calls(partial(ev.run, planes), seconds, inflight)
         rows.append({"batch": b, "evals_per_s": round(b * calls / elapsed, 1),
                      "ms_per_call": round(1000 * elapsed * inflight / calls, 3)})
     return rows
 
 
-def _first_move(ev: Evaluator, nodes: int) -> dict:
+def _first_move(ev: Evaluator, nodes: int) -> dict[str, Any]:
     times = []
     for _ in range(2):
         ev.clear_cache()
@@ -224,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
     if any(p not in PRECISIONS for p in precisions):
         raise BenchInputError(f"--precisions takes {', '.join(PRECISIONS)}, got {args.precisions!r}")
-    out: dict = {}
+    out: dict[str, Any] = {}
     t0 = time.perf_counter()
     network = load_network(args.network, args.input_format)
     t1 = time.perf_counter()
@@ -269,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _precision_row(network: Network, args: argparse.Namespace, precision: str, boards: list[chess.Board],
-                   batches: list[int]) -> dict:
+                   batches: list[int]) -> dict[str, Any]:
     """One precision's figures for the side-by-side table: start, network alone, check."""
     t0 = time.perf_counter()
     ev = Evaluator(network, backend=args.backend, threads=args.threads, precision=precision, device=args.device,
@@ -285,7 +290,7 @@ def _precision_row(network: Network, args: argparse.Namespace, precision: str, b
             "check": {**check, "ok": within_limits(check, ev.precision_run)}}
 
 
-def _print(out: dict) -> None:
+def _print(out: dict[str, Any]) -> None:
     s, f = out["start"], out["first_move"]
     print(f"network {out['network']} on {out['provider']} (device {out['device']}, {out['precision_run']}"
           f"{' for ' + out['precision'] if out['precision_run'] != out['precision'] else ''}"
@@ -320,7 +325,7 @@ def _print(out: dict) -> None:
         _print_check("  check against the CPU (fp32)", row["check"], row["precision_run"])
 
 
-def _print_check(title: str, c: dict, precision: str) -> None:
+def _print_check(title: str, c: dict[str, Any], precision: str) -> None:
     print(f"{title}, {c['positions']} positions: max |dlogit| {c['max_logit_delta']:.2e}, same best move "
           f"{100 * c['argmax_share']:.1f} %, max |dWDL| {c['max_wdl_delta']:.2e}: "
           f"{'OK' if c['ok'] else 'OUT OF LIMITS'} for {precision}")

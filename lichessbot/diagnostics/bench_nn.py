@@ -18,6 +18,8 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 
 import chess
 
@@ -57,7 +59,7 @@ def bench_positions(n: int, seed: int = 1) -> list[chess.Board]:
     return out
 
 
-def timed_calls(fn, seconds: float, concurrency: int = 1) -> tuple[int, float]:
+def timed_calls(fn: Callable[[], object], seconds: float, concurrency: int = 1) -> tuple[int, float]:
     """Calls of ``fn`` completed in about ``seconds`` (after a warm-up), from ``concurrency`` threads, and the
     seconds they took. Each thread completes at least one call, so the count is never 0 (a loaded machine
     may take longer than ``seconds`` for the first)."""
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for b in batches:
         planes = encode_boards(boards[:b], input_format=net.input_format, history_fill=fill)[0]
-        count, elapsed = timed_calls(lambda planes=planes: ev.run(planes), args.seconds, ev.concurrency)
+        count, elapsed = timed_calls(partial(ev.run, planes), args.seconds, ev.concurrency)
         rows.append({"batch": b, "evals_per_s": round(b * count / elapsed, 1),
                      "ms_per_batch": round(1000 * elapsed / count, 3)})
         if not args.json:

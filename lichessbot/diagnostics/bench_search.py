@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -33,6 +34,7 @@ from lichessbot.diagnostics.bench_search_extra import lc0_nps
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.runner import NetworkRunner
 from lichessbot.search import Limits, Searcher
 from lichessbot.search.searcher import minibatch_of
 from lichessbot.tablebase import Tablebases
@@ -55,7 +57,8 @@ def _board(fen: str, moves: str) -> chess.Board:
     return b
 
 
-def bench(evaluator, nodes: int, params: SearchParams, pipeline: bool, report=None) -> list[dict]:
+def bench(evaluator: NetworkRunner, nodes: int, params: SearchParams, pipeline: bool,
+          report: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """One fresh search of ``nodes`` nodes per position; a row per position (also passed to ``report``)."""
     rows = []
     for name, fen, moves in POSITIONS:
@@ -104,13 +107,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _print_row(r: dict) -> None:
+def _print_row(r: dict[str, Any]) -> None:
     print(f"  {r['position']:<18} {r['nodes']:>7} nodes {r['nps']:>7} nps  {r['seconds']:7.2f} s  "
           f"depth {r['depth']:5.2f} seldepth {r['seldepth']:>3}  best {r['best']}  load {os.getloadavg()[0]:.1f}",
           flush=True)
 
 
-def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: int | None) -> list[dict]:
+def _lc0_rows(args: argparse.Namespace, backend: str, threads: int, minibatch: int | None) -> list[dict[str, Any]]:
     rows = []
     for name, fen, moves in POSITIONS:
         r = lc0_nps(args.lc0, args.lc0_weights, backend, threads, _board(fen, moves), args.nodes, minibatch)
@@ -127,9 +130,13 @@ def run(args: argparse.Namespace) -> int:
     structlog.configure(logger_factory=lambda *a: structlog.PrintLogger(open(os.devnull, "w")))  # noqa: SIM115
     params = SearchParams(minibatch_size=args.minibatch)
     modes = [False] if args.no_pipeline else ([True] if args.pipeline_only else [True, False])
-    report: dict = {"nodes": args.nodes, "minibatch": args.minibatch, "load": os.getloadavg()[0],
-                    "cpus": os.cpu_count(), "runs": []}
-    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    report: dict[str, Any] = {"nodes": args.nodes, "minibatch": args.minibatch, "load": os.getloadavg()[0],
+                              "cpus": os.cpu_count(), "runs": []}
+
+    def say(*words: object) -> None:
+        if not args.json:
+            print(*words, flush=True)
+
     evaluators: list[tuple[str, Any]] = []  # (name, an evaluator of the search's interface)
     if args.only in (None, "fake"):
         evaluators.append(("fake", FakeEvaluator(value=0.05, cache_size=200_000)))

@@ -17,11 +17,14 @@ from __future__ import annotations
 import os
 import random
 import time
+from typing import Any
 
 import chess
 import chess.engine
 
+from lichessbot import _core
 from lichessbot.config import SearchParams
+from lichessbot.engine.runner import NetworkRunner
 from lichessbot.engine.service import EvalService
 from lichessbot.search import Limits, Searcher
 
@@ -38,11 +41,11 @@ TB_POSITIONS: list[tuple[str, str]] = [
 
 
 def lc0_nps(lc0: str, weights: str, backend: str, threads: int, board: chess.Board, nodes: int,
-            minibatch: int | None = None, timeout: float = 600.0) -> dict:
+            minibatch: int | None = None, timeout: float = 600.0) -> dict[str, Any]:
     """lc0's nps and nodes for ``go nodes`` on ``board`` from an empty tree. Raises
     chess.engine.EngineError (or OSError) when lc0 cannot start."""
     # Smart pruning off: lc0 searches the same nodes as we do (it would stop a node-limited search early).
-    options: dict = {"WeightsFile": weights, "Backend": backend, "Threads": threads, "SmartPruningFactor": 0}
+    options: dict[str, Any] = {"WeightsFile": weights, "Backend": backend, "Threads": threads, "SmartPruningFactor": 0}
     if minibatch:
         options["MinibatchSize"] = minibatch
     engine = chess.engine.SimpleEngine.popen_uci([lc0], stderr=open(os.devnull, "w"), timeout=60)  # noqa: SIM115
@@ -66,7 +69,7 @@ def rss_bytes() -> int:
         return 0
 
 
-def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchParams) -> dict:
+def memory_per_node(evaluator: NetworkRunner, board: chess.Board, nodes: int, params: SearchParams) -> dict[str, Any]:
     """Bytes of RSS per node of a ``nodes``-node tree (the evaluator's NN cache should be off)."""
     searcher = Searcher(evaluator, params, pipeline=False)
     searcher.search(chess.Board(), Limits(nodes=100))  # threads, arenas and buffers exist before the count
@@ -80,7 +83,8 @@ def memory_per_node(evaluator, board: chess.Board, nodes: int, params: SearchPar
             "rss_growth_bytes": after - before, "bytes_per_node": round((after - before) / max(1, result.nodes), 1)}
 
 
-def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int = 10, seed: int = 1) -> dict:
+def stop_latency(evaluator: NetworkRunner, board: chess.Board, params: SearchParams, runs: int = 10,
+                 seed: int = 1) -> dict[str, Any]:
     """``stop()`` -> result latency in milliseconds (min, median, max) over ``runs`` infinite searches
     stopped after 0.2 to 0.8 seconds."""
     rng = random.Random(seed)
@@ -100,7 +104,8 @@ def stop_latency(evaluator, board: chess.Board, params: SearchParams, runs: int 
             "max_ms": round(lat[-1], 1), "minibatch": searcher.minibatch}
 
 
-def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams, seconds: float) -> dict:
+def concurrent_games(evaluator: NetworkRunner, boards: list[chess.Board], params: SearchParams,
+                     seconds: float) -> dict[str, Any]:
     """Search every board at once (one Searcher each, one :class:`EvalService` for all) for ``seconds``;
     playouts per second of each game and in all, and the service's stats."""
     service = EvalService(evaluator)
@@ -123,14 +128,15 @@ def concurrent_games(evaluator, boards: list[chess.Board], params: SearchParams,
             "mean_games": round(stats["mean_games"], 2), "mean_wait_ms": round(stats["mean_wait_ms"], 2)}
 
 
-def tablebase_nps(evaluator, tables, nodes: int, params: SearchParams) -> list[dict]:
+def tablebase_nps(evaluator: NetworkRunner, tables: _core.Tablebases | None, nodes: int,
+                  params: SearchParams) -> list[dict[str, Any]]:
     """Per position of :data:`TB_POSITIONS`: nps of a fresh ``nodes``-node search without and with
     ``tables`` (a ``lichessbot._core.Tablebases``), the hits and hits per second. With the zero-cost
     network the difference is the cost of probing plus that of a different tree (terminals need no
     network)."""
     rows = []
     for name, fen in TB_POSITIONS:
-        row: dict = {"position": name}
+        row: dict[str, Any] = {"position": name}
         for label, tb in (("without", None), ("with", tables)):
             evaluator.clear_cache()
             searcher = Searcher(evaluator, params, pipeline=False, tablebases=tb)

@@ -195,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_tc(ours, sf, base: float, inc: float, args: argparse.Namespace) -> list[GameStats]:
+def _run_tc(ours: chess.engine.SimpleEngine, sf: chess.engine.SimpleEngine, base: float, inc: float,
+            args: argparse.Namespace) -> list[GameStats]:
     latency = args.latency / 1000.0
     print(f"== {base:g}+{inc:g}, {args.games} games, latency {args.latency:g} ms, Stockfish Skill Level "
           f"{args.skill}{f', {args.sf_nodes} nodes' if args.sf_nodes else ''}", flush=True)

@@ -19,6 +19,7 @@ import json
 import platform
 import sys
 import time
+from typing import Any
 
 import chess
 import numpy as np
@@ -50,10 +51,10 @@ def _version(dist: str) -> str | None:
 
 
 def report(network: str = "default", *, input_format: int | None = None, backend: str = "auto",
-           precision: str = "fp32", device: int = 0, seconds: float = 5.0) -> dict:
+           precision: str = "fp32", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
-    out: dict = {
+    out: dict[str, Any] = {
         "versions": {"lichessbot": __version__, "python": sys.version.split()[0], "onnxruntime": ort.__version__,
                      "onnxruntime_packages": ort_dists, "numpy": np.__version__, "python-chess": chess.__version__,
                      "platform": platform.platform()},
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if rep.get("gpu_warning") or rep.get("problems") else 0
 
 
-def _print(rep: dict) -> None:
+def _print(rep: dict[str, Any]) -> None:
     v = rep["versions"]
     print(f"lichessbot {v['lichessbot']}, Python {v['python']}, onnxruntime {v['onnxruntime']} "
           f"({', '.join(f'{k} {x}' for k, x in v['onnxruntime_packages'].items()) or 'package unknown'}), "

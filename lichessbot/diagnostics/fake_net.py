@@ -71,8 +71,10 @@ class GpuModelEvaluator(FakeEvaluator):
 
     provider = "gpu-model"
 
-    def __init__(self, fixed: float = 0.010, per_position: float = 2e-6, max_batch: int = 1024, **kw) -> None:
-        super().__init__(**kw)
+    def __init__(self, fixed: float = 0.010, per_position: float = 2e-6, max_batch: int = 1024, *,
+                 value: float = 0.0, draw: float = 0.2, cache_size: int = 0,
+                 logits: np.ndarray | None = None) -> None:
+        super().__init__(value=value, draw=draw, cache_size=cache_size, logits=logits)
         self.fixed = fixed
         self.per_position = per_position
         self.max_batch = max_batch

@@ -67,7 +67,8 @@ def expand(inputs: np.ndarray) -> np.ndarray:
     """The planes float32 [B, 112, 8, 8] of compact ``inputs`` uint8 [B, 1344] (numpy; what the prologue
     computes)."""
     masks, values = split(inputs)
-    return BYTE_BITS[masks] * values.reshape(len(inputs), 112, 1, 1)
+    planes: np.ndarray = BYTE_BITS[masks] * values.reshape(len(inputs), 112, 1, 1)
+    return planes
 
 
 def compact_model(model: bytes) -> bytes:
@@ -97,4 +98,5 @@ def compact_model(model: bytes) -> bytes:
     nodes = list(graph.node)
     del graph.node[:]
     graph.node.extend(prologue + nodes)
-    return proto.SerializeToString()
+    serialized: bytes = proto.SerializeToString()
+    return serialized

@@ -28,6 +28,7 @@ import numpy as np
 
 from lichessbot.engine import protowire
 from lichessbot.engine.onnx_build import ConvBlock, Dense, Lc0Net, Residual, SEUnit, build_model
+from lichessbot.engine.protowire import Fields
 from lichessbot.errors import NetworkError
 
 # lc0 proto/net.proto field numbers (message.field).
@@ -67,7 +68,7 @@ ACTIVATION_RELU, ACTIVATION_MISH = 0, 1  # NetworkFormat.DefaultActivation
 _LEELA2ONNX_HINT = "convert it with `lc0 leela2onnx` and load the .onnx file, which loads directly"
 
 
-def _fields(buf: memoryview, where: str) -> dict[int, list]:
+def _fields(buf: memoryview, where: str) -> Fields:
     """One protobuf message level (see :func:`protowire.decode`); NetworkError naming ``where``."""
     try:
         return protowire.decode(buf)
@@ -75,7 +76,7 @@ def _fields(buf: memoryview, where: str) -> dict[int, list]:
         raise NetworkError(f"corrupt lc0 weights ({where}): {err}") from None
 
 
-def _sub(fields: dict[int, list], num: int, where: str) -> dict[int, list] | None:
+def _sub(fields: Fields, num: int, where: str) -> Fields | None:
     """The last occurrence of an embedded message field, decoded (protobuf: last one wins)."""
     vals = fields.get(num)
     if not vals:
@@ -85,17 +86,23 @@ def _sub(fields: dict[int, list], num: int, where: str) -> dict[int, list] | Non
     return _fields(vals[-1], where)
 
 
-def _enum(fields: dict[int, list] | None, num: int, default: int = 0) -> int:
+def _enum(fields: Fields | None, num: int, default: int = 0) -> int:
     if not fields or num not in fields:
         return default
     val = fields[num][-1]
     return val if isinstance(val, int) else default
 
 
+def _float32(fields: Fields, num: int) -> np.float32:
+    """The little-endian float32 of field ``num`` (0 when absent; its type was checked by the caller)."""
+    raw = fields[num][-1] if num in fields else None
+    return np.float32(struct.unpack("<f", raw)[0]) if isinstance(raw, memoryview) else np.float32(0)
+
+
 # --------------------------------------------------------------------------- layers
 
 
-def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
+def decode_layer(fields: Fields | None, where: str) -> np.ndarray:
     """A ``Weights.Layer`` -> float32 array [n] (empty when the layer is absent).
 
     Encodings (lc0 src/utils/weights_adapter.cc): LINEAR16 (the default when unset) stores uint16 v and
@@ -116,8 +123,7 @@ def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
         raise NetworkError(f"corrupt lc0 weights ({where}): {len(params)} bytes is not a whole number of values")
     with np.errstate(all="ignore"):
         if encoding == 1:
-            lo = np.float32(struct.unpack("<f", fields[1][-1])[0]) if 1 in fields else np.float32(0)
-            hi = np.float32(struct.unpack("<f", fields[2][-1])[0]) if 2 in fields else np.float32(0)
+            lo, hi = (_float32(fields, n) for n in (1, 2))
             theta = np.frombuffer(params, "<u2").astype(np.float32) / np.float32(0xFFFF)
             values = lo * (np.float32(1) - theta) + hi * theta
         elif encoding == 2:
@@ -131,11 +137,11 @@ def decode_layer(fields: dict[int, list] | None, where: str) -> np.ndarray:
     return values
 
 
-def _layer(fields: dict[int, list] | None, num: int, where: str) -> np.ndarray:
+def _layer(fields: Fields | None, num: int, where: str) -> np.ndarray:
     return decode_layer(_sub(fields, num, where) if fields else None, where)
 
 
-def _conv_block(fields: dict[int, list] | None, where: str, in_channels: int, kernel: int) -> ConvBlock | None:
+def _conv_block(fields: Fields | None, where: str, in_channels: int, kernel: int) -> ConvBlock | None:
     """Decode a ``Weights.ConvBlock`` and fold its batch-norm; None when it has no weights.
 
     Folding follows lc0 src/neural/network_legacy.cc ``BaseWeights::ConvBlock``: missing gammas are 1,
@@ -180,7 +186,7 @@ def _conv_block(fields: dict[int, list] | None, where: str, in_channels: int, ke
     return ConvBlock(weights, bias.astype(np.float32))
 
 
-def _dense(fields: dict[int, list], wnum: int, bnum: int, where: str, n_in: int, n_out: int | None = None) -> Dense:
+def _dense(fields: Fields, wnum: int, bnum: int, where: str, n_in: int, n_out: int | None = None) -> Dense:
     w = _layer(fields, wnum, where + " weights")
     b = _layer(fields, bnum, where + " biases")
     out = b.size if n_out is None else n_out
@@ -210,7 +216,7 @@ class NetFormat:
     activation: int = ACTIVATION_RELU
 
 
-def _net_format(net: dict[int, list]) -> NetFormat:
+def _net_format(net: Fields) -> NetFormat:
     fmt = _sub(net, _NET_FORMAT, "format")
     nf = _sub(fmt, _FORMAT_NETWORK_FORMAT, "format.network_format") if fmt else None
     if nf is None:
@@ -237,7 +243,7 @@ def _refuse(what: str, fmt: NetFormat, hint: bool = True) -> Exception:
     return NetworkError(f"cannot convert lc0 weights: {what} ({name}) is not supported{tail}")
 
 
-def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
+def _check_family(fmt: NetFormat, weights: Fields) -> None:
     """Refuse every family but the residual/SE-residual ones, naming the family."""
     if fmt.network in (6, 7, 134) or any(n in weights for n in _W_ATTENTION_BODY):
         raise _refuse("an attention-body (transformer, BT-series) network", fmt)
@@ -257,7 +263,7 @@ def _check_family(fmt: NetFormat, weights: dict[int, list]) -> None:
         raise NetworkError(f"cannot convert lc0 weights: unknown input format {fmt.input}")
 
 
-def _se_unit(fields: dict[int, list] | None, where: str, channels: int) -> SEUnit | None:
+def _se_unit(fields: Fields | None, where: str, channels: int) -> SEUnit | None:
     if not fields:
         return None
     w1, b1 = _layer(fields, 1, where + ".w1"), _layer(fields, 2, where + ".b1")
@@ -268,8 +274,8 @@ def _se_unit(fields: dict[int, list] | None, where: str, channels: int) -> SEUni
     return SEUnit(Dense(w1.reshape(se, channels), b1), Dense(w2.reshape(2 * channels, se), b2))
 
 
-def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
-    def conv(num: int, where: str, in_ch: int, k: int, fields: dict[int, list] = w) -> ConvBlock | None:
+def _decode_weights(fmt: NetFormat, w: Fields) -> Lc0Net:
+    def conv(num: int, where: str, in_ch: int, k: int, fields: Fields = w) -> ConvBlock | None:
         return _conv_block(_sub(fields, num, where), where, in_ch, k)
 
     inp = conv(_W_INPUT, "input", 112, 3)
@@ -279,6 +285,8 @@ def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
     residual = []
     for i, raw in enumerate(w.get(_W_RESIDUAL, [])):
         where = f"residual[{i}]"
+        if not isinstance(raw, memoryview):
+            raise NetworkError(f"corrupt lc0 weights ({where}): expected a message")
         res = _fields(raw, where)
         c1, c2 = conv(_RES_CONV1, where + ".conv1", c, 3, res), conv(_RES_CONV2, where + ".conv2", c, 3, res)
         if c1 is None or c2 is None or c1.out_channels != c or c2.out_channels != c:
@@ -331,7 +339,7 @@ def _decode_weights(fmt: NetFormat, w: dict[int, list]) -> Lc0Net:
     )
 
 
-def _embedded_onnx(net: dict[int, list]) -> bytes:
+def _embedded_onnx(net: Fields) -> bytes:
     """The ONNX model stored inside a NETWORK_ONNX weights file, if it uses leela2onnx's tensor names."""
     onnx = _sub(net, _NET_ONNX, "onnx_model") or {}
     names = {k: bytes(onnx[n][-1]).decode("utf-8", "replace") for k, n in

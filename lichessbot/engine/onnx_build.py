@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import onnx
@@ -136,7 +137,7 @@ class _Graph:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], name: str, **attrs) -> str:
+    def op(self, op_type: str, inputs: list[str], name: str, **attrs: Any) -> str:  # ONNX attributes: any kind
         self.nodes.append(helper.make_node(op_type, inputs, [name], name=name, **attrs))
         return name
 

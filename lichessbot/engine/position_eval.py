@@ -71,7 +71,8 @@ def softmax_priors(logits: npt.NDArray[np.float32], temperature: float) -> npt.N
         return np.zeros(0, dtype=np.float32)
     x = logits.astype(np.float64)
     x = np.exp((x - x.max()) / temperature)
-    return (x / x.sum()).astype(np.float32)
+    priors: npt.NDArray[np.float32] = (x / x.sum()).astype(np.float32)
+    return priors
 
 
 def evaluate_boards(runner: _Runs, boards: Sequence[chess.Board], *, input_format: int,

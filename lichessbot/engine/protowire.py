@@ -11,6 +11,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
+#: One decoded message level: field number -> its values in file order (varints as ``int``, the other wire
+#: types as ``memoryview`` slices of the data).
+Fields = dict[int, list[int | memoryview]]
+
 
 class WireError(ValueError):
     """Malformed protobuf data (truncated field, bad wire type, overlong varint)."""
@@ -31,14 +35,14 @@ def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
             raise WireError("varint longer than 10 bytes")
 
 
-def decode(buf: bytes | memoryview) -> dict[int, list[int | memoryview]]:
+def decode(buf: bytes | memoryview) -> Fields:
     """One message level: field number -> values in file order.
 
     Varints become ``int``; fixed32, fixed64 and length-delimited values become ``memoryview`` slices
     of ``buf`` (no copy; decode embedded messages by calling :func:`decode` on them). Raises WireError.
     """
     buf = memoryview(buf)
-    out: dict[int, list] = {}
+    out: Fields = {}
     pos, end = 0, len(buf)
     while pos < end:
         key, pos = _varint(buf, pos)

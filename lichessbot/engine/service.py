@@ -23,13 +23,26 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
 from lichessbot import _core
 from lichessbot.engine.runner import NetInfo, NetOutputs, NetworkRunner, empty_outputs
 
-__all__ = ["EvalService", "GPU_MAX_BATCH", "GPU_WORKERS"]
+__all__ = ["EvalService", "GPU_MAX_BATCH", "GPU_WORKERS", "ServiceStats"]
+
+
+class ServiceStats(TypedDict):
+    """The evaluation service's counters (:meth:`EvalService.stats`)."""
+
+    batches: int            # network calls
+    mean_fill: float        # positions per call
+    mean_games: float       # games per call
+    mean_wait_ms: float     # queue wait per request, milliseconds
+    share: dict[str, float]  # game -> its fraction of the positions
+    max_batch: int          # positions a call takes at most
+    workers: int            # calls at once
 
 #: Positions per merged call on CUDA/TensorRT (lc0's onnx backend maximum; our TensorRT profile).
 GPU_MAX_BATCH = 1024
@@ -206,7 +219,7 @@ class EvalService:
                 self._busy -= 1
                 self._cv.notify_all()
 
-    def stats(self) -> dict:
+    def stats(self) -> ServiceStats:
         """batches, mean_fill (positions per call), mean_games (games per call), mean_wait_ms (queue wait
         per request, milliseconds), share ({game: fraction of the positions}), max_batch, workers."""
         with self._stats_lock:

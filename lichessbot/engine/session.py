@@ -56,7 +56,8 @@ def float16_model(model: bytes) -> bytes:
     proto = onnx.load_from_string(model)
     with warnings.catch_warnings():  # it warns for every weight below float16's range (rounded to 1e-7)
         warnings.simplefilter("ignore", UserWarning)
-        return float16.convert_float_to_float16(proto, keep_io_types=True).SerializeToString()
+        serialized: bytes = float16.convert_float_to_float16(proto, keep_io_types=True).SerializeToString()
+        return serialized
 
 
 class _PinnedHost:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import structlog
@@ -94,7 +95,7 @@ class TritonEvaluator:
         self.evaluations = 0
         log.info("network ready", provider="triton", url=url, model=model, wdl=self.has_wdl, mlh=self.has_mlh)
 
-    def _client(self):
+    def _client(self) -> Any:  # tritonclient.grpc.InferenceServerClient: the library is untyped
         client = getattr(self._local, "client", None)
         if client is None:  # one gRPC client per thread
             client = self._local.client = self._grpc.InferenceServerClient(url=self.url)

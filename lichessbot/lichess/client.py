@@ -12,19 +12,21 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import berserk
 import requests
 import structlog
 from berserk.formats import FormatHandler
 from berserk.session import Requestor
+from berserk.utils import noop
 
 from lichessbot import __version__
 from lichessbot.lichess.arenas import Arena, parse_arena, parse_arena_page
 from lichessbot.lichess.events import (
     Account,
     Challenge,
+    DeclineReason,
     GameInfo,
     MalformedEvent,
     RateLimit,
@@ -57,13 +59,14 @@ T = TypeVar("T")
 PLAYING_MAX = 50
 
 
-class _Raw(FormatHandler[Any]):
+class _Raw(FormatHandler[requests.Response]):
     """berserk format handler that hands back the open response of a stream (the caller reads lines)."""
 
     def __init__(self) -> None:
         super().__init__(mime_type="application/x-ndjson")
 
-    def handle(self, response, is_stream, converter=None):  # noqa: ANN001
+    def handle(self, response: requests.Response, is_stream: bool,
+               converter: Callable[[requests.Response], requests.Response] = noop) -> requests.Response:
         return response
 
 
@@ -202,11 +205,11 @@ class LichessClient:
         retried."""
         self._answer(f"accepting challenge {challenge_id}", f"/api/challenge/{challenge_id}/accept")
 
-    def decline_challenge(self, challenge_id: str, reason: str) -> None:
-        """Decline with lichess's ``reason`` key, sent as a form (the API spec's request body;
+    def decline_challenge(self, challenge_id: str, reason: DeclineReason) -> None:
+        """Decline with lichess's ``reason`` (its key), sent as a form (the API spec's request body;
         berserk 0.14 sends JSON)."""
         self._answer(f"declining challenge {challenge_id}", f"/api/challenge/{challenge_id}/decline",
-                     data={"reason": reason})
+                     data={"reason": reason.value})
 
     def _ndjson(self, what: str, path: str, params: dict[str, Any]) -> list[Any]:
         """``GET path`` answered with NDJSON, read as a stream (lichess streams such lists slowly, e.g. online
@@ -338,14 +341,17 @@ class LichessClient:
         self._post("claiming a draw", f"/api/bot/game/{game_id}/claim-draw")
 
     # streams -----------------------------------------------------------------------------------
+    def _open(self, what: str, path: str) -> requests.Response:
+        # berserk's Requestor.get is typed for any format; ours (_Raw) hands back the open response
+        return cast(requests.Response, self._call(what, self._streams.get, path, stream=True))
+
     def open_event_stream(self) -> requests.Response:
         """The open ``/api/stream/event`` response (read it with ``iter_lines``; close it when done)."""
-        return self._call("opening the event stream", self._streams.get, "/api/stream/event", stream=True)
+        return self._open("opening the event stream", "/api/stream/event")
 
     def open_game_stream(self, game_id: str) -> requests.Response:
         """The open ``/api/bot/game/stream/{id}`` response."""
-        return self._call(f"opening the stream of game {game_id}", self._streams.get,
-                          f"/api/bot/game/stream/{game_id}", stream=True)
+        return self._open(f"opening the stream of game {game_id}", f"/api/bot/game/stream/{game_id}")
 
     def close(self) -> None:
         """Close the HTTP session; a call waiting to retry (in another thread) gives up at once."""

@@ -18,7 +18,7 @@ lila's missing-key rules, applied here and nowhere else:
   (absent: None);
 * a challenge of an anonymous player or an open challenge has no ``challenger`` / ``destUser``;
 * ``declineReasonKey`` is lowercase (lila ``Challenge.DeclineReason.key`` is ``toString.toLowerCase``):
-  :attr:`Challenge.decline_reason_key` keeps lila's text, compare it with :func:`same_reason`.
+  :attr:`Challenge.decline_reason_key` is read into :class:`~lichessbot.lichess.decline.DeclineReason`.
 
 A line whose known keys have the wrong type raises :class:`MalformedEvent` (a ``ValueError``): the stream
 logs it and skips it. Keys lila always sends but that are absent get a neutral value (``""``, 0), so a
@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lichessbot.lichess.decline import DeclineReason
 from lichessbot.lichess.reading import (
     JSON,
     MalformedEvent,
@@ -58,22 +59,11 @@ from lichessbot.lichess.users import (
 
 __all__ = [
     "Account", "ChatLine", "Challenge", "ChallengeCanceled", "ChallengeDeclined", "ChallengeEvent", "Clock",
-    "Compat", "Connected", "DECLINE_REASONS", "GameEvent", "GameFinish", "GameFull", "GameInfo", "GamePlayer",
+    "Compat", "Connected", "DeclineReason", "GameEvent", "GameFinish", "GameFull", "GameInfo", "GamePlayer",
     "GameStart", "GameState", "MalformedEvent", "Opponent", "OpponentGone", "OtherEvent", "Perf", "RateLimit",
     "StreamEvent", "TimeControl", "TokenInfo", "User", "parse_account", "parse_challenge", "parse_event",
-    "parse_game", "parse_game_event", "parse_rate_limit", "parse_token", "same_reason",
+    "parse_game", "parse_game_event", "parse_rate_limit", "parse_token",
 ]
-
-#: lichess's decline reason keys as the API takes them (lila ``Challenge.DeclineReason``, matched
-#: case-insensitively by lila; it *writes* them lowercased in ``declineReasonKey``).
-DECLINE_REASONS = ("generic", "later", "tooFast", "tooSlow", "timeControl", "rated", "casual", "standard",
-                   "variant", "noBot", "onlyBot")
-
-
-def same_reason(a: str | None, b: str) -> bool:
-    """Whether decline reason key ``a`` (as lichess writes it: lowercase) is ``b`` (any case)."""
-    return a is not None and a.lower() == b.lower()
-
 
 # challenges ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -98,7 +88,8 @@ class Compat:
 @dataclass(frozen=True)
 class Challenge:
     """A challenge (lila challenge ``JsonView``). ``challenger``/``dest_user`` None: anonymous or open;
-    ``decline_reason_key`` as lichess wrote it (lowercase); ``compat`` from the event (None elsewhere)."""
+    ``decline_reason_key``: lichess's ``declineReasonKey`` read case-insensitively (None: not declined);
+    ``compat`` from the event (None elsewhere)."""
 
     id: str
     status: str = "created"
@@ -114,7 +105,7 @@ class Challenge:
     direction: str | None = None
     initial_fen: str | None = None
     decline_reason: str | None = None
-    decline_reason_key: str | None = None
+    decline_reason_key: DeclineReason | None = None
     compat: Compat | None = None
 
     @property
@@ -152,7 +143,8 @@ def parse_challenge(d: JSON, compat: Compat | None = None) -> Challenge:
         speed=str_(d, "speed"), time_control=_time_control(obj(d, "timeControl")), color=str_(d, "color", "random"),
         final_color=str_(d, "finalColor"), rematch_of=opt_str(d, "rematchOf"), direction=opt_str(d, "direction"),
         initial_fen=opt_str(d, "initialFen"), decline_reason=opt_str(d, "declineReason"),
-        decline_reason_key=opt_str(d, "declineReasonKey"), compat=compat)
+        decline_reason_key=None if (key := opt_str(d, "declineReasonKey")) is None else DeclineReason.from_key(key),
+        compat=compat)
 
 
 # games ------------------------------------------------------------------------------------------------

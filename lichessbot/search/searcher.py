@@ -19,8 +19,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import chess
 import numpy as np
@@ -131,7 +132,7 @@ class Searcher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def search(self, board: chess.Board, limits: Limits, **kw) -> SearchResult:
+    def search(self, board: chess.Board, limits: Limits, **kw: Any) -> SearchResult:
         """Run a search to its end: ``start(board, limits, **kw).wait()``."""
         return self.start(board, limits, **kw).wait()
 
@@ -207,9 +208,9 @@ class Searcher:
         executor = self._executor
         if self.pipeline and executor is None:
             executor = self._executor = ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="lichessbot-nn")
-        pending: deque[Future] = deque()
+        pending: deque[Future[NetOutputs]] = deque()
         buf = 0
-        last_info: tuple = (None, -1, -1)
+        last_info: tuple[int | None, int, int] = (None, -1, -1)
         last_info_t = 0.0
         reason = ""
         try:
@@ -338,12 +339,12 @@ class Searcher:
         return st.verbose_lines(edges, self._moves, nn, self._core.root_info(), self._dsc())
 
     # ---------------------------------------------------------------------------------------------
-    def node_info(self, moves) -> _core.NodeInfo | None:
+    def node_info(self, moves: Iterable[chess.Move | str]) -> _core.NodeInfo | None:
         """The node reached from the last search's root by ``moves`` (chess.Move or UCI strings), None when
         it is not in the tree (see :class:`lichessbot._core.NodeInfo`)."""
         return self._core.node_info([m if isinstance(m, str) else m.uci() for m in moves])
 
-    def tree_info(self) -> dict:
+    def tree_info(self) -> dict[str, Any]:
         """Sizes of the tree for tests and benchmarks: nodes and edges in the arenas, two-fold draws."""
         nodes, edges = self._core.tree_size()
         return {"nodes": nodes, "edges": edges, "twofold": self._core.count_twofold(),

@@ -23,7 +23,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from lichessbot.status.hub import StatusHub
+from lichessbot.status.hub import GameSnapshot, StatusHub
 from lichessbot.status.page import PAGE
 from lichessbot.status.render import board_svg, eval_svg, game_json, game_summary, summary_svg
 
@@ -89,7 +89,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
     async def status(_request: Request) -> Response:
         return JSONResponse(status_json(hub))
 
-    def _game(request: Request):
+    def _game(request: Request) -> GameSnapshot | None:
         return hub.game(request.path_params["game_id"])
 
     async def games(_request: Request) -> Response:
@@ -99,7 +99,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
         snap = _game(request)
         return JSONResponse({"error": "unknown game"}, 404) if snap is None else JSONResponse(game_json(snap))
 
-    def svg(render):
+    def svg(render: Callable[[GameSnapshot], str]) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             snap = _game(request)
             if snap is None:
@@ -110,7 +110,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
     async def events(request: Request) -> Response:
         gid = request.query_params.get("game")
 
-        async def stream():
+        async def stream() -> AsyncIterator[str]:
             seen, quiet = -1, time.monotonic()
             while not stopping.is_set():
                 if hub.version != seen:

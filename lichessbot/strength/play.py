@@ -1,7 +1,7 @@
 """Strength in play: which level a game or a ``go`` uses, its node cap, its move choice and its pace.
 
-The bot (:mod:`lichessbot.bot.games.engine_thinker`) and ``lichessbot uci`` (:mod:`lichessbot.uci`) each give
-one :class:`LevelPlayer` per game to their move pipeline (:mod:`lichessbot.pipeline`), which calls it at two
+The bot (:mod:`lichessbot.thinker.engine`) and ``lichessbot uci`` (:mod:`lichessbot.uci`) each give
+one :class:`LevelPlayer` per game to their move pipeline (:mod:`lichessbot.thinker`), which calls it at two
 points: the node limit of a search (:meth:`LevelPlayer.limits`) and the move once the search is done
 (:meth:`LevelPlayer.choose`, from the result alone). The bot also asks it the least time to spend on the
 move (:meth:`LevelPlayer.min_think_s`).

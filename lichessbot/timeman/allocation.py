@@ -90,7 +90,7 @@ def expected_moves_left(move: float, midpoint: float = 51.5, steepness: float = 
     about 13.7 at move 40 and 7.8 at move 60 with the defaults.
     """
     move = max(0.0, float(move))
-    return midpoint * (1.0 + 2.0 * (move / midpoint) ** steepness) ** (1.0 / steepness) - move
+    return float(midpoint * (1.0 + 2.0 * (move / midpoint) ** steepness) ** (1.0 / steepness) - move)
 
 
 def safety_margin_ms(time_ms: float, cfg: TimemanConfig) -> float:

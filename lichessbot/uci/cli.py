@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=getattr(args, "log_level", None) or "warning")
     engine = UciEngine()
     if getattr(args, "network", None):
-        engine._set("engine.network", args.network)
+        engine.apply("engine.network", args.network)
     if getattr(args, "backend", None):
-        engine._set("engine.backend", args.backend)
+        engine.apply("engine.backend", args.backend)
     if getattr(args, "network", None):
         try:
             engine.load_network()

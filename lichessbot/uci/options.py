@@ -1,23 +1,26 @@
 """The UCI option table of ``lichessbot uci``: each option's UCI declaration, how its value is parsed, and
-where it goes (search parameters, engine config, time manager, or a flag of the UCI loop). Names follow
-lc0 where lc0 has the option (lc0 src/search/classic/params.cc, src/engine.cc)."""
+where it goes (search parameters, engine config, time manager, or a field of :class:`UciSettings`, the
+protocol's own settings); :func:`thinker_settings` reads the fields that choose moves into the thinker's typed
+settings. Names follow lc0 where lc0 has the option (lc0 src/search/classic/params.cc, src/engine.cc)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
-from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.config import BookConfig, EngineConfig, SearchParams, StrengthConfig, TablebaseConfig, TimemanConfig
+from lichessbot.tablebase import split_path
+from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.uci.output import MOVETIME_OVERHEAD_MS
 
-__all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption"]
+__all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption", "UciSettings", "thinker_settings"]
 
 
 @dataclass(frozen=True)
 class UciOption:
     """One ``setoption``: UCI type (check, spin, combo, string), default, bounds or choices, and where
     the value goes: ``target`` is "search.<SearchParams field>", "engine.<EngineConfig field>",
-    "timeman.<TimemanConfig field>" or "uci.<flag>"."""
+    "timeman.<TimemanConfig field>" or "uci.<UciSettings field>"."""
 
     name: str
     type: str
@@ -106,3 +109,46 @@ OPTIONS: list[UciOption] = [
     UciOption("StrengthPreset", "combo", "none", "uci.strength_preset", choices=("none", "maia")),
 ]
 
+
+
+@dataclass(frozen=True)
+class UciSettings:
+    """The values of the options with a ``uci.`` target (their defaults are the table's)."""
+
+    seed: int = 0                    # Seed: the search's and the book's (0: from the OS)
+    ponder: bool = False             # Ponder: the GUI may send go ponder
+    show_wdl: bool = False           # UCI_ShowWDL
+    chess960: bool = False           # UCI_Chess960
+    verbose: bool = False            # VerboseMoveStats
+    own_book: bool = False           # OwnBook
+    book_file: str = ""              # BookFile
+    multipv: int = 1                 # MultiPV
+    hash_mb: int = _E.nn_cache_size // HASH_ENTRIES_PER_MB  # Hash
+    movetime_overhead: int = MOVETIME_OVERHEAD_MS  # MovetimeOverhead, ms
+    syzygy_path: str = ""            # SyzygyPath
+    limit_strength: bool = False     # UCI_LimitStrength
+    uci_elo: int = 1500              # UCI_Elo
+    strength_table: str = "default"  # StrengthTable
+    strength_preset: Literal["none", "maia"] = "none"  # StrengthPreset
+
+
+def _book_file(path: str) -> str:
+    """A BookFile's path, "" for none (UCI's ``<empty>``)."""
+    path = path.strip()
+    return "" if path in ("", "<empty>") else path
+
+
+def thinker_settings(uci: UciSettings, base: ThinkerSettings) -> ThinkerSettings:
+    """``base`` with what the ``uci.`` options say of choosing moves: Seed (the search's and the book's),
+    OwnBook and BookFile (one weighted-random book for standard and Chess960), SyzygyPath, and the strength
+    options (UCI_LimitStrength with UCI_Elo as ``engine.strength.elo``, StrengthTable, StrengthPreset)."""
+    seed = uci.seed or None
+    book = _book_file(uci.book_file)
+    strength = StrengthConfig(elo=uci.uci_elo if uci.limit_strength else None, table=uci.strength_table,
+                              preset="maia" if uci.strength_preset == "maia" else None)
+    engine = base.engine.model_copy(update={"search": base.engine.search.model_copy(update={"seed": seed}),
+                                            "strength": strength})
+    return replace(base, engine=engine, book_seed=seed,
+                   book=BookConfig(enabled=uci.own_book and bool(book),
+                                   paths={"standard": [book], "chess960": [book]} if book else {}),
+                   tablebases=TablebaseConfig(syzygy=split_path(uci.syzygy_path)))

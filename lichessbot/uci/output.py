@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from lichessbot.pipeline import Decision, MoveRequest
 from lichessbot.score import Score
 from lichessbot.search import RootMove, SearchStats
+from lichessbot.thinker import Decision, MoveRequest
 from lichessbot.timeman import Budget, Clock
 
 __all__ = ["MIN_SEARCH_MS", "MOVETIME_OVERHEAD_MS", "Go", "budget_lines", "decision_lines", "info_lines", "parse_go",

@@ -188,7 +188,7 @@ def test_uci_ownbook_answers_from_the_book_without_searching(tmp_path, tiny_net)
          "position startpos moves e2e4")
     lines = _uci(engine, "go wtime 1000 btime 1000")  # answered at once: no network is loaded
     assert lines[-1] == "bestmove c7c5" and any(x.startswith("info string book c7c5") for x in lines)
-    assert engine._evaluator is None
+    assert engine.engine.evaluator is None
     _uci(engine, f"setoption name WeightsFile value {tiny_net}", "setoption name OwnBook value false",
          "position startpos")
     lines = _uci(engine, "go nodes 2", "quit")  # book off: a search answers

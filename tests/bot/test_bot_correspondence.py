@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from lichessbot.bot.games.rules import clocks_now, correspondence_think_s
+from lichessbot.bot.games.rules import clocks_now
 from lichessbot.bot.service.botrun import StandInEngine, StandInThinker
 from lichessbot.bot.service.service import CORRESPONDENCE_START_GAP
+from lichessbot.thinker.game import correspondence_think_s
 from tests.fake_lichess import BotRun, staller
 
 TOKEN = "lip_correspondence"

@@ -9,7 +9,7 @@ import time
 import chess
 import pytest
 
-from lichessbot.bot.chat.lines import EVAL_REFUSAL, render_greeting
+from lichessbot.bot.chat.lines import render_greeting
 from lichessbot.lichess.client import ClientSettings
 from tests.fake_lichess import (
     OFFER_DRAW,
@@ -21,7 +21,6 @@ from tests.fake_lichess import (
     random_mover,
     resign_after,
     scripted,
-    staller,
 )
 
 TOKEN = "lip_Fidelity0Token1"
@@ -51,15 +50,6 @@ def test_a_429_on_one_games_move_post_leaves_the_other_games_moving(server):
         assert server.games[gid].status == "resign"  # neither flagged nor stalled for a minute
 
 
-def test_the_default_eval_chat_goes_every_few_moves_not_after_every_move(server):
-    with BotRun(server, StandInEngine()) as bot:
-        game = bot.play(opponent=resign_after(19))
-        assert server.wait_for(lambda: bot.service.chat.sent >= 4, 5)
-        time.sleep(0.3)
-    evals = [t for r, t in game.chat if t.startswith("eval")]
-    assert len(game.posts) == 10 and len(evals) == 2  # eval_every 5: after our 5th and 10th moves
-
-
 # 2. variants -------------------------------------------------------------------------------------
 def test_a_crazyhouse_game_is_left_at_once_without_a_reconnect_loop(server, logs):
     with BotRun(server, StandInEngine()):
@@ -83,19 +73,6 @@ def test_a_chess960_game_is_played_with_its_initial_fen(server):
     with BotRun(server, StandInEngine(), {"challenge": {"variants": ["chess960"]}}) as bot:
         game = bot.play(variant="chess960", opponent=resign_after(29))
     assert game.status == "resign" and not game.rejected_posts and len(game.posts) == 15
-
-
-# 3. chat etiquette -------------------------------------------------------------------------------
-def test_eval_is_refused_in_the_player_room_and_answered_to_spectators(server):
-    with BotRun(server, StandInEngine(), {"chat": {"eval_every": 1}}):
-        gid = server.challenge(opponent=scripted(["e7e5"]))
-        assert server.wait_for(lambda: gid in server.games and server.games[gid].ply() == 3, 10)
-        server.say(gid, "!eval")
-        server.say(gid, "!eval", room="spectator", username="watcher")
-        assert server.wait_for(lambda: sum(t.startswith("eval") for _, t in server.games[gid].chat) >= 3, 5)
-        chat = list(server.games[gid].chat)
-    assert ("player", EVAL_REFUSAL) in chat
-    assert not [t for r, t in chat if r == "player" and t.startswith("eval")]
 
 
 # 4. greetings ------------------------------------------------------------------------------------
@@ -208,15 +185,6 @@ def test_a_draw_is_claimed_when_the_config_asks(server):
         server.opponent_gone(gid, claim_in=1)  # 400 until then: claimed again after
         assert _ended(server, gid, 10)
     assert (server.games[gid].status, server.games[gid].winner) == ("draw", None)
-
-
-def test_a_tournament_game_is_never_aborted(server):
-    with FakeLichess(token=TOKEN, no_start_after=2.0) as strict:
-        with BotRun(strict, StandInEngine(), {"abort_time": 1}):
-            gid = strict.start_game(tournament="arena1", opponent=staller())
-            assert _ended(strict, gid, 10)
-        assert strict.games[gid].status == "noStart"
-        assert not any(p.endswith("/abort") for _, p, _ in strict.requests)
 
 
 def test_a_challenge_sent_again_while_its_answer_is_in_flight_is_answered_once(server):

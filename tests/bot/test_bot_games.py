@@ -6,8 +6,6 @@ appears in them.
 
 from __future__ import annotations
 
-import io
-import json
 import threading
 import time
 from collections import Counter
@@ -17,44 +15,15 @@ import pytest
 
 from lichessbot import __version__
 from lichessbot.bot.chat.lines import EVAL_REFUSAL
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import NotBotError
 from lichessbot.config import parse_config
-from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, mate_or_random, resign_after, scripted, staller
 
 TOKEN = "lip_Secret0Token1For2Tests"
+pytestmark = pytest.mark.usefixtures("logs")  # every test: no token in the logs, JSON lines
 MATED_IN_ONE = "8/8/8/6r1/5q2/6k1/8/7K w - - 0 1"     # white's only move Kg1, then black mates
 LAST_CAPTURE = "7k/8/8/8/8/8/1q6/K7 w - - 0 1"        # white's only move Kxb2: king against king
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from tests.tinynet import build_tiny_onnx
-
-    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
-    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
-                                   "search": {"minibatch_size": 8}}})
-    with Engine(cfg, nodes=24) as eng:
-        yield eng
-
-
-@pytest.fixture(autouse=True)
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    text = buf.getvalue()
-    assert TOKEN not in text
-    for line in text.splitlines():
-        if line.startswith("{"):
-            json.loads(line)  # every structlog line is one JSON object
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
 
 
 def _unique_plies(game) -> bool:
@@ -86,12 +55,6 @@ def test_opponent_losing_on_time(server, engine):
         game = bot.play(limit=2, speed="bullet", opponent=scripted(["e7e5", "g8f6"]))  # then it sits
     assert (game.status, game.winner) == ("outoftime", "white")
     assert game.ply() == 5 and _unique_plies(game)
-
-
-def test_a_game_whose_opponent_never_moves_is_aborted(server, engine):
-    with BotRun(server, engine, {"abort_time": 1}) as bot:
-        game = bot.play(opponent=staller())
-    assert game.status == "aborted" and game.ply() == 1
 
 
 def test_a_burst_of_challenges_never_exceeds_concurrency(server, engine):
@@ -179,14 +142,6 @@ def test_malformed_lines_are_skipped(server, engine, logs):
         game = server.games[cid]
     assert game.status == "resign" and _unique_plies(game) and not game.rejected_posts
     assert logs.getvalue().count("malformed line skipped") == 2
-
-
-def test_duplicated_game_states_never_post_two_moves_for_one_position(server, engine):
-    server.duplicate_states = True
-    with BotRun(server, engine) as bot:
-        game = bot.play(opponent=resign_after(13))
-    assert game.status == "resign" and len(game.posts) == 7
-    assert _unique_plies(game) and not game.rejected_posts
 
 
 def test_chat_commands_greetings_evals_and_claiming_a_win_when_the_opponent_leaves(server, engine):
@@ -297,18 +252,3 @@ def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_mo
         game = bot.play(opponent=resign_after(9, plays_the_ponder_move), limit=60, increment=1)
     assert game.status == "resign" and len(game.posts) == 5 and _unique_plies(game)
     assert pondering.ponders >= 3 and pondering.ponder_hits >= 2
-
-
-def test_resigns_after_resign_moves_bad_scores(server, engine):
-    config = {"draw_or_resign": {"resign_enabled": True, "resign_score": 100_000, "resign_moves": 2}}
-    with BotRun(server, engine, config) as bot:
-        game = bot.play(opponent=resign_after(40))
-    assert (game.status, game.winner) == ("resign", "black")
-    assert len(game.posts) == 1  # the second searched move triggers the resignation instead of a post
-
-
-def test_offers_a_draw_with_the_move_after_offer_draw_moves_level_scores(server, engine):
-    config = {"draw_or_resign": {"offer_draw_enabled": True, "offer_draw_score": 100_000, "offer_draw_moves": 2}}
-    with BotRun(server, engine, config) as bot:
-        game = bot.play(opponent=resign_after(7))
-    assert [offer for _, _, offer in game.posts] == [False, True, True, True]

@@ -24,10 +24,10 @@ from lichessbot.bot.chat.lines import (
 )
 from lichessbot.bot.games.game import parse_moves
 from lichessbot.bot.games.pgn import GameRecord, result_string, to_pgn
-from lichessbot.bot.games.thinker import Decision
 from lichessbot.logs import configure_logging
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
+from lichessbot.thinker.protocol import Decision
 
 E4 = chess.Move.from_uci("e2e4")
 

@@ -1,6 +1,7 @@
-"""The challenge rules that remember (issue 19), against the fake lichess server: slots kept for humans,
-games per user, recent bot challenges, the daily bot-game limit, the queue (sort_by, preference) and
-rematch offers."""
+"""The challenge rules that remember (issue 19), against the fake lichess server: what needs the service around
+them (matchmaking and the slot kept for humans, a bot we already play, the daily bot-game limit and its
+records across a restart, a rematch whose game end is seen late). The decisions themselves are plain calls
+on the admission (tests/bot/test_admission.py)."""
 
 from __future__ import annotations
 
@@ -52,18 +53,6 @@ MM = {"allow_matchmaking": True, "allow_during_games": True, "challenge_timeout"
       "challenge_variant": "standard"}
 
 
-# slots reserved for humans -------------------------------------------------------------------------
-def test_games_reserved_for_humans_keeps_a_slot_free_for_a_human_challenge(server, tmp_path):
-    with run_bot(server, tmp_path, {"concurrency": 2, "games_reserved_for_humans": 1, "queue_wait": 0}):
-        bot1 = server.challenge(challenger="BotOne", title="BOT", opponent=staller())
-        assert answer(server, bot1) == ("accept", None)
-        bot2 = server.challenge(challenger="BotTwo", title="BOT", opponent=staller())
-        assert answer(server, bot2) == ("decline", "later")  # the second slot is the humans'
-        human = server.challenge(challenger="alice", opponent=staller())
-        assert answer(server, human) == ("accept", None)
-        assert server.peak_games == 2 and server.peak_bot_games == 1
-
-
 def test_matchmaking_never_takes_the_slot_reserved_for_humans(server, tmp_path, logs):
     server.add_bot("Alpha", policy=ACCEPT, player=staller)
     with run_bot(server, tmp_path, {"concurrency": 2, "games_reserved_for_humans": 1}, MM):
@@ -73,20 +62,6 @@ def test_matchmaking_never_takes_the_slot_reserved_for_humans(server, tmp_path, 
         human = server.challenge(challenger="alice", opponent=staller())
         assert answer(server, human) == ("accept", None)
     assert "matchmaking waits" in logs.getvalue() and "reserved for humans" in logs.getvalue()
-
-
-# games per user and recent bot challenges -------------------------------------------------------
-def test_max_simultaneous_games_per_user_declines_a_second_game_with_the_same_user(server, tmp_path):
-    rules = {"concurrency": 3, "max_simultaneous_games_per_user": 1, "queue_wait": 0}
-    with run_bot(server, tmp_path, rules):
-        first = server.challenge(challenger="alice", opponent=staller())
-        assert answer(server, first) == ("accept", None)
-        started(server, first)
-        again = server.challenge(challenger="Alice", opponent=staller())
-        assert answer(server, again) == ("decline", "later")
-        other = server.challenge(challenger="bob", opponent=staller())
-        assert answer(server, other) == ("accept", None)
-    assert server.peak_games_per_user == 1
 
 
 def test_matchmaking_skips_a_bot_we_play_max_simultaneous_games_per_user_with(server, tmp_path):
@@ -99,21 +74,6 @@ def test_matchmaking_skips_a_bot_we_play_max_simultaneous_games_per_user_with(se
         server.add_bot("Beta", policy=ACCEPT, player=staller)
         assert server.wait_for(lambda: server.outgoing, 10)
     assert server.outgoing[0]["destUser"]["name"] == "Beta"
-
-
-def test_a_bots_recent_challenges_are_limited_rematches_included(server, tmp_path):
-    rules = {"concurrency": 2, "recent_bot_challenge_age": 60, "max_recent_bot_challenges": 1}
-    with run_bot(server, tmp_path, rules):
-        cid = server.challenge(challenger="Alpha", title="BOT", opponent=resign_after(4))
-        assert answer(server, cid) == ("accept", None)
-        assert server.wait_for(lambda: server.games[cid].over, 10)
-        again = server.rematch(cid)
-        assert server.challenges[again]["rematchOf"] == cid
-        assert answer(server, again) == ("decline", "later")
-        human = server.challenge(challenger="alice", opponent=resign_after(4))  # humans are not limited
-        assert answer(server, human) == ("accept", None)
-        assert server.wait_for(lambda: server.games[human].over, 10)
-        assert answer(server, server.rematch(human)) == ("accept", None)
 
 
 # rematch offers -------------------------------------------------------------------------------------
@@ -130,16 +90,6 @@ def test_a_rematch_offer_frees_the_slot_of_its_game_before_the_game_end_is_seen(
         assert server.wait_for(lambda: offer in server.games, 5)
         assert run.service.busy() == 1
     assert server.games[offer].bot_color != server.games[cid].bot_color
-
-
-def test_a_rematch_offer_is_judged_by_the_challenge_rules(server, tmp_path):
-    with run_bot(server, tmp_path, {"queue_wait": 0}):
-        cid = server.challenge(challenger="carol", opponent=resign_after(4))
-        assert answer(server, cid) == ("accept", None)
-        assert server.wait_for(lambda: server.games[cid].over, 10)
-        other = server.challenge(challenger="dave", opponent=staller())
-        assert answer(server, other) == ("accept", None)
-        assert answer(server, server.rematch(cid)) == ("decline", "later")  # the one slot is dave's
 
 
 # the daily limit of bot games -------------------------------------------------------------------------
@@ -175,52 +125,6 @@ def test_bot_games_count_in_a_rolling_day_as_lila_does(tmp_path):
     assert DeclineRecords.load(tmp_path / "s.json", NOON).bot_games_in_day(NOON) == 2
     rec.prune(NOON + 3 * 86400)
     assert rec.bot_games == {}
-
-
-# the queue: sort_by and preference ----------------------------------------------------------------------
-@pytest.mark.parametrize("sort_by, preference, first", [
-    ("best", "human", "Hilda"),   # humans first, then the best rated
-    ("best", "none", "Robo"),     # the best rated
-    ("first", "none", "Robo"),    # the first come
-    ("first", "bot", "Robo"),
-    ("first", "human", "hugo"),   # the first human
-])
-def test_a_freed_slot_goes_to_the_queued_challenge_sort_by_and_preference_pick(server, tmp_path, sort_by, preference,
-                                                                                first):
-    with run_bot(server, tmp_path, {"sort_by": sort_by, "preference": preference}):
-        running = server.challenge(challenger="zed", opponent=staller())
-        started(server, running)
-        queued = {name: server.challenge(challenger=name, title=title, rating=rating, opponent=staller())
-                  for name, title, rating in (("Robo", "BOT", 2500), ("hugo", None, 1200), ("Hilda", None, 1900))}
-        time.sleep(0.4)
-        assert not any(cid in server.answers for cid in queued.values())  # they wait
-        end(server, running)
-        winner = queued[first]
-        assert answer(server, winner) == ("accept", None)
-        time.sleep(0.3)
-        assert [n for n, cid in queued.items() if cid in server.answers] == [first]  # one slot, one game
-
-
-def test_a_queued_challenge_is_declined_after_queue_wait_or_dropped_when_canceled(server, tmp_path):
-    with run_bot(server, tmp_path, {"queue_wait": 1.0}) as run:
-        running = server.challenge(challenger="zed", opponent=staller())
-        started(server, running)
-        waits, leaves = server.challenge(challenger="amy"), server.challenge(challenger="ben")
-        server.cancel_challenge(leaves)
-        assert server.wait_for(lambda: not run.service.admission.rules.queue.get(leaves), 5)
-        assert answer(server, waits) == ("decline", "later")
-        assert leaves not in server.answers and server.answer_attempts[leaves] == 0
-
-
-def test_queued_challenges_are_declined_when_the_bot_stops(server, tmp_path):
-    with run_bot(server, tmp_path) as run:
-        running = server.challenge(challenger="zed", opponent=staller())
-        started(server, running)
-        queued = server.challenge(challenger="amy")
-        time.sleep(0.3)
-        assert queued not in server.answers
-        run.service.stop()
-        assert answer(server, queued) == ("decline", "later")
 
 
 def test_queue_order_puts_the_preferred_kind_first_then_the_best_rated_then_the_first_come():

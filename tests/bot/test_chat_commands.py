@@ -1,40 +1,17 @@
-"""The chat commands lichess-bot users know (``!help``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
-``!queue``), asked in bot games on the fake lichess server (a stand-in engine: no network needed)."""
+"""The chat commands lichess-bot users know, asked in a bot game on the fake lichess server (a stand-in engine:
+no network needed): ``!queue`` reads the service's queue through the game. Each command's answer is a plain
+call on the game's core (tests/bot/test_game_core.py)."""
 
 from __future__ import annotations
 
 import time
 
-from lichessbot.bot.chat import game_chat as game_module
-from lichessbot.bot.chat.lines import HOWTO, WAIT_REFUSAL, WAIT_REPLY
-from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, scripted, staller
+from lichessbot.bot.chat.lines import WAIT_REFUSAL, WAIT_REPLY
+from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, staller
 
 
 def _said(server: FakeLichess, gid: str, text: str, timeout: float = 5) -> bool:
     return server.wait_for(lambda: any(t == text for _, t in server.games[gid].chat), timeout)
-
-
-def test_wait_gives_the_opponent_more_time_before_the_abort(monkeypatch):
-    monkeypatch.setattr(game_module, "WAIT_S", 2)  # lichess-bot's minute, shortened
-    with FakeLichess() as server, BotRun(server, StandInEngine(), {"abort_time": 1}):
-        gid = server.challenge(opponent=staller())
-        assert server.wait_for(lambda: gid in server.games and server.games[gid].ply() == 1, 5)
-        started = time.monotonic()
-        server.say(gid, "!wait")
-        assert _said(server, gid, WAIT_REPLY)
-        assert server.wait_for(lambda: server.games[gid].over, 10)
-        waited = time.monotonic() - started
-    assert server.games[gid].status == "aborted" and waited > 2  # abort_time 1 s + 2 s asked for
-
-
-def test_wait_after_both_sides_moved_is_refused_and_howto_answered():
-    with FakeLichess() as server, BotRun(server, StandInEngine()):
-        gid = server.challenge(opponent=scripted(["e7e5"]))  # then it sits
-        assert server.wait_for(lambda: gid in server.games and server.games[gid].ply() == 3, 5)
-        server.say(gid, "!wait")
-        server.say(gid, "!howto", room="spectator", username="watcher")
-        assert _said(server, gid, WAIT_REFUSAL) and _said(server, gid, HOWTO)
-    assert ("spectator", HOWTO) in server.games[gid].chat
 
 
 def test_queue_names_the_challengers_waiting_for_a_slot():

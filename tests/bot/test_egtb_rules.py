@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.games.rules import ScoreRules
 from lichessbot.config import DrawOrResignConfig, parse_config
-from tests.fake_lichess import BotRun, FakeLichess, resign_after
+from lichessbot.thinker.engine import Engine
+from tests.fake_lichess import BotRun, resign_after
 
 TABLES = str(Path(__file__).resolve().parents[1] / "data" / "syzygy")
 #: White (the bot, to move): K h8 against K f6 and Q d4: lost (WDL -2).
@@ -23,7 +23,8 @@ DRAWN = "4k3/8/8/8/8/8/4P3/4K3 b - - 0 1"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def tb_engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The real engine on the tiny network with the Syzygy tables of tests/data/syzygy."""
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
@@ -33,21 +34,15 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield eng
 
 
-@pytest.fixture
-def server() -> Any:
-    with FakeLichess() as s:
-        yield s
-
-
-def test_a_position_the_tables_call_lost_is_resigned_at_once(server, engine):
-    with BotRun(server, engine, {"draw_or_resign": {"resign_enabled": True}}) as bot:
+def test_a_position_the_tables_call_lost_is_resigned_at_once(server, tb_engine):
+    with BotRun(server, tb_engine, {"draw_or_resign": {"resign_enabled": True}}) as bot:
         game = bot.play(fen=LOST, opponent=resign_after(40), limit=60)
     # before both sides moved lila turns a resignation into an abort (round BotPlayer.resign: abortable)
     assert (game.status, game.posts) == ("aborted", [])
 
 
-def test_a_move_the_tables_call_a_draw_carries_a_draw_offer(server, engine):
-    with BotRun(server, engine, {"draw_or_resign": {"offer_draw_enabled": True}}) as bot:
+def test_a_move_the_tables_call_a_draw_carries_a_draw_offer(server, tb_engine):
+    with BotRun(server, tb_engine, {"draw_or_resign": {"offer_draw_enabled": True}}) as bot:
         game = bot.play(fen=DRAWN, bot_color="black", opponent=resign_after(3), limit=60)
     assert game.posts and game.posts[0][2] is True  # offeringDraw with the tables' move
 

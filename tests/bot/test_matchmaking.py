@@ -13,7 +13,7 @@ from lichessbot.bot.matchmaking.choice import Choice, choose, decline_aspect, ga
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.config import ChallengeConfig, ConfigError, MatchmakingConfig, parse_config
 from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
-from lichessbot.lichess.events import GameStart, parse_account, parse_challenge, parse_game
+from lichessbot.lichess.events import DeclineReason, GameStart, parse_account, parse_challenge, parse_game
 from tests.fake_lichess import BotRun, StandInEngine, resign_after
 
 TOKEN = "lip_Matchmaking0Token1"
@@ -105,12 +105,12 @@ def test_a_game_our_own_filter_would_decline_is_never_proposed():
 ])
 def test_a_decline_filters_the_aspect_it_objects_to(reason, filt, expected):
     ch = parse_challenge({"id": "c", "speed": "blitz", "rated": False, "variant": {"key": "standard"}})
-    assert decline_aspect(filt, reason, ch) == expected
+    assert decline_aspect(filt, DeclineReason.from_key(reason), ch) == expected
 
 
 def test_a_correspondence_decline_filters_correspondence_only():
     ch = parse_challenge({"id": "c", "speed": "correspondence", "rated": False, "variant": {"key": "standard"}})
-    assert decline_aspect("fine", "tooFast", ch) == ("speed", "correspondence")
+    assert decline_aspect("fine", DeclineReason.TOO_FAST, ch) == ("speed", "correspondence")
 
 
 @pytest.mark.parametrize("reason, blocked, asked", [
@@ -120,7 +120,8 @@ def test_a_correspondence_decline_filters_correspondence_only():
 ])
 def test_too_fast_stops_that_speed_and_faster_ones_too_slow_that_speed_and_slower_ones(reason, blocked, asked):
     rec = DeclineRecords()
-    rec.add("Alpha", decline_aspect("fine", reason, parse_challenge({"id": "c", "speed": "blitz"})), NOW + 3600)
+    aspect = decline_aspect("fine", DeclineReason(reason), parse_challenge({"id": "c", "speed": "blitz"}))
+    rec.add("Alpha", aspect, NOW + 3600)
     assert [s for s in blocked + asked if rec.blocks("alpha", {"speed": s}, NOW)] == blocked
 
 
@@ -355,3 +356,12 @@ def test_a_challenge_accepted_while_its_event_is_late_keeps_its_slot_and_blocks_
         gid = server.outgoing[0]["id"]
         on_event(GameStart(parse_game(server._game_info(server.games[gid]))))  # it arrives at last
         assert server.wait_for(lambda: not service.matchmaker._unseen and gid in service.games, 5)
+
+
+@pytest.mark.parametrize("key, reason", [("toofast", DeclineReason.TOO_FAST), ("tooFast", DeclineReason.TOO_FAST),
+                                         ("nobot", DeclineReason.NO_BOT), ("later", DeclineReason.LATER),
+                                         ("someNewReason", DeclineReason.GENERIC)])
+def test_lichess_decline_keys_are_read_in_any_case_and_an_unknown_one_is_generic(key, reason):
+    ch = parse_challenge({"id": "c", "status": "declined", "declineReasonKey": key})
+    assert ch.decline_reason_key is reason
+    assert parse_challenge({"id": "c"}).decline_reason_key is None

@@ -14,15 +14,9 @@ import pytest
 from lichessbot.bot.service.commands import HELP, read_commands
 from lichessbot.logs import configure_logging
 from tests.browser import Browser
-from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
+from tests.fake_lichess import BotRun, StandInEngine, resign_after
 
 CHROMIUM = Browser.find()
-
-
-@pytest.fixture
-def server():
-    with FakeLichess() as s:
-        yield s
 
 
 def _post(url: str, body: bytes, ctype: str = "application/json") -> tuple[int, dict]:

@@ -9,12 +9,12 @@ import chess
 import numpy as np
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.config import SearchParams, parse_config
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.engine.runner import NetOutputs
 from lichessbot.engine.service import EvalService
 from lichessbot.search import Limits, Searcher
+from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, FakeLichess, resign_after
 
 

@@ -221,8 +221,8 @@ def test_engine_device_picks_the_gpu_and_a_missing_one_is_named(host, tiny_net):
 
 
 def test_the_config_wires_engine_device_and_precision(host, tiny_net):
-    from lichessbot import wiring
     from lichessbot.config import EngineConfig
+    from lichessbot.thinker import wiring
 
     h = host(cuda="ok", gpus=[H200, H200])
     ec = EngineConfig.model_validate({"network": str(tiny_net), "device": 1, "precision": "tf32"})

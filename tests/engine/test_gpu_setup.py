@@ -117,9 +117,9 @@ def test_cuda_is_preloaded_before_a_gpu_session_and_never_for_backend_cpu(tiny_n
 
 
 def test_the_engine_config_wires_the_compact_input_and_the_warm_up(tiny_net):
-    from lichessbot import wiring
     from lichessbot.config import EngineConfig
     from lichessbot.engine.compact import COMPACT_BYTES
+    from lichessbot.thinker import wiring
 
     buf = io.StringIO()
     configure_logging(stream=buf, json=True, level="info")

@@ -15,12 +15,6 @@ from tests.fake_lichess import FakeLichess, scripted, shuffler, staller
 FAST = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=0, backoff=0.02, max_backoff=0.1)
 
 
-@pytest.fixture
-def server():
-    with FakeLichess() as s:
-        yield s
-
-
 def _auth(server: FakeLichess) -> dict[str, str]:
     return {"Authorization": f"Bearer {server.token}"}
 

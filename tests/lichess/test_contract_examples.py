@@ -24,6 +24,7 @@ from lichessbot.lichess.events import (
     ChallengeEvent,
     ChatLine,
     Connected,
+    DeclineReason,
     GameFinish,
     GameFull,
     GameStart,
@@ -144,7 +145,7 @@ def _read_all(mutate=lambda d: d) -> dict[str, Any]:
                 "created": client.create_challenge("mary", {"rated": "false", "days": "3"}),
             }
             client.accept_challenge("uGK4MHaQ")
-            client.decline_challenge("uGK4MHaQ", "later")
+            client.decline_challenge("uGK4MHaQ", DeclineReason.LATER)
             client.cancel_challenge("uGK4MHaQ")
             for name, stream in (("events", event_stream(client, keep_going=lambda: False)),
                                  ("game", game_stream(client, "BEOucQJo", keep_going=lambda: False))):

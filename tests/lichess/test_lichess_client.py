@@ -9,7 +9,7 @@ import time
 import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
-from lichessbot.lichess.events import ChallengeEvent, Connected
+from lichessbot.lichess.events import ChallengeEvent, Connected, DeclineReason
 from lichessbot.lichess.limits import ACCOUNT, ANSWER, CHALLENGE, EVENT_STREAM
 from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped, pause_key
 from lichessbot.lichess.streams import ReconnectingStream, event_stream, game_stream
@@ -17,12 +17,6 @@ from tests.fake_lichess import FakeLichess, staller
 
 FAST = ClientSettings(timeout=3.0, stream_read_timeout=1.5, retries=3, backoff=0.02, rate_limit_pause=0.3,
                       max_backoff=0.1)
-
-
-@pytest.fixture
-def server():
-    with FakeLichess() as s:
-        yield s
 
 
 def _game(server: FakeLichess, client: LichessClient) -> str:
@@ -71,7 +65,7 @@ def test_a_real_429_with_an_html_body_pauses_its_endpoint_class_for_a_minute_and
     cid, other = server.challenge(), server.challenge()
     server.fail_next("challenge", 429)
     with pytest.raises(LichessError) as err:
-        client.decline_challenge(cid, "later")
+        client.decline_challenge(cid, DeclineReason.LATER)
     assert err.value.status == 429 and "<" not in str(err.value)
     assert 59 < client.session.pause_left(ANSWER) <= 60  # lichess: wait a full minute
     assert pause_key("POST", server.url + f"/api/challenge/{other}/accept", "x") == ANSWER
@@ -103,7 +97,7 @@ def test_a_lost_move_post_is_retried_after_the_move_timeout_not_the_call_timeout
 def test_a_decline_is_sent_as_a_form_as_the_api_spec_says(server):
     client = LichessClient(server.token, server.url, FAST)
     cid = server.challenge()
-    client.decline_challenge(cid, "tooFast")
+    client.decline_challenge(cid, DeclineReason.TOO_FAST)
     assert server.answers[cid] == ("decline", "tooFast")
 
 
@@ -262,7 +256,7 @@ def test_requests_other_than_moves_go_one_at_a_time_and_moves_never_wait_for_the
     gid = _game(server, client)
     ids = [server.challenge() for _ in range(2)]
     server.answer_delay = 0.6
-    threads = [threading.Thread(target=client.decline_challenge, args=(cid, "later")) for cid in ids]
+    threads = [threading.Thread(target=client.decline_challenge, args=(cid, DeclineReason.LATER)) for cid in ids]
     for t in threads:
         t.start()
     assert server.wait_for(lambda: server.answering == 1, 2)

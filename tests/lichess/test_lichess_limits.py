@@ -10,6 +10,7 @@ import time
 import pytest
 
 from lichessbot.lichess.client import ChallengeLimited, ClientSettings, LichessClient, LichessError
+from lichessbot.lichess.events import DeclineReason
 from lichessbot.lichess.limits import (
     ACCOUNT,
     ANSWER,
@@ -23,7 +24,6 @@ from lichessbot.lichess.limits import (
     Windows,
     request_class,
 )
-from tests.fake_lichess import FakeLichess
 
 URL = "https://lichess.org"
 
@@ -75,12 +75,6 @@ def test_the_daily_window_of_challenges_holds_after_the_minute_ones():
     assert windows.take(CHALLENGE) == pytest.approx(86_400.0 - 480.0)  # 200 bot challenges today
 
 
-@pytest.fixture
-def server():
-    with FakeLichess() as s:
-        yield s
-
-
 def test_a_challenge_over_lilas_window_is_not_sent_and_answers_still_go(server):
     server.add_bot("Opponent1")
     client = LichessClient(server.token, server.url, ClientSettings(retries=0))
@@ -92,7 +86,7 @@ def test_a_challenge_over_lilas_window_is_not_sent_and_answers_still_go(server):
     assert err.value.status == 429 and 59 < (err.value.seconds or 0) <= 60
     assert len(server.outgoing) == 2 and client.session.refused_by_limit == 1  # the third was never sent
     cid = server.challenge()
-    client.decline_challenge(cid, "later")  # another class: not held
+    client.decline_challenge(cid, DeclineReason.LATER)  # another class: not held
     assert server.answers[cid] == ("decline", "later")
 
 

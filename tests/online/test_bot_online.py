@@ -13,42 +13,13 @@ import json
 from typing import Any
 
 import chess
-import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
-from lichessbot.config import parse_config
-from lichessbot.logs import configure_logging
-from tests.fake_lichess import BotRun, FakeLichess, resign_after
+from tests.fake_lichess import BotRun, resign_after
 from tests.online.services import FakeServices, explorer_json, tablebase_json
 
 TOKEN = "lip_Secret0Token1For2Tests"
 #: Five pieces, white to move and win (KQR against K and pawn); no castling rights: the online tables are asked.
 ENDGAME = "8/6p1/8/4k3/8/8/2QR4/4K3 w - - 0 1"
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from tests.tinynet import build_tiny_onnx
-
-    net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
-    cfg = parse_config({"engine": {"network": str(net), "backend": "cpu", "threads": 1,
-                                   "search": {"minibatch_size": 8}}})
-    with Engine(cfg, nodes=24) as eng:
-        yield eng
-
-
-@pytest.fixture
-def logs() -> Any:
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    yield buf
-    assert TOKEN not in buf.getvalue()
-
-
-@pytest.fixture
-def server() -> Any:
-    with FakeLichess(token=TOKEN) as s:
-        yield s
 
 
 def online(services: FakeServices, **sections: dict[str, Any]) -> dict[str, Any]:

@@ -11,14 +11,13 @@ from dataclasses import replace
 
 import chess
 
-from lichessbot import wiring
 from lichessbot.config import EngineConfig, TimemanConfig
-from lichessbot.pipeline import MovePipeline, MoveRequest, SearchOnly, move_sources
-from lichessbot.pipeline.pipeline import keep_to
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
 from lichessbot.search.types import RootLine, RootMove
 from lichessbot.tablebase import Tablebases
+from lichessbot.thinker import MovePipeline, MoveRequest, SearchOnly, move_sources, wiring
+from lichessbot.thinker.pipeline import keep_to
 from lichessbot.uci import UciEngine
 from tests.conftest import SYZYGY
 from tests.online.services import explorer_json, tablebase_json

@@ -143,7 +143,7 @@ def test_the_eval_graph_is_saved_as_svg_next_to_the_pgn(tmp_path):
 
 
 def test_the_engine_thinker_publishes_its_live_search(tmp_path):
-    from lichessbot.bot.games.engine_thinker import Engine
+    from lichessbot.thinker.engine import Engine
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
@@ -229,7 +229,7 @@ def test_a_stalled_or_closed_browser_never_slows_the_games(tmp_path):
 
 @pytest.fixture(scope="module")
 def real_engine(tmp_path_factory):
-    from lichessbot.bot.games.engine_thinker import Engine
+    from lichessbot.thinker.engine import Engine
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)

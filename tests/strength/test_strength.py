@@ -156,7 +156,7 @@ def test_strength_config_errors_name_the_key(tmp_path):
         parse_config({"engine": {"strength": {"preset": "maia", "elo": 1500}}})
     with pytest.raises(ConfigError, match="engine.strength.adaptive.offset"):
         parse_config({"engine": {"strength": {"adaptive": {"offset": 5000}}}})
-    from lichessbot.bot.games.engine_thinker import Engine
+    from lichessbot.thinker.engine import Engine
 
     cfg = parse_config({"engine": {"backend": "cpu", "strength": {"elo": 1500, "table": str(tmp_path / "no.json")}}})
     with pytest.raises(StrengthError, match="engine.strength.table: .*no.json: cannot read"):
@@ -164,8 +164,8 @@ def test_strength_config_errors_name_the_key(tmp_path):
 
 
 def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_path):
-    from lichessbot.bot.games.engine_thinker import Engine
-    from lichessbot.bot.games.thinker import ClockMs
+    from lichessbot.thinker.engine import Engine
+    from lichessbot.thinker.protocol import ClockMs
 
     _table(tmp_path)
     cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,

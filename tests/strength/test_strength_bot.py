@@ -8,11 +8,10 @@ import json
 
 import pytest
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.config import parse_config
-from lichessbot.logs import configure_logging
 from lichessbot.strength import Level, StrengthTable, load_table
-from tests.fake_lichess import BotRun, FakeLichess, resign_after
+from lichessbot.thinker.engine import Engine
+from tests.fake_lichess import BotRun, resign_after
 
 TOKEN = "lip_Strength0Token1For2Tests"
 OFFSET = 100
@@ -27,7 +26,8 @@ def table_path(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, table_path):
+def adaptive_engine(tmp_path_factory, table_path):
+    """The tiny net's engine, 40 nodes a move, playing each game at the level of the opponent's rating + OFFSET."""
     from tests.tinynet import build_tiny_onnx
 
     net = build_tiny_onnx(tmp_path_factory.mktemp("net") / "tiny.onnx", seed=3)
@@ -37,19 +37,6 @@ def engine(tmp_path_factory, table_path):
                                                 "adaptive": {"enabled": True, "offset": OFFSET}}}})
     with Engine(cfg, nodes=40) as eng:
         yield eng
-
-
-@pytest.fixture
-def logs():
-    buf = io.StringIO()
-    configure_logging(stream=buf, json=True, level="debug")
-    return buf
-
-
-@pytest.fixture
-def server():
-    with FakeLichess(token=TOKEN) as s:
-        yield s
 
 
 def _events(logs: io.StringIO, name: str) -> list[dict]:
@@ -65,10 +52,10 @@ def _events(logs: io.StringIO, name: str) -> list[dict]:
 GREETING = {"greeting": {"hello": "Hi {opponent}, I play at {level} today."}}
 
 
-def test_a_casual_game_against_a_1200_human_is_played_at_the_level_of_1200_plus_offset(server, engine, logs,
+def test_a_casual_game_against_a_1200_human_is_played_at_the_level_of_1200_plus_offset(server, adaptive_engine, logs,
                                                                                        table_path):
     want = load_table(table_path).level_for(1200 + OFFSET)
-    with BotRun(server, engine, GREETING) as bot:
+    with BotRun(server, adaptive_engine, GREETING) as bot:
         game = bot.play(challenger="human1200", rating=1200, rated=False, opponent=resign_after(12))
     assert game.status == "resign"
     [strength] = _events(logs, "strength")
@@ -78,8 +65,8 @@ def test_a_casual_game_against_a_1200_human_is_played_at_the_level_of_1200_plus_
     assert game.chat[0] == ("player", "Hi human1200, I play at 1300 Elo today.")
 
 
-def test_a_rated_game_is_played_at_full_strength_when_casual_only(server, engine, logs):
-    with BotRun(server, engine, GREETING) as bot:
+def test_a_rated_game_is_played_at_full_strength_when_casual_only(server, adaptive_engine, logs):
+    with BotRun(server, adaptive_engine, GREETING) as bot:
         game = bot.play(challenger="rated1200", rating=1200, rated=True, opponent=resign_after(12))
     assert game.status == "resign"
     [strength] = _events(logs, "strength")

@@ -13,8 +13,8 @@ import pytest
 
 from lichessbot.config.engine import GaviotaConfig
 from lichessbot.gaviota import GaviotaError, GaviotaTables, gaviota_tables, move_wdl
-from lichessbot.pipeline.sources import GaviotaSource
-from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
+from lichessbot.thinker.sources import GaviotaSource
+from lichessbot.thinker.types import Decision, MoveRequest, SearchOnly
 
 
 def _mates_in(board: chess.Board, plies: int) -> bool:

@@ -129,7 +129,7 @@ def test_uci_go_in_the_tables_answers_at_once_with_tbhits(syzygy, tiny_net):
     eng.handle(f"position fen {KQK}")
     t0 = time.perf_counter()
     eng.handle("go wtime 1000 btime 1000")
-    assert time.perf_counter() - t0 < 1.0 and eng._evaluator is None  # no network needed
+    assert time.perf_counter() - t0 < 1.0 and eng.engine.evaluator is None  # no network needed
     lines = out.getvalue().splitlines()
     info = next(line for line in lines if line.startswith("info depth"))
     assert " tbhits 1 " in info and f"score cp {TB_CP - 15}" in info
@@ -166,7 +166,7 @@ def test_uci_ponderhit_in_the_tables_plays_the_tables_move_as_any_go(syzygy, tin
 
 def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
     from lichessbot.bot.chat.lines import eval_line
-    from lichessbot.bot.games.engine_thinker import Engine
+    from lichessbot.thinker.engine import Engine
 
     cfg = parse_config({"engine": {"network": str(tiny_net), "backend": "cpu", "threads": 1,
                                    "search": {"minibatch_size": 8}},
@@ -184,7 +184,7 @@ def test_the_bot_plays_the_tables_move_and_says_tablebase(syzygy, tiny_net):
 
 
 def test_the_bots_search_probes_the_tables_as_it_expands(syzygy, tiny_net):
-    from lichessbot.bot.games.engine_thinker import Engine
+    from lichessbot.thinker.engine import Engine
 
     # Five pieces: no root probe; the bot's searcher (as the bot wires it) probes the tables at expansion,
     # so the capture into four pieces is a proven tablebase win (lc0 ExtendNode, docs/tablebases.md).

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-import pytest
-import structlog
 
+from lichessbot import search
 from lichessbot.config import SearchParams, TimemanConfig
+from lichessbot.diagnostics import fake_net as fake
+from lichessbot.timeman import Clock, TimeManager
 
-search = pytest.importorskip("lichessbot.search")
-fake = pytest.importorskip("lichessbot.diagnostics.fake_net")
-
-from lichessbot.timeman import Clock, TimeManager  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _captured_logs():
-    """Stop logs go to a list: another test may have pointed structlog at a stream pytest closed since."""
-    with structlog.testing.capture_logs() as logs:
-        yield logs
 
 def _searcher(logits=None):
     return search.Searcher(fake.FakeEvaluator(value=0.0, logits=logits), SearchParams(minibatch_size=16),

@@ -29,11 +29,6 @@ def Stats(elapsed: float, root_moves: list[RootMove], *, playouts: int = 0, node
                        legal_moves=legal_moves, remaining_playouts_hint=remaining_playouts_hint)
 
 
-@pytest.fixture(autouse=True)
-def _captured_logs():
-    """Stop logs go to a list: another test may have pointed structlog at a stream pytest closed since."""
-    with structlog.testing.capture_logs() as logs:
-        yield logs
 
 class FakeTime:
     """A monotonic clock that stands still unless told to move."""
@@ -241,7 +236,6 @@ def test_manager_movetime_and_infinite():
 
 
 def test_stops_are_logged_with_their_reason():
-    import structlog
 
     with structlog.testing.capture_logs() as logs:
         st, _ = make()

@@ -42,7 +42,7 @@ def test_uci_answers_without_loading_the_network():
     for name in ("WeightsFile", "Backend", "MinibatchSize", "CPuct", "FpuValue", "PolicyTemperature",
                  "NNCacheSize", "MoveOverhead", "Ponder", "UCI_ShowWDL", "VerboseMoveStats"):
         assert any(line.startswith(f"option name {name} type") for line in lines), name
-    assert eng._evaluator is None
+    assert eng.engine.evaluator is None
 
 
 def test_bad_input_gives_error_lines_and_the_engine_keeps_running(tiny_net):

@@ -76,11 +76,11 @@ def test_policy_temperature_is_a_search_parameter_and_keeps_the_network_session(
     for name, value in _options(tiny_net).items():
         eng.handle(f"setoption name {name} value {value}")
     eng.handle("isready")
-    session = eng._evaluator
+    session = eng.engine.evaluator
     assert "info string loaded network" in out.getvalue()
     cool = _verbose(eng, out)
     hot = _verbose(eng, out, "setoption name PolicyTemperature value 4.0")
-    assert eng._evaluator is session and "loaded network" not in out.getvalue()  # no new onnxruntime session
+    assert eng.engine.evaluator is session and "loaded network" not in out.getvalue()  # no new onnxruntime session
     assert _top_prior(hot) < _top_prior(cool)  # flatter priors: the new temperature is in force ...
     fresh = UciEngine(out=io.StringIO())
     for name, value in {**_options(tiny_net), "PolicyTemperature": 4.0}.items():
@@ -93,7 +93,7 @@ def test_policy_temperature_is_a_search_parameter_and_keeps_the_network_session(
 def test_hash_sizes_the_nn_cache():
     eng = UciEngine(out=io.StringIO())
     eng.handle("setoption name Hash value 10")
-    assert eng.engine.nn_cache_size == 10 * 4096
+    assert eng.settings.engine.nn_cache_size == 10 * 4096
 
 
 def test_movetime_keeps_only_a_small_margin_and_at_least_half():

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import structlog
 
@@ -30,7 +30,7 @@ from lichessbot.bot.challenges.filter import Verdict, decide
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.challenges.rules import ChallengeRules
 from lichessbot.config import BotConfig
-from lichessbot.lichess.events import Challenge, GameFull, GameInfo, RateLimit
+from lichessbot.lichess.events import Challenge, DeclineReason, GameFull, GameInfo, RateLimit
 from lichessbot.lichess.users import BOT_GAMES_KEY
 
 __all__ = ["ANSWERED_TTL", "PENDING_TTL", "Admission", "Verdict"]
@@ -44,11 +44,17 @@ ANSWERED_TTL = 600.0
 
 
 class Admission:
-    """The admission of one bot service. Thread-safe (one lock). ``me``: our username, set once the account
-    is read (our own outgoing challenges come back on the event stream and are not judged)."""
+    """The admission of one bot service: typed challenges and game events in, verdicts (with lichess's
+    :class:`~lichessbot.lichess.decline.DeclineReason`) out, posted by the service; plain calls, the time
+    given (``monotonic`` for waits and ages, ``clock`` epoch seconds for the records' days). Thread-safe (one
+    lock). ``me``: our username, set once the account is read (our own outgoing challenges come back on the
+    event stream and are not judged). ``records``: the records that outlive a run (default: read from
+    ``matchmaking.decline_file``; they are written back when a limit or a bot game is counted)."""
 
-    def __init__(self, config: BotConfig):
+    def __init__(self, config: BotConfig, *, records: DeclineRecords | None = None,
+                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.config = config
+        self._clock, self._monotonic = clock, monotonic
         self.me = ""
         self._lock = threading.Lock()
         self.stopping = False
@@ -60,8 +66,9 @@ class Admission:
         self._answered: dict[str, float] = {}    # challenge id -> monotonic time its answer was decided
         #: Declines, the daily-limit pause and today's bot games (matchmaking.decline_file), shared with the
         #: matchmaker.
-        self.records = DeclineRecords.load(config.records_file(), time.time())
-        self.rules = ChallengeRules(config.challenge, self.records, self.save_records)
+        self.records = records if records is not None else DeclineRecords.load(config.records_file(), clock())
+        self.rules = ChallengeRules(config.challenge, self.records, self.save_records, clock=clock,
+                                    monotonic=monotonic)
         #: Lowercase names of ``challenge.online_block_list`` (declined), and those the matchmaker never
         #: challenges (``matchmaking.online_block_list``, with the challenge lists when
         #: ``include_challenge_block_list``): set by the service as it refreshes the lists.
@@ -87,7 +94,7 @@ class Admission:
         is ours or was answered already) and those of queued challenges a rule now decides."""
         if ch.challenger is not None and ch.challenger.id.lower() == self.me.lower():
             return []  # our own outgoing challenge
-        now = time.monotonic()
+        now = self._monotonic()
         with self._lock:
             self._answered = {k: t for k, t in self._answered.items() if now - t < ANSWERED_TTL}
             if ch.id in self._answered:
@@ -110,7 +117,7 @@ class Admission:
         """The verdict on ``ch`` now, or None when it joins the queue (a real-time challenge that passes
         every rule: ``serve`` gives it a slot). Decides and reserves in one step; call under the lock."""
         if self.stopping:
-            return Verdict.no("later", "shutting down")
+            return Verdict.no(DeclineReason.LATER, "shutting down")
         old = ch.rematch_of or ""
         if old and old in self.running:  # lichess offers a rematch once the game is over
             self.running.discard(old)
@@ -118,7 +125,7 @@ class Admission:
             log.info("rematch offered: its game is over", game_id=old)
         live = self._live()[1]
         if ch.challenger_name.lower() in self.online_blocked:
-            return Verdict.no("generic", f"{ch.challenger_name} is in an online block list")
+            return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is in an online block list")
         verdict = decide(self.config.challenge, ch, 0)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)
@@ -136,11 +143,11 @@ class Admission:
         turn); when stopping, all of them, declined with later. Accepted ones hold their slot."""
         with self._lock:
             if self.stopping:
-                return [(ch, Verdict.no("later", "shutting down")) for ch in self.rules.drain()]
+                return [(ch, Verdict.no(DeclineReason.LATER, "shutting down")) for ch in self.rules.drain()]
             if not self.rules.queue:
                 return []
             decided = self.rules.serve(*self._live())
-            now = time.monotonic()
+            now = self._monotonic()
             for ch, v in decided:
                 if v.accept:
                     self.pending[ch.id] = now
@@ -168,7 +175,7 @@ class Admission:
             opp = self.rules.opponents.get(cid)
         if limit is None:
             return
-        until = time.time() + limit.seconds
+        until = self._clock() + limit.seconds
         if status == 429 and limit.key == BOT_GAMES_KEY:
             self.records.pause_bot_games(until)
             log.warning("lichess's daily limit of games against bots: no bot games", seconds=round(limit.seconds))
@@ -185,7 +192,7 @@ class Admission:
         """``gameStart``: the game holds its slot (correspondence: none); its opponent is noted."""
         with self._lock:
             self.pending.pop(game.game_id, None)
-            self.started_at[game.game_id] = time.monotonic()
+            self.started_at[game.game_id] = self._monotonic()
             (self.correspondence if game.correspondence else self.running).add(game.game_id)
             self.rules.game_started(game)
 
@@ -243,7 +250,7 @@ class Admission:
     # slots -----------------------------------------------------------------------------------------
     def _live(self) -> tuple[set[str], set[str]]:
         """(real-time games running or accepted, every game running or accepted); call under the lock."""
-        now = time.monotonic()
+        now = self._monotonic()
         self.pending = {k: t for k, t in self.pending.items() if now - t < PENDING_TTL}
         realtime = self.running | set(self.pending)
         return realtime, realtime | self.correspondence
@@ -261,14 +268,14 @@ class Admission:
         """Hold a slot for ``key`` (a challenge of ours to the bot named ``bot``) for at most PENDING_TTL
         seconds."""
         with self._lock:
-            self.pending[key] = time.monotonic()
+            self.pending[key] = self._monotonic()
             self.rules.note(key, bot, True)
 
     def hold(self, cid: str) -> None:
         """Hold a slot for challenge ``cid`` of ours (the operator's) until its game starts or it is declined or
         canceled (PENDING_TTL seconds at most), so that a stop waits for its game."""
         with self._lock:
-            self.pending[cid] = time.monotonic()
+            self.pending[cid] = self._monotonic()
 
     def release(self, key: str) -> None:
         with self._lock:
@@ -285,7 +292,7 @@ class Admission:
                 return f"{len(realtime)} games running (concurrency {concurrency})"
             held = self.rules.bot_challenge_blocked(realtime, live)
             if held is None:
-                self.pending[key] = time.monotonic()
+                self.pending[key] = self._monotonic()
                 self.rules.note(key, "", True)
             return held
 
@@ -304,4 +311,4 @@ class Admission:
         with self._lock:
             return {"games_running": len(self.running), "correspondence_games": len(self.correspondence),
                     "challenges_queued": len(self.rules.queue),
-                    "bot_games_today": self.records.bot_games_in_day(time.time())}
+                    "bot_games_today": self.records.bot_games_in_day(self._clock())}

@@ -10,7 +10,7 @@ import structlog
 
 from lichessbot.bot.challenges.filter import Verdict
 from lichessbot.lichess.client import LichessClient, LichessError
-from lichessbot.lichess.events import Challenge
+from lichessbot.lichess.events import Challenge, DeclineReason
 from lichessbot.status import StatusHub
 
 __all__ = ["ChallengeAnswers"]
@@ -31,7 +31,7 @@ class ChallengeAnswers:
     def __init__(self, client: LichessClient, status: StatusHub | None,
                  on_failure: Callable[[str, LichessError], None]) -> None:
         self._client, self._status, self._on_failure = client, status, on_failure
-        self._queue: queue.Queue[tuple[str, bool, str | None] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, bool, DeclineReason | None] | None] = queue.Queue()
         self._canceled: set[str] = set()
 
     def answer(self, ch: Challenge, v: Verdict) -> None:
@@ -59,7 +59,7 @@ class ChallengeAnswers:
                 if accept:
                     self._client.accept_challenge(cid)
                 else:
-                    self._client.decline_challenge(cid, reason or "generic")
+                    self._client.decline_challenge(cid, reason or DeclineReason.GENERIC)
             except LichessError as err:
                 log.warning("challenge answer failed", challenge_id=cid, error=str(err))
                 self._on_failure(cid, err)

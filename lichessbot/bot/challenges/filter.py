@@ -1,7 +1,7 @@
 """Which challenges to accept: a pure function of the config, the challenge and the number of games.
 
 The rules follow lichess-bot's ``challenge`` section (same key names and meanings). A decline carries
-one of lichess's reason keys (:data:`~lichessbot.lichess.events.DECLINE_REASONS`, lila
+one of lichess's reasons (:class:`~lichessbot.lichess.decline.DeclineReason`, lila
 ``Challenge.DeclineReason``): generic, later, tooFast, tooSlow, timeControl, rated, casual, standard,
 variant, noBot, onlyBot.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lichessbot.config import ChallengeConfig
-from lichessbot.lichess.events import DECLINE_REASONS, Challenge, Compat
+from lichessbot.lichess.events import Challenge, Compat, DeclineReason
 
 __all__ = ["SPEEDS", "Verdict", "decide", "queue_order"]
 
@@ -23,10 +23,10 @@ SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondenc
 
 @dataclass(frozen=True)
 class Verdict:
-    """``accept`` True, or False with ``reason`` (a lichess decline key) and a readable ``why``."""
+    """``accept`` True, or False with ``reason`` (lichess's decline reason) and a readable ``why``."""
 
     accept: bool
-    reason: str | None = None
+    reason: DeclineReason | None = None
     why: str = ""
 
     @staticmethod
@@ -34,22 +34,21 @@ class Verdict:
         return Verdict(True)
 
     @staticmethod
-    def no(reason: str, why: str) -> Verdict:
-        assert reason in DECLINE_REASONS, reason
+    def no(reason: DeclineReason, why: str) -> Verdict:
         return Verdict(False, reason, why)
 
 
-def _speed_reason(speed: str, allowed: list[str]) -> str:
+def _speed_reason(speed: str, allowed: list[str]) -> DeclineReason:
     """tooFast if every allowed speed is slower, tooSlow if every allowed speed is faster, else timeControl."""
     if speed not in SPEEDS or not allowed:
-        return "timeControl"
+        return DeclineReason.TIME_CONTROL
     i = SPEEDS.index(speed)
     ranks = [SPEEDS.index(s) for s in allowed]
     if all(r > i for r in ranks):
-        return "tooFast"
+        return DeclineReason.TOO_FAST
     if all(r < i for r in ranks):
-        return "tooSlow"
-    return "timeControl"
+        return DeclineReason.TOO_SLOW
+    return DeclineReason.TIME_CONTROL
 
 
 def _compat_text(compat: Compat | None) -> str:
@@ -69,23 +68,23 @@ def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0) -> Ve
     """
     name = ch.challenger_name.lower()
     if name in {u.lower() for u in config.block_list}:
-        return Verdict.no("generic", f"{name} is in block_list")
+        return Verdict.no(DeclineReason.GENERIC, f"{name} is in block_list")
     if config.allow_list and name not in {u.lower() for u in config.allow_list}:
-        return Verdict.no("generic", f"{name} is not in allow_list")
+        return Verdict.no(DeclineReason.GENERIC, f"{name} is not in allow_list")
 
     is_bot = ch.challenger_is_bot
     if is_bot and not config.accept_bot:
-        return Verdict.no("noBot", "bots are not accepted (accept_bot: false)")
+        return Verdict.no(DeclineReason.NO_BOT, "bots are not accepted (accept_bot: false)")
     if not is_bot and config.only_bot:
-        return Verdict.no("onlyBot", "only bots are accepted (only_bot: true)")
+        return Verdict.no(DeclineReason.ONLY_BOT, "only bots are accepted (only_bot: true)")
 
     if ch.variant not in config.variants:
-        reason = "standard" if config.variants == ["standard"] else "variant"
+        reason = DeclineReason.STANDARD if config.variants == ["standard"] else DeclineReason.VARIANT
         return Verdict.no(reason, f"variant {ch.variant} is not in {config.variants}")
 
     speed, compat = ch.speed, ch.compat
     if speed == "ultraBullet" or (compat is not None and not compat.bot):
-        return Verdict.no("tooFast" if speed == "ultraBullet" else "generic",
+        return Verdict.no(DeclineReason.TOO_FAST if speed == "ultraBullet" else DeclineReason.GENERIC,
                           f"lichess does not let bots play this game (speed {speed}, compat {_compat_text(compat)})")
     if speed not in config.time_controls:
         return Verdict.no(_speed_reason(speed, list(config.time_controls)),
@@ -94,37 +93,38 @@ def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0) -> Ve
     if tc.type == "clock":
         base, inc = tc.limit, tc.increment
         if config.bullet_requires_increment and is_bot and speed == "bullet" and inc == 0:
-            return Verdict.no("timeControl", f"{base}+0: bullet from a bot needs an increment "
-                                             "(bullet_requires_increment)")
+            return Verdict.no(DeclineReason.TIME_CONTROL, f"{base}+0: bullet from a bot needs an increment "
+                                                          "(bullet_requires_increment)")
         if base < config.min_base or inc < config.min_increment:
-            return Verdict.no("tooFast", f"{base}+{inc} is below min_base/min_increment")
+            return Verdict.no(DeclineReason.TOO_FAST, f"{base}+{inc} is below min_base/min_increment")
         if base > config.max_base or inc > config.max_increment:
-            return Verdict.no("tooSlow", f"{base}+{inc} is above max_base/max_increment")
+            return Verdict.no(DeclineReason.TOO_SLOW, f"{base}+{inc} is above max_base/max_increment")
     elif tc.type == "correspondence":
         days = tc.days_per_turn or 0
         if days < config.min_days:
-            return Verdict.no("tooFast", f"{days} days per move is below min_days {config.min_days}")
+            return Verdict.no(DeclineReason.TOO_FAST, f"{days} days per move is below min_days {config.min_days}")
         if config.max_days != "unlimited" and days > config.max_days:
-            return Verdict.no("tooSlow", f"{days} days per move is above max_days {config.max_days}")
+            return Verdict.no(DeclineReason.TOO_SLOW, f"{days} days per move is above max_days {config.max_days}")
     elif tc.type == "unlimited":
         if config.max_days != "unlimited":
-            return Verdict.no("tooSlow", "unlimited games are declined (max_days is not 'unlimited')")
+            return Verdict.no(DeclineReason.TOO_SLOW, "unlimited games are declined (max_days is not 'unlimited')")
     else:
-        return Verdict.no("timeControl", f"time control {tc.type or None} is not played")
+        return Verdict.no(DeclineReason.TIME_CONTROL, f"time control {tc.type or None} is not played")
 
     mode = "rated" if ch.rated else "casual"
     if mode not in config.modes:
-        return Verdict.no("casual" if ch.rated else "rated", f"{mode} games are not in {config.modes}")
+        return Verdict.no(DeclineReason.CASUAL if ch.rated else DeclineReason.RATED,
+                          f"{mode} games are not in {config.modes}")
 
     rating = ch.challenger.rating if ch.challenger is not None else None
     if rating is not None:
         if config.min_rating is not None and rating < config.min_rating:
-            return Verdict.no("generic", f"rating {rating} is below min_rating {config.min_rating}")
+            return Verdict.no(DeclineReason.GENERIC, f"rating {rating} is below min_rating {config.min_rating}")
         if config.max_rating is not None and rating > config.max_rating:
-            return Verdict.no("generic", f"rating {rating} is above max_rating {config.max_rating}")
+            return Verdict.no(DeclineReason.GENERIC, f"rating {rating} is above max_rating {config.max_rating}")
 
     if running_games >= config.concurrency:
-        return Verdict.no("later", f"{running_games} games running (concurrency {config.concurrency})")
+        return Verdict.no(DeclineReason.LATER, f"{running_games} games running (concurrency {config.concurrency})")
     return Verdict.yes()
 
 

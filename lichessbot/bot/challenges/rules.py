@@ -22,8 +22,8 @@ challenges (always bots), and for every game from its ``gameFull`` (each player'
 BotJsonView): a game found without its challenge (a restart, a tournament pairing, a bulk pairing) is
 counted once its game stream opens (:meth:`ChallengeRules.game_full`).
 
-Not thread-safe: the service calls it under its own lock. Times are ``time.monotonic()`` seconds except
-the records' (epoch seconds, ``clock``).
+Not thread-safe: the service calls it under its own lock. Times are monotonic seconds (``monotonic``)
+except the records' (epoch seconds, ``clock``).
 """
 
 from __future__ import annotations
@@ -37,11 +37,16 @@ import structlog
 from lichessbot.bot.challenges.filter import Verdict, queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.config import ChallengeConfig
-from lichessbot.lichess.events import Challenge, GameInfo
+from lichessbot.lichess.events import Challenge, DeclineReason, GameInfo
 
 __all__ = ["ChallengeRules", "Opponent"]
 
 log = structlog.get_logger("lichessbot.bot")
+
+def _later(why: str) -> Verdict:
+    """A decline with lichess's ``later``: the reason of every rule here."""
+    return Verdict.no(DeclineReason.LATER, why)
+
 
 #: Seconds an opponent note outlives its game or challenge before it is pruned (ours).
 NOTE_TTL = 3600.0
@@ -64,19 +69,19 @@ class _Queued:
 
 
 class ChallengeRules:
-    """The rules above for one service. ``clock``: epoch seconds (the records' days); ``save``: writes the
-    records (called after a bot game is counted)."""
+    """The rules above for one service. ``clock``: epoch seconds (the records' days); ``monotonic``: the
+    seconds of waits and ages; ``save``: writes the records (called after a bot game is counted)."""
 
     def __init__(self, config: ChallengeConfig, records: DeclineRecords, save: Callable[[], None] = lambda: None,
-                 *, clock: Callable[[], float] = time.time):
+                 *, clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic):
         self.config, self.records = config, records
-        self._save, self._clock = save, clock
+        self._save, self._clock, self._monotonic = save, clock, monotonic
         self.opponents: dict[str, Opponent] = {}     # game or challenge id -> the other side
         self.recent: dict[str, list[float]] = {}     # lowercase bot name -> times its challenges were taken
         self.queue: dict[str, _Queued] = {}          # challenge id -> waiting challenge
         self._started: set[str] = set()              # game ids seen started
         self._arrivals = 0
-        self._pruned_at = time.monotonic()
+        self._pruned_at = self._monotonic()
 
     # bookkeeping -------------------------------------------------------------------------------
     def note(self, key: str, name: str, bot: bool | None) -> None:
@@ -84,7 +89,7 @@ class ChallengeRules:
         already started (its ``gameStart`` came before we knew) is counted now."""
         old = self.opponents.get(key)
         self.opponents[key] = Opponent(name or (old.name if old else ""), bot if bot is not None else
-                                       (old.bot if old else None), time.monotonic())
+                                       (old.bot if old else None), self._monotonic())
         if bot and key in self._started:
             self._count(key)
 
@@ -140,42 +145,42 @@ class ChallengeRules:
         c, name, bot = self.config, ch.challenger_name, ch.challenger_is_bot
         games = self._with(name, live, skip=ch.id if queued else "")
         if games >= c.max_simultaneous_games_per_user:
-            return Verdict.no("later", f"{games} games with {name} (max_simultaneous_games_per_user "
-                                       f"{c.max_simultaneous_games_per_user})")
+            return _later(f"{games} games with {name} (max_simultaneous_games_per_user "
+                          f"{c.max_simultaneous_games_per_user})")
         if bot and not queued and c.max_recent_bot_challenges is not None and c.recent_bot_challenge_age:
-            now = time.monotonic()
+            now = self._monotonic()
             times = [t for t in self.recent.get(name.lower(), []) if now - t < c.recent_bot_challenge_age]
             self.recent[name.lower()] = times
             if len(times) >= c.max_recent_bot_challenges:
-                return Verdict.no("later", f"{len(times)} challenges from {name} in the last "
-                                           f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
-                                           f"{c.max_recent_bot_challenges})")
+                return _later(f"{len(times)} challenges from {name} in the last "
+                              f"{c.recent_bot_challenge_age} s (max_recent_bot_challenges "
+                              f"{c.max_recent_bot_challenges})")
         if bot and (paused := self.records.bot_games_paused_until) > (now_epoch := self._clock()):
-            return Verdict.no("later", f"lichess's daily limit of games against bots (bot.vsBot.day) for "
-                                       f"{paused - now_epoch:.0f} s more")
+            return _later(f"lichess's daily limit of games against bots (bot.vsBot.day) for "
+                          f"{paused - now_epoch:.0f} s more")
         if bot and (until := self.records.opponent_limited_until(name, self._clock())) is not None:
-            return Verdict.no("later", f"{name} reached lichess's daily limit of games against bots for "
-                                       f"{until - self._clock():.0f} s more")
+            return _later(f"{name} reached lichess's daily limit of games against bots for "
+                          f"{until - self._clock():.0f} s more")
         if bot and (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return Verdict.no("later", f"{today} games against bots in the last 24 h (max_bot_games_per_day "
-                                       f"{c.max_bot_games_per_day}; in the last 24 h)")
+            return _later(f"{today} games against bots in the last 24 h (max_bot_games_per_day "
+                          f"{c.max_bot_games_per_day}; in the last 24 h)")
         return Verdict.yes()
 
     def take(self, ch: Challenge) -> None:
         """Challenge ``ch`` passed every rule (accepted or queued): a bot's counts as recent."""
         if ch.challenger_is_bot:
-            self.recent.setdefault(ch.challenger_name.lower(), []).append(time.monotonic())
+            self.recent.setdefault(ch.challenger_name.lower(), []).append(self._monotonic())
 
     def slot(self, ch: Challenge, realtime: Collection[str]) -> Verdict:
         """A slot for real-time challenge ``ch``, given the ``realtime`` games running or accepted (ids)."""
         c = self.config
         if len(realtime) >= c.concurrency:
-            return Verdict.no("later", f"{len(realtime)} games running (concurrency {c.concurrency})")
+            return _later(f"{len(realtime)} games running (concurrency {c.concurrency})")
         if ch.challenger_is_bot:
             bots = sum(1 for k in realtime if self.is_bot(k))
             if bots >= c.concurrency - c.games_reserved_for_humans:
-                return Verdict.no("later", f"{bots} games against bots running (concurrency {c.concurrency}, "
-                                           f"{c.games_reserved_for_humans} reserved for humans)")
+                return _later(f"{bots} games against bots running (concurrency {c.concurrency}, "
+                              f"{c.games_reserved_for_humans} reserved for humans)")
         return Verdict.yes()
 
     def bot_challenge_blocked(self, realtime: Collection[str], live: Collection[str]) -> str | None:
@@ -196,7 +201,7 @@ class ChallengeRules:
     def enqueue(self, ch: Challenge) -> None:
         if ch.id not in self.queue:
             self._arrivals += 1
-            self.queue[ch.id] = _Queued(ch, time.monotonic(), queue_order(ch, self._arrivals, self.config.sort_by,
+            self.queue[ch.id] = _Queued(ch, self._monotonic(), queue_order(ch, self._arrivals, self.config.sort_by,
                                                                         self.config.preference))
 
     def dequeue(self, cid: str) -> bool:
@@ -218,7 +223,7 @@ class ChallengeRules:
         (each one accepted takes its slot and is noted), declined when a rule now refuses it or it waited
         ``queue_wait`` seconds. Returns ``(challenge, verdict)`` pairs, removed from the queue; the caller
         holds the slots of the accepted ones and posts the answers."""
-        now = time.monotonic()
+        now = self._monotonic()
         realtime, live = set(realtime), set(live)
         self._prune(live, now)
         decided: list[tuple[Challenge, Verdict]] = []

@@ -18,7 +18,7 @@ import structlog
 from lichessbot import __version__
 from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.config import GreetingConfig
-from lichessbot.pipeline import Decision
+from lichessbot.thinker import Decision
 
 __all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
            "answer_command", "eval_line", "greetings_with_links", "render_greeting"]
@@ -167,7 +167,7 @@ def render_greeting(template: str, **values: str) -> str:
     """``template`` with ``{me}``/``{opponent}`` replaced. Never raises: the config checks templates at load
     (:func:`lichessbot.config.check_template`); an unknown placeholder or a stray brace that slips
     through is left as written."""
-    class _Keep(dict):
+    class _Keep(dict[str, str]):
         def __missing__(self, key: str) -> str:
             return "{" + key + "}"
     try:

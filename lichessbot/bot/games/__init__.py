@@ -1,3 +1,5 @@
-"""One game from its first event to its PGN: the game (:mod:`~lichessbot.bot.games.game`), its small pure
-rules, takebacks, the thinker it asks for a move (:mod:`~lichessbot.bot.games.thinker`, the real one in
-:mod:`~lichessbot.bot.games.engine_thinker`), its PGN record and its snapshot for the status page."""
+"""One game from its first event to its PGN: the game's pure core (:mod:`~lichessbot.bot.games.core`: lichess's
+events and the time in, :mod:`~lichessbot.bot.games.actions` out), its shell (:mod:`~lichessbot.bot.games.game`:
+the stream, the posts, the threads), its small pure rules, takebacks, the thinker it asks for a move
+(:mod:`~lichessbot.thinker.protocol`, the real one in :mod:`~lichessbot.thinker.engine`), its PGN
+record and its snapshot for the status page."""

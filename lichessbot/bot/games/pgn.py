@@ -17,8 +17,8 @@ import chess
 import chess.engine
 import chess.pgn
 
-from lichessbot.bot.games.thinker import Decision
 from lichessbot.lichess.events import GameFull
+from lichessbot.thinker.protocol import Decision
 
 __all__ = ["GameRecord", "game_stem", "result_string", "to_pgn", "write_pgn"]
 

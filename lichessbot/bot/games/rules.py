@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import chess
 
-from lichessbot.bot.games.thinker import ClockMs
 from lichessbot.config import DrawOrResignConfig
+from lichessbot.thinker.protocol import ClockMs
 
-__all__ = ["CORRESPONDENCE_KEEP", "POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
-           "ScoreRules", "Unplayable", "clocks_now", "correspondence_think_s", "our_clock", "parse_moves",
+__all__ = ["POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
+           "ScoreRules", "Unplayable", "clocks_now", "our_clock", "parse_moves",
            "post_patience"]
 
 #: lila's wtime/btime of a game without any clock (BotJsonView: ``Int.MaxValue`` ms).
 UNLIMITED_MS = 2_147_483_647
-#: Share of a correspondence clock a move never spends, and the seconds kept besides (ours: the post and
-#: its retries, lichess's lag).
-CORRESPONDENCE_KEEP = 0.1
-CORRESPONDENCE_KEEP_S = 5.0
 
 
 def clocks_now(times: tuple[int, ...], color: chess.Color | None, since_state_s: float, *, clocked: bool,
@@ -32,15 +28,6 @@ def clocks_now(times: tuple[int, ...], color: chess.Color | None, since_state_s:
         return None, (clock.time / 1000 if 0 < max(times[:2]) < UNLIMITED_MS else None)
     return clock, None
 
-
-def correspondence_think_s(move_time: float, time_left_s: float | None) -> float:
-    """Seconds to think in a correspondence game: ``move_time`` (``correspondence.move_time``), or what the
-    clock allows when that is less: ``time_left_s`` (seconds lichess's correspondence clock leaves us;
-    None: unlimited) less a tenth and 5 s, at least 0.05 s."""
-    if time_left_s is None:
-        return float(move_time)
-    allowed = time_left_s * (1 - CORRESPONDENCE_KEEP) - CORRESPONDENCE_KEEP_S
-    return max(0.05, min(float(move_time), allowed))
 
 #: Share of the clock left (after move_overhead) a move post may spend waiting out retries and 429
 #: pauses, and its bounds in seconds (ours: a tenth keeps a paused game's clock; 2 s caps slow games).

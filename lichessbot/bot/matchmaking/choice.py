@@ -22,15 +22,14 @@ from dataclasses import dataclass
 from lichessbot.bot.challenges.filter import SPEEDS, Verdict, decide
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.config import ChallengeConfig, MatchmakingConfig
-from lichessbot.lichess.events import Account, Challenge, TimeControl, User
+from lichessbot.lichess.events import Account, Challenge, DeclineReason, TimeControl, User
 
 __all__ = ["Choice", "choose", "decline_aspect", "game_speed"]
 
-#: Decline reason, lowercased -> the aspect it objects to ("" = the whole bot). lila writes
-#: ``declineReasonKey`` lowercased (``toofast``; the OpenAPI schema ChallengeDeclinedJson) and takes
-#: ``tooFast`` on decline: every comparison here is case-insensitive.
-_ASPECT_OF = {"toofast": "speed_up_to", "tooslow": "speed_from", "timecontrol": "speed", "rated": "mode",
-              "casual": "mode", "standard": "variant", "variant": "variant"}
+#: Decline reason -> the aspect it objects to (any other reason: "", the whole bot).
+_ASPECT_OF = {DeclineReason.TOO_FAST: "speed_up_to", DeclineReason.TOO_SLOW: "speed_from",
+              DeclineReason.TIME_CONTROL: "speed", DeclineReason.RATED: "mode", DeclineReason.CASUAL: "mode",
+              DeclineReason.STANDARD: "variant", DeclineReason.VARIANT: "variant"}
 
 
 def game_speed(base: int, increment: int, days: int | None = None) -> str:
@@ -67,15 +66,14 @@ class Choice:
         return form
 
 
-def decline_aspect(filter_type: str, reason: str, challenge: Challenge) -> tuple[str, str] | None:
+def decline_aspect(filter_type: str, reason: DeclineReason, challenge: Challenge) -> tuple[str, str] | None:
     """The record a decline leaves: ``(aspect, value)`` (``("", "")`` = the whole bot) or None (filter none).
 
-    ``challenge`` is the declined challenge as lichess sends it back (its speed, mode and variant);
-    ``reason`` in any case (lichess sends ``toofast``, we send ``tooFast``).
+    ``challenge`` is the declined challenge as lichess sends it back (its speed, mode and variant).
     """
     if filter_type == "none":
         return None
-    aspect = _ASPECT_OF.get(reason.lower(), "") if filter_type == "fine" else ""
+    aspect = _ASPECT_OF.get(reason, "") if filter_type == "fine" else ""
     if aspect.startswith("speed"):
         speed = challenge.speed
         return ("speed" if speed not in SPEEDS or speed == "correspondence" else aspect), speed

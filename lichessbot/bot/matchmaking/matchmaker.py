@@ -47,6 +47,7 @@ from lichessbot.lichess.events import (
     ChallengeCanceled,
     ChallengeDeclined,
     Connected,
+    DeclineReason,
     GameFinish,
     GameStart,
     StreamEvent,
@@ -143,7 +144,7 @@ class Matchmaker:
         self._wake.set()
 
     def _declined(self, ch: Challenge) -> None:
-        reason = ch.decline_reason_key or "generic"
+        reason = ch.decline_reason_key or DeclineReason.GENERIC
         opponent = (ch.dest_user.name or ch.dest_user.id) if ch.dest_user is not None else "?"
         self.declined += 1
         aspect = decline_aspect(self.mm.challenge_filter, reason, ch)

@@ -10,7 +10,6 @@ from typing import Any
 
 import chess
 
-from lichessbot.bot.games.thinker import ClockMs, Decision
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import parse_config
@@ -19,6 +18,7 @@ from lichessbot.fakelichess import FakeGame, FakeLichess
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
+from lichessbot.thinker.protocol import ClockMs, Decision
 
 __all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]
 

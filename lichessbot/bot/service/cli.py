@@ -13,7 +13,6 @@ from typing import Any
 
 import structlog
 
-from lichessbot.bot.games.engine_thinker import Engine
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.commands import read_commands
 from lichessbot.bot.service.service import BotService
@@ -21,6 +20,7 @@ from lichessbot.config import load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
 
 __all__ = ["add_arguments", "run"]
 

@@ -30,7 +30,6 @@ from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
 from lichessbot.bot.games.game import Game
-from lichessbot.bot.games.thinker import Thinker
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.attached import publish_status, start_online, start_status_page, use_online
@@ -53,6 +52,7 @@ from lichessbot.lichess.events import (
 from lichessbot.lichess.streams import ReconnectingStream, event_stream
 from lichessbot.online import OnlineMoves
 from lichessbot.status import StatusHub
+from lichessbot.thinker.protocol import Thinker
 
 __all__ = ["CORRESPONDENCE_START_GAP", "BotService", "EngineLike"]
 
@@ -65,7 +65,10 @@ CORRESPONDENCE_START_GAP = 2.0
 
 
 class EngineLike(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The network's name (log lines, ``!name``)."""
+        ...
 
     def new_game(self, game_id: str | None = None) -> Thinker:
         """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""

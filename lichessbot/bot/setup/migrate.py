@@ -18,7 +18,7 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -29,6 +29,13 @@ from lichessbot.config.base import ConfigData
 from lichessbot.errors import LichessbotError
 
 __all__ = ["LICHESS_BOT_KEYS", "add_arguments", "hint", "migrate", "run"]
+
+
+class Drop(Protocol):
+    """Records a key of the old config that is not carried over: its path, and why when there is more to say."""
+
+    def __call__(self, path: str, why: str | None = None) -> None: ...
+
 
 _ENGINE = "lichessbot is the engine (a neural network): set engine.network and engine.backend instead"
 _UCI = ("options of another UCI engine; ours are engine.threads, engine.nn_cache_size (entries) and "
@@ -136,7 +143,7 @@ def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
     return out, dropped
 
 
-def _engine(eng: ConfigData, out: ConfigData, drop) -> None:
+def _engine(eng: ConfigData, out: ConfigData, drop: Drop) -> None:
     for key, value in eng.items():
         if key in ("ponder", "uci_ponder"):
             out.setdefault("engine", {})["ponder"] = bool(value)
@@ -164,7 +171,7 @@ def _engine(eng: ConfigData, out: ConfigData, drop) -> None:
             drop(f"engine.{key}")
 
 
-def _tablebases(tbs: ConfigData, out: ConfigData, drop) -> None:
+def _tablebases(tbs: ConfigData, out: ConfigData, drop: Drop) -> None:
     """lichess-bot's ``engine.lichess_bot_tbs`` into our ``tablebases``: Syzygy ``paths`` and ``max_pieces``
     when ``enabled`` (disabled Syzygy is dropped with that reason; its ``move_quality`` with where it stands
     here); Gaviota as it is into ``tablebases.gaviota`` (the same keys)."""
@@ -196,7 +203,7 @@ def _tablebases(tbs: ConfigData, out: ConfigData, drop) -> None:
                 drop(f"{path}.{k}")
 
 
-def _online(src: ConfigData, out: ConfigData, ours: dict[str, Any], path: str, drop) -> None:
+def _online(src: ConfigData, out: ConfigData, ours: dict[str, Any], path: str, drop: Drop) -> None:
     """lichess-bot's ``engine.online_moves`` into our top-level ``online_moves`` (same keys), section by
     section; a key we do not have is dropped with its path."""
     for key, value in src.items():
@@ -210,7 +217,7 @@ def _online(src: ConfigData, out: ConfigData, ours: dict[str, Any], path: str, d
             drop(f"{path}.{key}", "no such online_moves key here")
 
 
-def _book(pg: ConfigData, out: ConfigData, drop) -> None:
+def _book(pg: ConfigData, out: ConfigData, drop: Drop) -> None:
     book = out.setdefault("book", {})
     for key, value in pg.items():
         if key == "enabled":

@@ -4,7 +4,7 @@ docs/online.md, "Order of the sources").
 The order: the local book (:class:`BookSource`), the online books (:class:`OnlineBookSource`: chessdb, cloud
 eval, opening explorer), the local tables (:class:`TablebaseSource`, then :class:`GaviotaSource`), the online
 tables (:class:`OnlineTableSource`); the first source with a move decides and nothing is searched. The online
-tables' ``suggest`` answers a :class:`~lichessbot.pipeline.types.SearchOnly`: the search then keeps to
+tables' ``suggest`` answers a :class:`~lichessbot.thinker.types.SearchOnly`: the search then keeps to
 their moves.
 """
 
@@ -17,8 +17,8 @@ import chess
 from lichessbot.book import Book
 from lichessbot.gaviota import GaviotaTables
 from lichessbot.online import Clock, OnlineGame, OnlineMove
-from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
 from lichessbot.tablebase import Tablebases
+from lichessbot.thinker.types import Decision, MoveRequest, SearchOnly
 
 __all__ = ["BookSource", "GaviotaSource", "MoveSource", "OnlineBookSource", "OnlineTableSource", "TablebaseSource",
            "move_sources", "online_clock"]

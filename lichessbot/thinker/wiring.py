@@ -1,6 +1,6 @@
 """One place wires the engine: network -> evaluator -> searcher, and the time manager beside it.
 
-The bot (:mod:`lichessbot.bot.games.engine_thinker`) and UCI (:mod:`lichessbot.uci`) build their engines with these
+The bot (:mod:`lichessbot.thinker.engine`) and UCI (:mod:`lichessbot.uci`) build their engines with these
 functions only, so a new engine setting is read in one place. The bot puts one
 :class:`~lichessbot.engine.service.EvalService` between the evaluator and every game's searcher; UCI runs
 one search at a time on the evaluator itself.

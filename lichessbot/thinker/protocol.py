@@ -1,8 +1,8 @@
 """What a game asks of its engine: the :class:`Thinker` protocol and the :class:`Decision` it returns
-(the move pipeline's value, :class:`lichessbot.pipeline.Decision`, the same for the bot and UCI).
+(the move pipeline's value, :class:`lichessbot.thinker.Decision`, the same for the bot and UCI).
 
 The game code depends only on these, so games can be driven by any thinker (the real one is
-:class:`lichessbot.bot.games.engine_thinker.EngineThinker`; the test server's bots and the bot benchmark use
+:class:`lichessbot.thinker.engine.EngineThinker`; the test server's bots and the bot benchmark use
 stand-ins).
 """
 
@@ -12,7 +12,7 @@ from typing import NamedTuple, Protocol
 
 import chess
 
-from lichessbot.pipeline import Decision
+from lichessbot.thinker.types import Decision
 
 __all__ = ["ClockMs", "Decision", "Thinker"]
 

@@ -1,4 +1,4 @@
-"""The move pipeline the bot and UCI share (lichessbot/pipeline): move sources asked in order before any
+"""The move pipeline the bot and UCI share (lichessbot/thinker/pipeline.py): move sources asked in order before any
 search, the search under the time manager, and the ponder search going on at a ponderhit."""
 
 from __future__ import annotations
@@ -6,12 +6,11 @@ from __future__ import annotations
 import chess
 import pytest
 
-from lichessbot import wiring
 from lichessbot.book import Book
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.pipeline import Decision, MovePipeline, MoveRequest, move_sources
 from lichessbot.search import Searcher, SearchResult
 from lichessbot.tablebase import Tablebases
+from lichessbot.thinker import Decision, MovePipeline, MoveRequest, move_sources, wiring
 from lichessbot.timeman import TimeManager
 from tests.book.test_book import write_book
 from tests.conftest import SYZYGY

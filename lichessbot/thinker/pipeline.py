@@ -1,11 +1,11 @@
 """One game's way from a position to a move, the same for the bot and ``lichessbot uci``.
 
-:meth:`MovePipeline.begin` asks the move sources in order (book, tables: :mod:`lichessbot.pipeline.sources`);
+:meth:`MovePipeline.begin` asks the move sources in order (book, tables: :mod:`lichessbot.thinker.sources`);
 when none answers it takes the searcher, makes the time manager's stopper, caps the nodes at the strength
 level's, and starts the search (or continues the ponder search on a ponderhit). :meth:`Thinking.wait` then
 takes the search's result, lets the strength level choose the move from the result alone, and tells the time
 manager the move is done (lc0's ``OnSearchDone``). Front ends differ only in how they say what a move may
-spend (:class:`~lichessbot.pipeline.types.MoveRequest`) and how they show the outcome.
+spend (:class:`~lichessbot.thinker.types.MoveRequest`) and how they show the outcome.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 import chess
 import structlog
 
-from lichessbot.pipeline.sources import MoveSource
-from lichessbot.pipeline.types import Decision, MoveRequest, SearchOnly
 from lichessbot.search import Limits, Searcher, SearchHandle, SearchResult, SearchStats
 from lichessbot.strength import LevelPlayer
+from lichessbot.thinker.sources import MoveSource
+from lichessbot.thinker.types import Decision, MoveRequest, SearchOnly
 from lichessbot.timeman import Budget, TimeManager
 
 __all__ = ["InfoCallback", "MovePipeline", "SearchCallback", "Thinking", "keep_to"]
@@ -147,7 +147,7 @@ class MovePipeline:
         searcher: gives this game's searcher when a search starts (the bot's returns the one it built; UCI's
             loads the network on first use and raises when it cannot, after saying why).
         timeman: this game's time manager (it keeps state between moves).
-        sources: asked in this order before any search (:func:`~lichessbot.pipeline.sources.move_sources`).
+        sources: asked in this order before any search (:func:`~lichessbot.thinker.sources.move_sources`).
         strength: the strength level (default: full strength).
 
     ``timeman``, ``sources`` and ``strength`` are attributes a front end may replace between moves (the bot
@@ -170,7 +170,7 @@ class MovePipeline:
               on_search: SearchCallback | None = None) -> Thinking:
         """Start deciding the move in ``board`` (a copy the pipeline may keep): the first source's move, else a
         search started here (or the ponder search, if it pondered ``board``, going on under ``request``). A
-        source that answers :class:`~lichessbot.pipeline.types.SearchOnly` ends the asking: the search visits
+        source that answers :class:`~lichessbot.thinker.types.SearchOnly` ends the asking: the search visits
         only its moves at the root (``searchmoves``), and its move is one of them (:func:`keep_to`).
 
         Raises:
