@@ -318,8 +318,11 @@ class LichessClient:
         self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
 
     def answer_takeback(self, game_id: str, accept: bool) -> None:
-        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer."""
-        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}")
+        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer. Never retried: a
+        ``yes`` that reaches lila after the offer is gone proposes a takeback of ours (lila round
+        ``Takebacker.yes``), so a lost answer is for the next game state to give again."""
+        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}",
+                   retries=0, retry_429=False)
 
     def post_chat(self, game_id: str, room: str, text: str) -> None:
         """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford

@@ -217,12 +217,16 @@ class BotSession(requests.Session):
             self._sleep(wait)
 
     def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
-                retry_429: bool = True, cost: int = 1, over_limit: str = "wait", **kwargs: Any) -> requests.Response:
+                retry_429: bool = True, cost: int = 1, over_limit: str = "wait", retries: int | None = None,
+                **kwargs: Any) -> requests.Response:
         """A request with the session's timeouts, retries, pacing, lila's windows and 429 pauses.
 
         ``cost``: its credits in lila's window (a challenge: 5 to a human, 1 to a bot); ``over_limit``:
-        ``"wait"`` for a full window to close, or ``"refuse"`` (raise :class:`OverLimit`)."""
+        ``"wait"`` for a full window to close, or ``"refuse"`` (raise :class:`OverLimit`); ``retries``: the
+        tries after a connection error or a 5xx (None: the settings'; 0 for a request that must not reach
+        lichess twice)."""
         s = self.settings
+        max_tries = s.retries if retries is None else retries
         stream = bool(kwargs.get("stream"))
         kind = request_class(method, url)
         key = endpoint_key(method, url)
@@ -239,7 +243,7 @@ class BotSession(requests.Session):
                 with self._one_at_a_time if kind != MOVE and not stream else contextlib.nullcontext():
                     response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
-                if stream or attempt >= s.retries or _past(deadline):
+                if stream or attempt >= max_tries or _past(deadline):
                     # Name the server and path (never the token: it travels in a header).
                     raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
@@ -254,7 +258,7 @@ class BotSession(requests.Session):
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
                                 limit=limit.key if limit is not None else None)
                     if (stream or kind == CHAT or not retry_429 or (limit is not None and limit.key == BOT_GAMES_KEY)
-                            or attempt >= s.retries or _past(deadline)):
+                            or attempt >= max_tries or _past(deadline)):
                         return response
                     response.close()
                     attempt += 1
@@ -262,7 +266,7 @@ class BotSession(requests.Session):
                 if kind == MOVE and response.status_code < 400 and self.pause_left(pkey) > 0:
                     with self._lock:  # lichess accepts this game's moves again: its pause is over
                         self._paused_until.pop(pkey, None)
-                if response.status_code < 500 or stream or attempt >= s.retries or _past(deadline):
+                if response.status_code < 500 or stream or attempt >= max_tries or _past(deadline):
                     return response
                 log.warning("http retry", endpoint=key, status=response.status_code, attempt=attempt + 1)
                 response.close()

@@ -35,7 +35,7 @@ from lichessbot.bot.games.actions import (
 )
 from lichessbot.bot.games.pgn import GameRecord
 from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
-from lichessbot.bot.games.takeback import Takebacks, taken_back
+from lichessbot.bot.games.takeback import TakebackLedger, Takebacks, taken_back
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
 from lichessbot.thinker.protocol import ClockMs, Decision
@@ -60,7 +60,7 @@ class GameCore:
 
     def __init__(self, game_id: str, *, config: BotConfig, me: str, url: str, engine_name: str = "lichessbot",
                  queued: Callable[[], Sequence[str]] = tuple, rng: random.Random | None = None,
-                 log: FilteringBoundLogger | None = None) -> None:
+                 log: FilteringBoundLogger | None = None, takebacks: TakebackLedger | None = None) -> None:
         self.id, self.config = game_id, config
         self.username, self.me = me, me.lower()
         self.log: FilteringBoundLogger = (log if log is not None else
@@ -87,7 +87,7 @@ class GameCore:
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
-        self._takebacks = Takebacks(config.max_takebacks_accepted)
+        self._takebacks = Takebacks(config.max_takebacks_accepted, game_id, takebacks)
         self._our_moves = 0
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
@@ -138,6 +138,7 @@ class GameCore:
             self.log.error("we are neither white nor black in this game", white=ids[0], black=ids[1])
         variant = full.variant
         self.tournament = full.tournament_id
+        self._takebacks.no_takebacks = self.tournament is not None  # lila: never in arena games
         self.correspondence = full.clock is None or full.speed == "correspondence"
         if variant not in PLAYABLE_VARIANTS:
             raise Unplayable(f"the engine does not play {variant}")
@@ -202,6 +203,7 @@ class GameCore:
             self.saw_running = True
         else:
             self.over = True
+            self._takebacks.ledger.forget(self.id)
             self.record.status, self.record.winner = state.status, state.winner
             self.log.info("game over", status=state.status, winner=state.winner, plies=len(self.record.moves))
         return actions

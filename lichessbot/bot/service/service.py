@@ -19,6 +19,7 @@ running on lichess, or resigned (aborted before both sides moved) with ``resign_
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Protocol
@@ -30,6 +31,7 @@ from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
 from lichessbot.bot.games.game import Game
+from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.attached import publish_status, start_online, start_status_page, use_online
@@ -123,6 +125,9 @@ class BotService:
         self.arenas = ArenaPlayer(config.tournaments, client, self._stopping)
         self._mm_options = matchmaker_options
         self._mm_thread: threading.Thread | None = None
+        #: Takebacks accepted per running game, kept across restarts (state_directory/takebacks.json).
+        self.takebacks = TakebackLedger(None if config.records_file() is None
+                                        else os.path.join(config.state_directory, LEDGER_FILE))
         #: The ``gameFull`` of the last game started (the operator's ``rematch``).
         self.last_full: GameFull | None = None
         #: The operator's commands (terminal and status page; lichessbot/bot/service/commands.py).
@@ -397,7 +402,7 @@ class BotService:
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
-                        status=self.status, queued=self.admission.queued_names)
+                        status=self.status, queued=self.admission.queued_names, takebacks=self.takebacks)
             game.on_full = lambda full, gid=gid: self._game_full(gid, full)
             if self._quit.is_set():
                 game.resign_on_quit = self._resign
