@@ -109,8 +109,8 @@ class BotConfig(Strict):
     )
     state_directory: str = Field(
         ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
-        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of the "
-        "last 24 h). It must be writable (Docker: the volume /data/state, owned by the bot user)."
+        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of "
+        "lichess's day window). It must be writable (Docker: the volume /data/state, owned by the bot user)."
     )
     quit_after_all_games_finish: bool = Field(
         True, description="lichess-bot's key: on SIGTERM or Ctrl-C take no new games and let the running ones "

@@ -121,9 +121,10 @@ class ChallengeConfig(Strict):
         "waits until it is canceled); then it is declined with later. 0: declined at once when no slot is free.",
     )
     max_bot_games_per_day: int = Field(
-        90, ge=0, description="Games against bots started in the last 24 hours (lichess allows "
-        f"{LICHESS_BOT_GAMES_PER_DAY} in its rolling day, lila BotLimit); then bots are declined with later and "
-        "matchmaking waits. Counted in matchmaking.decline_file (from each game's gameFull: the BOT title).",
+        90, ge=0, description="Games against bots in lichess's day window (lichess allows "
+        f"{LICHESS_BOT_GAMES_PER_DAY} in a window of a day that opens at the first game, lila BotLimit); then bots "
+        "are declined with later and matchmaking waits until the window closes. Counted in "
+        "matchmaking.decline_file (from each game's gameFull: the BOT title).",
     )
 
     @field_validator("online_block_list")
