@@ -36,6 +36,7 @@ from lichessbot.lichess.events import (
     parse_rate_limit,
     parse_token,
 )
+from lichessbot.lichess.keepalive import KeptChallenge
 from lichessbot.lichess.pacing import RequestDropped
 from lichessbot.lichess.session import (
     BotSession,
@@ -302,6 +303,41 @@ class LichessClient:
                 return parse_challenge(inner if isinstance(inner, dict) else body)
             except MalformedEvent as err:
                 raise LichessError(f"{what}: {err}", response.status_code) from None
+
+    def create_kept_challenge(self, username: str, form: dict[str, str], cost: int = 1,
+                              hold_s: float = 60.0) -> KeptChallenge:
+        """:meth:`create_challenge` with ``keepAliveStream=true``: the challenge and its open stream, which brings
+        lila's verdict as soon as lila has it (:mod:`lichessbot.lichess.keepalive`). ``hold_s``: the longest the
+        stream may stay silent (seconds; lila sends nothing between the challenge and its verdict). Raises as
+        :meth:`create_challenge`."""
+        what = f"challenging {username}"
+        try:
+            response = self.session.request("POST", f"{self.url}/api/challenge/{username}",
+                                            data={**form, "keepAliveStream": "true"}, retry_429=False, cost=cost,
+                                            over_limit="refuse", stream=True,
+                                            timeout=(self.settings.timeout, hold_s))
+        except OverLimit as err:
+            raise ChallengeLimited(f"{what}: {err}", err.seconds) from None
+        except (requests.RequestException, RequestDropped) as err:
+            raise LichessError(f"{what}: {_short(err)}") from None
+        if response.status_code >= 400:
+            with response:
+                body = _body(response)
+                refused = _error(what, response, body)
+                if response.status_code == 429:
+                    limit = refused.rate_limit
+                    raise ChallengeLimited(str(refused), limit.seconds if limit else retry_after(response), limit)
+                raise refused
+        lines = response.iter_lines()
+        try:
+            first = next((x for x in lines if x and x.strip()), None)
+            body = json.loads(first) if first else None
+            inner = body.get("challenge") if isinstance(body, dict) else None
+            challenge = parse_challenge(inner if isinstance(inner, dict) else body)  # type: ignore[arg-type]
+        except (requests.RequestException, ValueError, AttributeError) as err:
+            response.close()
+            raise LichessError(f"{what}: the challenge could not be read ({type(err).__name__})") from None
+        return KeptChallenge(challenge, response, lines)
 
     def cancel_challenge(self, challenge_id: str) -> None:
         """``POST /api/challenge/{id}/cancel``: withdraw a challenge of ours."""
