@@ -18,7 +18,8 @@ command is logged (``operator command``: the line, where it came from, the answe
 ``help``                                    this list
 ==========================================  ==================================================================
 
-A challenge of ours is charged 5 credits in lichess's challenge window (a human's cost: who the user is, we
+The operator's challenges are held open with ``keepAliveStream`` (lichessbot/lichess/keepalive.py) for
+:data:`OPERATOR_HOLD_S` seconds, so that a person has time to answer. A challenge of ours is charged 5 credits in lichess's challenge window (a human's cost: who the user is, we
 do not know) unless the user is a bot we know from the last game.
 """
 
@@ -37,6 +38,9 @@ from lichessbot.lichess.events import GameFull
 __all__ = ["HELP", "OperatorCommands", "read_commands"]
 
 log = structlog.get_logger("lichessbot.bot")
+
+#: Seconds an operator's challenge is held open by its keep-alive stream (ours).
+OPERATOR_HOLD_S = 600.0
 
 HELP = ("commands: challenge USER [3+2|1d] [rated|casual] [white|black|random]; rematch; matchmaking on|off; "
         "join ARENA [PASSWORD] [TEAM]; leave ARENA; quit [now]; status; help")
@@ -147,8 +151,8 @@ class OperatorCommands:
         return f"games running: {len(s.games)}; matchmaking {mm}; arenas: {', '.join(arenas) or 'none'}"
 
     def _challenge(self, user: str, form: dict[str, str], cost: int = 5) -> str:
-        try:
-            ch = self.service.client.create_challenge(user, form, cost=cost)
+        try:  # held open (keepAliveStream) for 10 minutes: a person may take longer than lila's 20 s to answer
+            ch = self.service.client.create_kept_challenge(user, form, cost=cost, hold_s=OPERATOR_HOLD_S).challenge
         except LichessError as err:
             return f"challenge to {user} not made: {err}"
         self.service.admission.hold(ch.id)  # a stop meanwhile waits for its game
