@@ -19,8 +19,9 @@ command is logged (``operator command``: the line, where it came from, the answe
 ==========================================  ==================================================================
 
 The operator's challenges are held open with ``keepAliveStream`` (lichessbot/lichess/keepalive.py) for
-:data:`OPERATOR_HOLD_S` seconds, so that a person has time to answer. A challenge of ours is charged 5 credits in lichess's challenge window (a human's cost: who the user is, we
-do not know) unless the user is a bot we know from the last game.
+:data:`OPERATOR_HOLD_S` seconds, so that a person has time to answer. A challenge of ours is charged 5
+credits in lichess's challenge window (a human's cost: who the user is, we do not know) unless the user is a
+bot we know from the last game.
 """
 
 from __future__ import annotations
