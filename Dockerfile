@@ -1,7 +1,7 @@
 # lichessbot: `lichessbot play` on a GPU host (or the CPU).
 #
 # onnxruntime-gpu 1.31 is built against CUDA 13 and cuDNN 9. The image takes them from the same place as the
-# README's GPU install, NVIDIA's wheels (`pip install "lichessbot[cuda]"`), so CUDA always matches the wheel;
+# README's GPU install, NVIDIA's wheels (`pip install "lichessbot[gpu]"`), so CUDA always matches the wheel;
 # the base is a plain Python image. The host needs only the NVIDIA driver and the NVIDIA Container Toolkit
 # (`--gpus all` mounts the driver; the two NVIDIA_* variables below ask for it). Without a GPU (or without
 # --gpus) onnxruntime runs on the CPU, and one warning at start says why and names `--gpus all`.
@@ -41,8 +41,8 @@ RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 COPY --from=builder /wheels /wheels
-# The wheel with its cuda extra: onnxruntime-gpu and CUDA 13 / cuDNN 9 from NVIDIA's wheels.
-RUN pip install "$(ls /wheels/*.whl)[cuda]" && rm -rf /wheels
+# The wheel with its gpu extra: onnxruntime-gpu and CUDA 13 / cuDNN 9 from NVIDIA's wheels.
+RUN pip install "$(ls /wheels/*.whl)[gpu]" && rm -rf /wheels
 
 RUN useradd --create-home --uid 10001 bot \
  && mkdir -p /config /networks /data/game_records /data/state \

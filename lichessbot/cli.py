@@ -6,7 +6,8 @@ so ``lichessbot uci`` starts without loading the lichess client and ``lichessbot
 match runner.
 
 Errors meant for the user (:class:`lichessbot.errors.LichessbotError`) are printed as one line on
-stderr, with exit status 2 and no traceback.
+stderr, with exit status 2 and no traceback. So is a missing onnxruntime (:data:`NO_ONNXRUNTIME`): the
+package installs it only with an extra, ``[cpu]`` or ``[gpu]`` (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from collections.abc import Sequence
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
+
+#: What a command that needs onnxruntime says when neither install extra brought it (pyproject.toml).
+NO_ONNXRUNTIME = ('onnxruntime is not installed: install lichessbot with one of its extras, '
+                  'pip install "lichessbot[cpu]" (or "lichessbot[gpu]" for an NVIDIA GPU; '
+                  'from a clone: pip install -e ".[cpu]")')
 
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -85,6 +91,16 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lichessbot`` console script. Returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(args_list)
+    except ModuleNotFoundError as err:
+        if (err.name or "").partition(".")[0] != "onnxruntime":
+            raise
+        print(f"lichessbot: {NO_ONNXRUNTIME}", file=sys.stderr)
+        return 2
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     if getattr(args, "_missing", False):
@@ -101,7 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

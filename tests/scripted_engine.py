@@ -8,6 +8,7 @@ score cp <material balance>``. Settings (arguments, or UCI options of the same n
 * ``crash_once=PATH``   exit abruptly on the first ``go`` if PATH does not exist (creating it first),
                         so the restarted process plays on
 * ``crash_after=N``     exit abruptly on the N-th ``go`` of every process
+  (a crash writes "scripted engine: crashing on purpose at go N" on stderr first: its last words)
 * ``illegal_at=N``      answer the N-th ``go`` of the process with an illegal move (a1a1)
 * ``sleep=S``           sleep S seconds before each answer (to lose on time)
 """
@@ -47,6 +48,12 @@ def material(board: chess.Board) -> int:
     return 100 * total
 
 
+def crash(gos: int) -> None:
+    """Exit abruptly (status 3) after saying why on stderr."""
+    print(f"scripted engine: crashing on purpose at go {gos}", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
 def main(argv: list[str]) -> None:
     settings = dict(a.split("=", 1) for a in argv)
     board = chess.Board()
@@ -81,9 +88,9 @@ def main(argv: list[str]) -> None:
             marker = settings.get("crash_once", "<empty>")
             if marker != "<empty>" and not os.path.exists(marker):
                 open(marker, "w").close()
-                os._exit(3)
+                crash(gos)
             if gos == int(settings.get("crash_after", 0) or 0):
-                os._exit(3)
+                crash(gos)
             time.sleep(float(settings.get("sleep", 0) or 0))
             if gos == int(settings.get("illegal_at", 0) or 0):
                 out.write("bestmove a1a1\n")

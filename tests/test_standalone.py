@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 
@@ -16,6 +18,7 @@ def test_no_test_reads_a_folder_beside_the_repository():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_the_closing_line_counts_the_skips_by_reason(tmp_path):
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\n"

@@ -33,7 +33,7 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.search import Limits, Searcher
 
-__all__ = ["add_arguments", "report", "run"]
+__all__ = ["add_arguments", "package_line", "report", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +48,16 @@ def _version(dist: str) -> str | None:
         return md.version(dist)
     except md.PackageNotFoundError:
         return None
+
+
+def package_line(dists: dict[str, str]) -> str:
+    """Which onnxruntime package is installed (``dists``: distribution name -> version), in words: the
+    GPU build (the ``gpu`` extra), the CPU build (the ``cpu`` extra), both (a problem) or neither."""
+    builds = {"onnxruntime-gpu": "the GPU build, lichessbot[gpu]", "onnxruntime": "the CPU build, lichessbot[cpu]"}
+    if not dists:
+        return "neither onnxruntime nor onnxruntime-gpu is installed as a package (a build of its own?)"
+    line = " and ".join(f"{d} {v} ({builds[d]})" for d, v in dists.items())
+    return line + (": both, which break each other; keep one" if len(dists) > 1 else "")
 
 
 def report(network: str = "default", *, input_format: int | None = None, backend: str = "auto",
@@ -113,6 +123,7 @@ def _print(rep: dict[str, Any]) -> None:
           f"({', '.join(f'{k} {x}' for k, x in v['onnxruntime_packages'].items()) or 'package unknown'}), "
           f"numpy {v['numpy']}, python-chess {v['python-chess']}")
     print(f"platform: {v['platform']}")
+    print(f"onnxruntime package: {package_line(v['onnxruntime_packages'])}")
     if rep["gpus"]:
         for g in rep["gpus"]:
             mem = f"{g['memory_mib']} MiB" if g["memory_mib"] else "memory unknown"

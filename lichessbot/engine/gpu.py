@@ -39,9 +39,9 @@ __all__ = ["CUDA_FIX", "CUDA_LIBRARIES", "DOCKER_FIX", "DRIVER_FIX", "GPU_EXTRA"
 
 log = structlog.get_logger("lichessbot.engine")
 
-#: The install extra that brings what the CUDA provider loads (pyproject.toml): the one place its name is
-#: written, so every piece of advice follows a rename.
-GPU_EXTRA = "cuda"
+#: The install extra that brings onnxruntime-gpu and what its CUDA provider loads (pyproject.toml): the one
+#: place its name is written, so every piece of advice follows a rename (``cuda`` is its old name, an alias).
+GPU_EXTRA = "gpu"
 #: The command that installs what the CUDA provider needs (README, "GPU").
 CUDA_FIX = f'pip install "lichessbot[{GPU_EXTRA}]"'
 #: The install extra that brings TensorRT 10's libraries (pyproject.toml).

@@ -29,6 +29,7 @@ import structlog
 
 from lichessbot.engine.compact import MASKS_NAME, VALUES_NAME, split
 from lichessbot.engine.runner import NetOutputs
+from lichessbot.errors import NetworkError
 
 __all__ = ["BATCH_BUCKETS", "BoundRunner", "bucket_of", "float16_model"]
 
@@ -49,9 +50,13 @@ def bucket_of(n: int, buckets: Sequence[int] = BATCH_BUCKETS) -> int:
 
 def float16_model(model: bytes) -> bytes:
     """``model`` (a serialized ONNX network) with float16 weights and compute, float32 inputs and outputs.
-    Raises ImportError when onnxconverter-common is not installed."""
-    # Deferred on purpose: only fp16 needs the converter, and it pulls in much of onnx's tooling.
-    from onnxconverter_common import float16  # noqa: PLC0415
+    Raises NetworkError when onnxconverter-common is not installed (the gpu extra brings it)."""
+    try:  # Deferred on purpose: only fp16 needs the converter (the gpu extra), and it pulls in onnx's tooling.
+        from onnxconverter_common import float16  # noqa: PLC0415
+    except ModuleNotFoundError:
+        raise NetworkError('precision fp16 needs onnxconverter-common, which the gpu extra installs: '
+                           'pip install "lichessbot[gpu]" (on a CPU install: pip install onnxconverter-common)'
+                           ) from None
 
     proto = onnx.load_from_string(model)
     with warnings.catch_warnings():  # it warns for every weight below float16's range (rounded to 1e-7)

@@ -72,12 +72,16 @@ class _Raw(FormatHandler[requests.Response]):
 
 
 def _short(err: Exception) -> str:
-    """A one-line description of a berserk/requests error (status and lichess's message, no headers)."""
+    """A one-line description of a berserk/requests error (status and lichess's message, no headers; for a
+    server not reached, the session's message: the URL, the cause and what to check)."""
     if isinstance(err, berserk.exceptions.ResponseError):
         cause = err.cause
         detail = cause.get("error") if isinstance(cause, dict) else None
         return f"HTTP {err.status_code}" + (f": {detail}" if detail else "")
-    return type(getattr(err, "error", err)).__name__
+    inner = getattr(err, "error", err)
+    if isinstance(inner, requests.ConnectionError | requests.Timeout) and str(inner).startswith("cannot reach "):
+        return str(inner)
+    return type(inner).__name__
 
 
 def _body(response: requests.Response) -> Any:
@@ -161,10 +165,12 @@ class LichessClient:
 
     def token_scopes(self) -> tuple[str, ...] | None:
         """``POST /api/token/test`` for our token: its scopes (e.g. ``bot:play``), or None when lichess does
-        not know it. The token goes in the body (as the API spec asks), never in a message."""
+        not know it. The token goes in the body (as the API spec asks), never in a message. The first call the
+        bot makes: a server not reached raises :class:`LichessError` naming the URL, the cause and what to
+        check within ``settings.first_contact`` seconds."""
         token = self.session.headers["Authorization"].removeprefix("Bearer ")
         body = self._request("testing the token", "POST", "/api/token/test", data=token,
-                             headers={"Content-Type": "text/plain"})
+                             headers={"Content-Type": "text/plain"}, budget=self.settings.first_contact)
         entry = body.get(token) if isinstance(body, dict) else None
         try:
             info = parse_token(entry) if isinstance(entry, dict) else None

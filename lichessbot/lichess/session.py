@@ -5,7 +5,9 @@
   lichess's 7 s keepalive, so a stream silent for that long raises and is reconnected by the caller.
   Move posts read for ``move_timeout`` (3) only and retry while their ``deadline`` (from the clock) allows.
 * Connection errors and 5xx answers on ordinary calls are retried ``retries`` times with exponential
-  backoff (``backoff``, doubled each time).
+  backoff (``backoff``, doubled each time). A call that fails for good names the server and the cause
+  (name resolution, refused, timeout, TLS: :mod:`lichessbot.lichess.unreachable`) and what to check; a
+  call with a ``budget`` (the first contact: ``first_contact``, 8 s) gives up within it, retries included.
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
 * Everything but move posts and streams goes one request at a time (api-tips); moves never wait for it.
@@ -46,6 +48,7 @@ from lichessbot.lichess.events import RateLimit, parse_rate_limit
 from lichessbot.lichess.limits import Windows
 from lichessbot.lichess.limits import request_class as endpoint_class
 from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
+from lichessbot.lichess.unreachable import describe
 from lichessbot.lichess.users import BOT_GAMES_KEY
 
 __all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "OverLimit", "body_rate_limit",
@@ -99,6 +102,8 @@ class ClientSettings:
     pace_burst: float = 10.0           # requests that may go in a row (ours)
     chat_reserve: float = 4.0          # tokens a chat line leaves for move posts (ours)
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
+    first_contact: float = 8.0         # the first call (the token test), retries included: an unreachable
+    #                                    server is named with its cause within it (ours; issue 36: "within 10 s")
 
 _ID_PATTERNS = [
     (re.compile(r"^/api/bot/game/stream/[^/]+$"), "/api/bot/game/stream/*"),
@@ -125,7 +130,9 @@ class BotSession(requests.Session):
 
     ``stop`` (an Event) cuts waits short at shutdown; a cut wait raises :class:`LichessError`.
     A request may carry ``deadline=`` (monotonic seconds, move posts): waits for a 429 pause or a retry
-    never go past it, and at the deadline the move is posted anyway (waiting longer loses on time).
+    never go past it, and at the deadline the move is posted anyway (waiting longer loses on time). A
+    request may carry ``budget=`` (seconds for the whole call, retries included): each attempt's connect and
+    read timeouts are cut to what is left, and no retry starts with less than a second left.
     Counters: ``rate_limited`` (429 answers), ``posted_in_pause`` (moves sent at their deadline during a
     pause), ``dropped_in_pause`` / ``deferred_in_pause`` (chat lines dropped, other calls made to wait, while
     their class is paused by a 429); ``pacer.deferred`` /
@@ -218,15 +225,16 @@ class BotSession(requests.Session):
 
     def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
                 retry_429: bool = True, cost: int = 1, over_limit: str = "wait", retries: int | None = None,
-                **kwargs: Any) -> requests.Response:
+                budget: float | None = None, **kwargs: Any) -> requests.Response:
         """A request with the session's timeouts, retries, pacing, lila's windows and 429 pauses.
 
         ``cost``: its credits in lila's window (a challenge: 5 to a human, 1 to a bot); ``over_limit``:
         ``"wait"`` for a full window to close, or ``"refuse"`` (raise :class:`OverLimit`); ``retries``: the
         tries after a connection error or a 5xx (None: the settings'; 0 for a request that must not reach
-        lichess twice)."""
+        lichess twice); ``budget``: seconds the whole request may take."""
         s = self.settings
         max_tries = s.retries if retries is None else retries
+        end = None if budget is None else time.monotonic() + budget
         stream = bool(kwargs.get("stream"))
         kind = request_class(method, url)
         key = endpoint_key(method, url)
@@ -239,13 +247,19 @@ class BotSession(requests.Session):
             self._wait_pause(pkey, kind, deadline)
             self.pacer.acquire(kind, key, self._sleep)
             self._within_limits(method, url, kind, cost, over_limit)
+            if end is not None:
+                left = max(0.1, end - time.monotonic())
+                kwargs["timeout"] = (min(s.timeout, left), min(read, left))
             try:
                 with self._one_at_a_time if kind != MOVE and not stream else contextlib.nullcontext():
                     response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
-                if stream or attempt >= max_tries or _past(deadline):
-                    # Name the server and path (never the token: it travels in a header).
-                    raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
+                if stream or attempt >= max_tries or _past(deadline) or _past(end, 1.0):
+                    # Name the server, the path and the cause (never the token: it travels in a header).
+                    limits = kwargs["timeout"]
+                    connect, read_s = limits if isinstance(limits, tuple) else (limits, limits)
+                    waited = read_s if isinstance(err, requests.ReadTimeout) else connect
+                    raise type(err)(f"cannot reach {_without_query(url)}: {describe(err, url, waited)}") from err
                 log.warning("http retry", endpoint=key, error=type(err).__name__, attempt=attempt + 1)
             else:
                 if response.status_code == 429:
@@ -272,8 +286,9 @@ class BotSession(requests.Session):
                 response.close()
             attempt += 1
             wait = min(delay, s.max_backoff) * (1 + 0.25 * random.random())
-            if deadline is not None:
-                wait = min(wait, max(0.0, deadline - time.monotonic()))
+            for until in (deadline, end):
+                if until is not None:
+                    wait = min(wait, max(0.0, until - time.monotonic()))
             self._sleep(wait)
             delay *= 2
 
@@ -284,8 +299,9 @@ def _without_query(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
+def _past(deadline: float | None, margin: float = 0.0) -> bool:
+    """True when ``deadline`` (monotonic seconds) is less than ``margin`` seconds away."""
+    return deadline is not None and time.monotonic() >= deadline - margin
 
 
 def body_rate_limit(response: requests.Response) -> RateLimit | None:

@@ -38,7 +38,7 @@ from lichessbot.match.types import (
     our_engine_command,
 )
 
-__all__ = ["BROADCAST_TOKEN_ENV", "add_arguments", "parse_engine", "run"]
+__all__ = ["BROADCAST_TOKEN_ENV", "add_arguments", "failure_lines", "parse_engine", "run"]
 
 #: The environment variable with the token (``study:write``) of ``--broadcast`` (never a command-line
 #: argument: other users of the machine can read those).
@@ -141,8 +141,22 @@ def _progress(total: int) -> Callable[[GameRecord, MatchResult], None]:
     return on_game
 
 
+def failure_lines(result: MatchResult) -> list[str]:
+    """One line per engine that lost games to an engine failure: the engine, the games, the last failure and
+    the engine's last words."""
+    lines = []
+    for name, games in result.engine_failures().items():
+        last = games[-1]
+        numbers = ", ".join(str(g.number) for g in games)
+        lines.append(f"{name} failed in {len(games)} game{'s' if len(games) > 1 else ''} ({numbers}); the last, "
+                     f"game {last.number}: {last.reason}; its last words: {last.engine_error}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the match; prints the progress on stderr and the summary on stdout. Returns 0."""
+    """Run the match; prints the progress on stderr and the summary on stdout. Returns 0, or 1 when an
+    engine failed in a game (crash, ``info string error``, illegal move, no answer): each such engine is
+    named on stderr with its last words."""
     if len(args.engine) != 2:
         raise MatchError(f"give exactly two engines with --engine (got {len(args.engine)})")
     first, second = (parse_engine(tokens) for tokens in args.engine)
@@ -184,4 +198,7 @@ def run(args: argparse.Namespace) -> int:
     if pusher is not None:
         print(f"  broadcast: {pusher.pushes} pushes, {pusher.failures} failed"
               + (f", stopped ({pusher.stopped})" if pusher.stopped else ""))
-    return 0
+    failures = failure_lines(result)
+    for line in failures:
+        print(f"lichessbot match: {line}", file=sys.stderr)
+    return 1 if failures else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import sys
 import time
@@ -19,6 +20,21 @@ from lichessbot.match.types import Adjudication, EngineSpec, GameRecord, MatchEr
 __all__ = ["EnginePlayer", "play_game"]
 
 MATE_CP = 100_000  # centipawn value of a mate score in adjudication
+#: stderr lines of an engine kept for its last words (:meth:`EnginePlayer.last_words`).
+LAST_LINES = 5
+
+
+class _Uci(chess.engine.UciProtocol):
+    """python-chess's UCI protocol, keeping the engine's last stderr lines (its last words when it fails)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=LAST_LINES)
+
+    def error_line_received(self, line: str) -> None:
+        if line.strip():
+            self.stderr_tail.append(line.strip())
+        super().error_line_received(line)
 
 
 class _Hung(Exception):
@@ -44,7 +60,7 @@ class EnginePlayer:
         """Start the process and send the options."""
         self.started = True
         try:
-            self.engine = chess.engine.SimpleEngine.popen_uci(self.spec.command, timeout=self.startup_timeout)
+            self.engine = chess.engine.SimpleEngine.popen(_Uci, self.spec.command, timeout=self.startup_timeout)
         except (TimeoutError, OSError, chess.engine.EngineError, concurrent.futures.TimeoutError) as err:
             raise MatchError(f"engine {self.spec.name} ({' '.join(self.spec.command)}) did not start: {err}") from None
         try:
@@ -81,6 +97,12 @@ class EnginePlayer:
             return future.result()
         except (TimeoutError, concurrent.futures.TimeoutError):
             raise _Hung from None
+
+    def last_words(self) -> str:
+        """The engine's last lines on stderr (at most :data:`LAST_LINES`, joined by " | "; "" when it wrote
+        none), e.g. the end of a traceback."""
+        protocol = self.engine.protocol if self.engine is not None else None
+        return " | ".join(protocol.stderr_tail) if isinstance(protocol, _Uci) else ""
 
     def close(self, kill: bool = False) -> None:
         """Ask the engine to quit (unless ``kill``: a hung engine), then close the process, killing it if
@@ -193,6 +215,7 @@ def play_game(
     plies = 0
     result = reason = ""
     termination, fault, faulty = "normal", None, None
+    engine_error = failed_engine = None
     while True:
         outcome = board.outcome(claim_draw=True)
         if outcome is not None:
@@ -209,21 +232,24 @@ def play_game(
         restart = False
         move: chess.Move | None = None
         error: str | None = None
+        said_last = ""  # what the engine said when it failed (the exception, or its info string error)
         try:
             played = mover.player.play(board, limit, token, budget + move_timeout_margin)
             move = played.move
             said = str(played.info.get("string", ""))
             if said.startswith("error"):  # e.g. a network that did not load: the engine cannot play
-                fault, error = "error", f"{colour}'s engine reported an {said}"
+                fault, error, said_last = "error", f"{colour}'s engine reported an {said}", f"info string {said}"
                 print(f"{mover.player.spec.name}: info string {said}", file=sys.stderr, flush=True)
             else:
                 error = None if move is not None and board.is_legal(move) else f"{colour} played no legal move"
-        except chess.engine.EngineTerminatedError:
-            fault, error, restart = "crash", f"{colour}'s engine crashed", True
+                said_last = "" if error is None else f"bestmove {move.uci() if move else '(none)'}"
+        except chess.engine.EngineTerminatedError as err:
+            fault, error, restart, said_last = "crash", f"{colour}'s engine crashed", True, str(err)
         except _Hung:
             fault, error, restart = "time", f"{colour}'s engine did not answer in time", True
+            said_last = f"no bestmove within {budget + move_timeout_margin:g} s"
         except chess.engine.EngineError as err:
-            fault, error = "illegal", f"{colour} played an illegal move ({err})"
+            fault, error, said_last = "illegal", f"{colour} played an illegal move ({err})", str(err)
         spent = time.monotonic() - t0 + latency
         if error is None and mover.clock is not None and spent > mover.clock:
             fault, error = "time", f"{colour} lost on time"
@@ -231,6 +257,9 @@ def play_game(
             fault = "illegal"
         if error is not None:
             faulty = mover.player.spec.name
+            if said_last:  # an engine failure (not a flag): what it said, then its last stderr lines
+                engine_error = "; ".join(w for w in (said_last, mover.player.last_words()) if w)
+                failed_engine = mover.player.spec.name
             if restart:
                 mover.player.close(kill=True)  # a fresh process is started for its next move
             if fault == "time" and board.has_insufficient_material(not board.turn):
@@ -260,7 +289,8 @@ def play_game(
     node.comment = (node.comment + " " if node.comment else "") + reason
     if on_move is not None:
         on_move(game)
-    return GameRecord(number, first_white, result, termination, reason, faulty, fault, plies, game)
+    return GameRecord(number, first_white, result, termination, reason, faulty, fault, plies, game, engine_error,
+                      failed_engine)
 
 
 def _headers(game: chess.pgn.Game, event: str, number: int, white: EnginePlayer, black: EnginePlayer,

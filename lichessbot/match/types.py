@@ -212,6 +212,10 @@ class GameRecord:
         fault: "time", "illegal", "crash", "error" (an ``info string error`` line) or None.
         plies: plies played by the engines (book moves excluded).
         pgn: the game as python-chess PGN, with [%clk] and [%eval] comments.
+        engine_error: when the game was lost to an engine failure (a crash, an ``info string error``, an
+            illegal move, no answer; not a loss on time), the engine's last words: the failure as it came
+            (e.g. "engine process died unexpectedly (exit code: 3)") and its last stderr lines; else None.
+        failed_engine: the name of that engine (None when no engine failed).
     """
 
     number: int
@@ -223,6 +227,8 @@ class GameRecord:
     fault: str | None
     plies: int
     pgn: chess.pgn.Game
+    engine_error: str | None = None
+    failed_engine: str | None = None
 
     @property
     def first_score(self) -> float:
@@ -264,6 +270,15 @@ class MatchResult:
         """Per engine name, the games lost by ``kind``: "time", "illegal", "crash" or "error" (the engine
         wrote an ``info string error`` line instead of searching)."""
         return Counter(g.loser_fault for g in self.games if g.fault == kind and g.loser_fault)
+
+    def engine_failures(self) -> dict[str, list[GameRecord]]:
+        """Per engine name, the games it lost to an engine failure (:attr:`GameRecord.engine_error`), in
+        schedule order."""
+        out: dict[str, list[GameRecord]] = {}
+        for g in sorted(self.games, key=lambda g: g.number):
+            if g.engine_error is not None and g.failed_engine is not None:
+                out.setdefault(g.failed_engine, []).append(g)
+        return out
 
     @property
     def elo(self) -> EloEstimate:

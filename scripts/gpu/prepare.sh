@@ -4,7 +4,8 @@
 # onnxruntime, nvcc, meson and ninja; 64 MiB of files per call). docs/gpu.md, "Measuring on a GPU", says how
 # the calls go.
 #
-# Usage (from the repository root, in the project's virtual environment, after pip install -e .):
+# Usage (from the repository root, in the project's virtual environment, after pip install -e ".[gpu,test]"; with
+# the CPU package, ORT=1.31.1 names the onnxruntime-gpu to stage):
 #   scripts/gpu/prepare.sh [LC0_GIT_DIR]
 #     LC0_GIT_DIR: a git dir of LeelaChessZero/lc0 (the search tool's fetch brings one) for lc0's CUDA backend
 #                  beside ours; without it measure.sh skips lc0.
@@ -26,7 +27,8 @@ STAGE=.gpu
 rm -rf "$STAGE" && mkdir -p "$STAGE/base/wheels" "$STAGE/base/nets" "$STAGE/dl"
 
 version() { "$PY" -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$1"; }
-ORT=$(version onnxruntime-gpu)
+ORT=${ORT:-$(version onnxruntime-gpu 2>/dev/null || true)}
+[ -n "$ORT" ] || { echo "no onnxruntime-gpu in this environment: set ORT to the version to stage (e.g. ORT=1.31.1)" >&2; exit 1; }
 download() {  # cp312 manylinux x86_64 wheels (or pure-Python ones), without their dependencies
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \

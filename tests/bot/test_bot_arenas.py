@@ -26,6 +26,7 @@ def test_the_bot_joins_an_arena_plays_its_pairings_and_withdraws_on_stop():
     assert not server.arenas[tid].joined
 
 
+@pytest.mark.slow
 def test_a_teams_arenas_are_joined_when_they_start_within_max_arena_games():
     with FakeLichess() as server:
         battle = server.add_arena(team="bot-club", team_battle=("bot-club", "rivals"), games=0)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.test_architecture import import_graph
 
 
@@ -10,6 +12,7 @@ def _imports_of(package: str) -> dict[str, set[str]]:
     return {m: deps for m, deps in import_graph().items() if m == package or m.startswith(package + ".")}
 
 
+@pytest.mark.slow
 def test_the_wire_imports_neither_the_config_nor_anything_above_it():
     allowed = ("lichessbot.lichess", "lichessbot.errors", "lichessbot")
     bad = {m: sorted(d for d in deps if not (d in allowed or d.startswith("lichessbot.lichess.")))

@@ -29,6 +29,7 @@ def _start(tmp_path, server, *extra: str) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_play_process_plays_a_game_and_a_signal_lets_it_finish(tmp_path, sig):
     with FakeLichess(token=TOKEN) as server:
         proc = _start(tmp_path, server)
@@ -51,6 +52,7 @@ def test_play_process_plays_a_game_and_a_signal_lets_it_finish(tmp_path, sig):
     assert list((tmp_path / "pgn").glob("*.pgn"))
 
 
+@pytest.mark.slow
 def test_play_process_refuses_a_non_bot_account(tmp_path):
     with FakeLichess(token=TOKEN, title=None) as server:
         proc = _start(tmp_path, server)

@@ -56,6 +56,7 @@ def test_a_correspondence_move_is_told_the_time_its_clock_leaves(server):
     assert engine.left and 9.0 < engine.left[0] <= 10.0
 
 
+@pytest.mark.slow
 def test_streams_open_only_for_games_on_our_move_and_one_at_a_time(server):
     with BotRun(server, StandInEngine(), CORR):
         ours = [server.start_game(limit=None, days=3, opponent=staller()) for _ in range(3)]

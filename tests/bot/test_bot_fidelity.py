@@ -36,6 +36,7 @@ def _ended(server: FakeLichess, gid: str, timeout: float = 20) -> bool:
 
 
 # 1. rate limits ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_429_on_one_games_move_post_leaves_the_other_games_moving(server):
     settings = ClientSettings(timeout=3.0, move_timeout=1.0, stream_read_timeout=1.5, backoff=0.05,
                               rate_limit_pause=60.0, max_backoff=0.5)  # lichess's minute, no Retry-After
@@ -87,6 +88,7 @@ def test_greetings_render_safely_and_the_goodbye_path_still_saves_the_pgn(server
 
 
 # 5. a missed gameFinish --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_missed_game_finish_does_not_keep_the_slot(server):
     server.skip_game_finish = 1
     with BotRun(server, StandInEngine()) as bot:  # the playing check (60 s) plays no part here
@@ -97,6 +99,7 @@ def test_a_missed_game_finish_does_not_keep_the_slot(server):
     assert first.status == "resign" and server.answers[second] == ("accept", None)
 
 
+@pytest.mark.slow
 def test_the_playing_check_frees_a_slot_whose_game_ended_unseen(server):
     with BotRun(server, StandInEngine(), {"playing_check_period": 1}) as bot:
         bot.service.admission.running.add("ghost123")  # a game lichess no longer lists, no thread, no gameFinish
@@ -108,6 +111,7 @@ CORR = {"abort_time": 1, "challenge": {"time_controls": ["bullet", "corresponden
         "correspondence": {"move_time": 1, "checkin_period": 1, "disconnect_time": 1}}
 
 
+@pytest.mark.slow
 def test_a_correspondence_game_holds_no_slot_is_never_aborted_and_resumes_on_our_move(server):
     opp = {"moves": []}
 
@@ -139,6 +143,7 @@ def test_unlimited_and_too_long_correspondence_challenges_are_declined(server, k
 
 
 # 8. reconnecting mid-game ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_clock_after_a_slow_reconnection_is_never_overstated(server):
     seen: list[tuple[int, float]] = []
 
@@ -167,6 +172,7 @@ def test_the_clock_after_a_slow_reconnection_is_never_overstated(server):
 
 
 # 9. claims, tournaments, re-sent challenges, draws -----------------------------------------------
+@pytest.mark.slow
 def test_victory_is_claimed_again_when_lichess_answers_without_effect(server):
     server.ignore_claims = 1
     with BotRun(server, StandInEngine()):
@@ -178,6 +184,7 @@ def test_victory_is_claimed_again_when_lichess_answers_without_effect(server):
     assert server.games[gid].status == "timeout" and len(claims) >= 2
 
 
+@pytest.mark.slow
 def test_a_draw_is_claimed_when_the_config_asks(server):
     with BotRun(server, StandInEngine(), {"draw_or_resign": {"claim_draw_when_gone": True}}):
         gid = server.challenge(opponent=scripted(["e7e5"]))
@@ -187,6 +194,7 @@ def test_a_draw_is_claimed_when_the_config_asks(server):
     assert (server.games[gid].status, server.games[gid].winner) == ("draw", None)
 
 
+@pytest.mark.slow
 def test_a_challenge_sent_again_while_its_answer_is_in_flight_is_answered_once(server):
     server.answer_delay = 1.0
     with BotRun(server, StandInEngine()):
@@ -206,6 +214,7 @@ def test_the_opponents_draw_offer_is_accepted_with_offering_draw_on_the_move(ser
     assert (game.status, game.winner) == ("draw", None) and game.posts[-1] == (4, game.posts[-1][1], True)
 
 
+@pytest.mark.slow
 def test_a_challenge_canceled_before_our_answer_is_not_answered(server):
     server.answer_delay = 1.0
     with BotRun(server, StandInEngine()):

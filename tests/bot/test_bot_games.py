@@ -50,6 +50,7 @@ def test_game_ending_in_a_draw(server, engine, tmp_path):
     assert '[Result "1/2-1/2"]' in next(tmp_path.glob("*.pgn")).read_text()
 
 
+@pytest.mark.slow
 def test_opponent_losing_on_time(server, engine):
     with BotRun(server, engine) as bot:
         game = bot.play(limit=2, speed="bullet", opponent=scripted(["e7e5", "g8f6"]))  # then it sits
@@ -101,6 +102,7 @@ def test_event_and_game_streams_dropped_mid_game_are_resumed(server, engine):
 
 
 @pytest.mark.parametrize("failures", [[429], [500, 502], [503, 429]])
+@pytest.mark.slow
 def test_move_post_answered_429_or_5xx_is_retried_with_the_same_move(server, engine, failures):
     server.move_failures = list(failures)
     server.limit_seconds = 0
@@ -112,6 +114,7 @@ def test_move_post_answered_429_or_5xx_is_retried_with_the_same_move(server, eng
     assert _unique_plies(game)
 
 
+@pytest.mark.slow
 def test_a_slow_failing_chat_never_holds_up_moves(server, engine):
     server.chat_status, server.chat_delay = 400, 4.0
     with BotRun(server, engine, {"chat": {"eval_room": "spectator", "eval_every": 1}}) as bot:
@@ -221,6 +224,7 @@ def test_black_side_and_castling_sent_king_takes_rook(server, engine):
     assert chess.Move.from_uci("e1g1") in game.board.move_stack or len(game.board.move_stack) < 7
 
 
+@pytest.mark.slow
 def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_move(server, tmp_path, request):
     from tests.tinynet import build_tiny_onnx
 

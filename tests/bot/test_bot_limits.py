@@ -76,6 +76,7 @@ def test_the_opponents_limit_on_accept_blocks_that_bot_for_its_time_only(server,
     assert 3500 < saved["opponent_limited"]["busybot"] - time.time() <= 3600
 
 
+@pytest.mark.slow
 def test_matchmaking_reads_both_limits_from_lilas_answers(server, tmp_path):
     server.add_bot("Busy", policy=ACCEPT)
     server.limited_bots["busy"] = time.time() + 5000

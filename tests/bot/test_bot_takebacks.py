@@ -22,6 +22,7 @@ def _offer_at(server, gid: str, ply: int) -> None:
     assert server.wait_for(lambda: not g.opp_takeback or g.over, 10)  # answered
 
 
+@pytest.mark.slow
 def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_bad_post():
     config = {"max_takebacks_accepted": 1}
     with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config):

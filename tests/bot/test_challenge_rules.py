@@ -64,6 +64,7 @@ def test_matchmaking_never_takes_the_slot_reserved_for_humans(server, tmp_path, 
     assert "matchmaking waits" in logs.getvalue() and "reserved for humans" in logs.getvalue()
 
 
+@pytest.mark.slow
 def test_matchmaking_skips_a_bot_we_play_max_simultaneous_games_per_user_with(server, tmp_path):
     with run_bot(server, tmp_path, {"concurrency": 3, "max_simultaneous_games_per_user": 1}, MM):
         cid = server.challenge(challenger="Alpha", title="BOT", opponent=staller())
@@ -93,6 +94,7 @@ def test_a_rematch_offer_frees_the_slot_of_its_game_before_the_game_end_is_seen(
 
 
 # the daily limit of bot games -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_daily_bot_game_limit_stops_matchmaking_and_declines_bots_with_later(server, tmp_path, logs):
     server.add_bot("Alpha", policy=ACCEPT, player=lambda: resign_after(2))
     with run_bot(server, tmp_path, {"max_bot_games_per_day": 1}, MM) as run:

@@ -235,6 +235,7 @@ def run_bot(server, tmp_path, challenge=None, rng=None, **mm):
     return BotRun(server, StandInEngine(), config, matchmaker=options)
 
 
+@pytest.mark.slow
 def test_an_idle_bot_challenges_an_online_bot_and_plays_the_game(server, tmp_path):
     server.add_bot("Alpha", policy=ACCEPT)
     with run_bot(server, tmp_path):
@@ -245,6 +246,7 @@ def test_an_idle_bot_challenges_an_online_bot_and_plays_the_game(server, tmp_pat
     assert game.over and game.posts  # the bot moved in the game it asked for
 
 
+@pytest.mark.slow
 def test_no_challenge_while_a_game_runs_or_before_challenge_timeout(server, tmp_path):
     server.add_bot("Alpha", policy=ACCEPT)
     with run_bot(server, tmp_path, challenge_timeout=0.02):  # 1.2 s after start or the last game
@@ -257,6 +259,7 @@ def test_no_challenge_while_a_game_runs_or_before_challenge_timeout(server, tmp_
         assert time.monotonic() - ended >= 1.0
 
 
+@pytest.mark.slow
 def test_a_declined_challenge_is_recorded_persisted_and_not_repeated_after_a_restart(server, tmp_path):
     server.add_bot("Picky", policy="tooFast")
     with run_bot(server, tmp_path):
@@ -274,6 +277,7 @@ def test_a_declined_challenge_is_recorded_persisted_and_not_repeated_after_a_res
     assert server.outgoing[1]["speed"] == "blitz"
 
 
+@pytest.mark.slow
 def test_each_challenge_draws_the_base_settings_or_an_override(server, tmp_path):
     server.add_bot("Busy", policy="later")
     slow = {"challenge_initial_time": [300], "challenge_increment": [0]}
@@ -293,6 +297,7 @@ def test_an_unanswered_challenge_is_canceled_and_its_slot_freed(server, tmp_path
         assert run.service.matchmaker.canceled >= 1
 
 
+@pytest.mark.slow
 def test_the_daily_limit_pauses_matchmaking_and_the_pause_survives_a_restart(server, tmp_path):
     server.add_bot("Picky", policy="generic")
     server.add_bot("Other", policy="generic")
@@ -309,6 +314,7 @@ def test_the_daily_limit_pauses_matchmaking_and_the_pause_survives_a_restart(ser
     assert server.challenge_refusals == 1
 
 
+@pytest.mark.slow
 def test_our_challenge_holds_a_slot_so_an_incoming_one_waits_in_the_queue(server, tmp_path):
     server.add_bot("Silent", policy=IGNORE)
     with run_bot(server, tmp_path, challenge_expiry=1.5) as run:
@@ -342,6 +348,7 @@ def test_an_answer_that_beats_lichesss_reply_to_our_challenge_is_still_matched(s
     assert json.loads((tmp_path / "mm.json").read_text())["declines"][0]["opponent"] == "quick"
 
 
+@pytest.mark.slow
 def test_a_challenge_accepted_while_its_event_is_late_keeps_its_slot_and_blocks_new_challenges(server, tmp_path):
     server.add_bot("Accepts", policy=ACCEPT)
     server.answer_after = 0.0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lichessbot.cli import main
 
 
+@pytest.mark.slow
 def test_the_soak_bench_plays_its_games_and_reports_the_figures(capsys):
     rc = main(["bench", "bot", "--games", "2", "--tc", "5+0", "--max-seconds", "60"])
     out = capsys.readouterr().out
@@ -13,6 +16,7 @@ def test_the_soak_bench_plays_its_games_and_reports_the_figures(capsys):
     assert rc == 0 and out.rstrip().endswith("OK")
 
 
+@pytest.mark.slow
 def test_the_soak_loses_nothing_across_a_restart_with_latency_and_keeps_the_records(capsys):
     rc = main(["bench", "bot", "--games", "2", "--tc", "10+0,12+0", "--restart", "4", "--latency", "20,60",
                "--bot-games", "1", "--max-seconds", "50"])

@@ -198,7 +198,8 @@ class EmulatedGpuHost:
 
         mp.setattr(C, "get_available_providers", lambda: list(listed))
         mp.setattr(ort, "get_available_providers", lambda: list(listed))
-        mp.setattr(C, "register_tensorrt_plugins_as_custom_ops", register_trt)
+        # raising=False: the CPU package (the .[cpu,test] install) has no such function; its Python layer calls it
+        mp.setattr(C, "register_tensorrt_plugins_as_custom_ops", register_trt, raising=False)
         mp.setattr(C, "InferenceSession", Session)
         mp.setattr(C, "SessionIOBinding", lambda s: real_binding(s._real if isinstance(s, Session) else s))
         mp.setattr(gpu, "nvidia_gpus", lambda: list(host.gpus))

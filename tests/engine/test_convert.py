@@ -279,6 +279,7 @@ def test_convert_cli_writes_a_loadable_file_and_fails_in_one_line(tmp_path, caps
     assert "truncated" in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_damaged_files_give_network_error_or_a_model(tmp_path):
     """Byte damage anywhere in the protobuf: a NetworkError or a model, never another exception."""
     data, _ = _make_net(c=2, enc="f32")

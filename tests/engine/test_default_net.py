@@ -90,6 +90,7 @@ def test_default_net_takes_a_hanging_queen_far_more_often_than_chance(evaluator)
     assert chance < 4 and hits >= 50, (hits, chance)  # shipped net: 55 of 60; a random one about 3
 
 
+@pytest.mark.slow
 def test_default_net_finds_mates_in_one_more_often_than_chance(evaluator):
     # the 200 positions of training/mate_in_1.epd (random games where the side to move can mate)
     hits, chance = _top_move_hits(evaluator, MATE1, _mates)

@@ -132,6 +132,7 @@ def test_bad_formats_fills_and_games_are_refused_naming_them():
 
 @pytest.mark.parametrize("fmt", _core.INPUT_FORMATS)
 @pytest.mark.parametrize("fill", ["fen_only", "no", "always"])
+@pytest.mark.slow
 def test_every_format_and_fill_encodes_random_games_with_the_canonical_king_placement(fmt, fill):
     rng = random.Random(fmt * 7 + len(fill))
     boards = []

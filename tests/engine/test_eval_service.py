@@ -162,6 +162,7 @@ def test_on_a_modelled_gpu_concurrent_searches_share_calls():
     svc.close()
 
 
+@pytest.mark.slow
 def test_four_concurrent_bot_games_share_the_evaluation_service(tmp_path):
     from tests.tinynet import build_tiny_onnx
 

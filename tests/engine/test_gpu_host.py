@@ -76,6 +76,7 @@ def test_fp32_cuda_sessions_carry_use_tf32_0_and_their_options(host, tiny_net, b
     assert ev.provider_options == providers.cuda_options("fp32", 0)
 
 
+@pytest.mark.slow
 def test_fp32_on_cuda_computes_what_the_cpu_computes_and_tf32_would_not(host, default_net):
     """On the emulated host CUDA rounds to TF32 unless use_tf32=0, as an H100 does: the default network's
     fp32 check against the CPU then passes (|dlogit| <= 1e-3), and tf32 passes only its own limits."""
@@ -166,6 +167,7 @@ def test_missing_cuda_libraries_are_a_failure_not_a_silent_cpu_session(host, tin
     assert ev.gpu_warning and gpu.CUDA_FIX in ev.gpu_warning
 
 
+@pytest.mark.slow
 def test_in_uci_mode_nothing_but_uci_reaches_stdout():
     """A real ``lichessbot uci`` process on the emulated host where TensorRT and CUDA both fail: every line on
     its stdout is UCI, and it plays."""
@@ -198,6 +200,7 @@ def test_an_unwritable_home_still_plays(host, tiny_net, tmp_path, monkeypatch):
         assert searcher.search(chess.Board(), Limits(nodes=20)).best_move in chess.Board().legal_moves
 
 
+@pytest.mark.slow
 def test_an_unwritable_home_still_plays_in_uci(host, tiny_net, tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -220,6 +223,7 @@ def test_engine_device_picks_the_gpu_and_a_missing_one_is_named(host, tiny_net):
     assert "engine.device" in ev.gpu_warning
 
 
+@pytest.mark.slow
 def test_the_config_wires_engine_device_and_precision(host, tiny_net):
     from lichessbot.config import EngineConfig
     from lichessbot.thinker import wiring
@@ -288,6 +292,7 @@ def test_doctor_reports_the_cuda_options_and_the_planned_shapes(host, tiny_net, 
     assert rep["shapes_planned"] == [8, 16, 32, 64, 128, 256, 512, 1024] and rep["warm_up_s"] > 0
 
 
+@pytest.mark.slow
 def test_bench_gpu_measures_the_precisions_side_by_side_each_held_to_its_limits(host, tiny_net, capsys):
     from lichessbot.cli import main
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
@@ -16,6 +17,7 @@ from lichessbot.engine.runner import empty_outputs
 from lichessbot.engine.service import EvalService
 
 
+@pytest.mark.slow
 def test_concurrent_bound_calls_each_get_their_own_outputs(tiny_net):
     net = load_network(str(tiny_net))
     plain = Evaluator(net, backend="cpu", threads=1, cache_size=0)

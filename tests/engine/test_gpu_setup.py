@@ -1,7 +1,10 @@
-"""A GPU that onnxruntime cannot use is reported loudly, with the reason and the fix (issue 27).
+"""A GPU that onnxruntime cannot use is reported loudly, with the reason and the fix (issue 27), and the
+install extras bring one onnxruntime each (issue 36).
 
-These tests run where onnxruntime-gpu is installed without CUDA's libraries (this project's CI): the
-reason they expect is the dynamic loader's real answer for onnxruntime's CUDA provider library.
+The tests of the missing CUDA libraries run where onnxruntime-gpu is installed without them (``.[gpu,test]``
+on a machine without CUDA's wheels loaded): the reason they expect is the dynamic loader's real answer for
+onnxruntime's CUDA provider library. With the CPU package (``.[cpu,test]``, the README's test install) they
+skip, and the test of the CPU package's advice runs instead.
 """
 
 from __future__ import annotations
@@ -74,23 +77,40 @@ def _requirements() -> list[str]:
     return md.requires("lichessbot") or []
 
 
-def _installed_by(extra: str) -> set[str]:
-    """The requirements a Linux x86_64 install of lichessbot with ``extra`` ("" for none) pulls."""
+def _installed_by(extra: str, platform: tuple[str, str] = ("linux", "x86_64")) -> set[str]:
+    """The requirements an install of lichessbot with ``extra`` ("" for none) pulls on ``platform``
+    (sys_platform, platform_machine)."""
     from packaging.requirements import Requirement
 
-    env = {"extra": extra, "sys_platform": "linux", "platform_machine": "x86_64"}
+    env = {"extra": extra, "sys_platform": platform[0], "platform_machine": platform[1]}
     reqs = [Requirement(r) for r in _requirements()]
     return {f"{r.name}[{','.join(sorted(r.extras))}]" if r.extras else r.name
             for r in reqs if r.marker is None or r.marker.evaluate(env)}
 
 
-def test_a_cpu_install_pulls_no_cuda_library_and_the_cuda_extra_pulls_what_the_provider_loads():
-    cpu = _installed_by("")
-    assert "onnxruntime-gpu" in cpu and "onnxruntime" not in cpu  # one onnxruntime package, never both
-    assert not any(name.startswith("nvidia-") or "cuda" in name for name in cpu), cpu
-    gpu_extra = _installed_by("cuda") - cpu
-    # onnxruntime-gpu's own extras bring cudart, cuFFT, cuRAND (cuda) and cuDNN 9 (cudnn); cuBLAS 13 is ours
-    assert gpu_extra == {"onnxruntime-gpu[cuda,cudnn]", "nvidia-cublas"}, gpu_extra
+def test_the_cpu_and_gpu_extras_each_bring_one_onnxruntime_and_the_base_neither():
+    base = _installed_by("")
+    assert not any(name.startswith(("onnxruntime", "nvidia-", "onnxconverter")) for name in base), base
+    assert _installed_by("cpu") - base == {"onnxruntime"}
+    # onnxruntime-gpu's own extras bring cudart, cuFFT, cuRAND (cuda) and cuDNN 9 (cudnn); cuBLAS 13 is ours;
+    # onnxconverter-common makes the float16 copy for engine.precision fp16, a GPU setting
+    gpu_extra = _installed_by("gpu") - base
+    assert gpu_extra == {"onnxruntime-gpu[cuda,cudnn]", "nvidia-cublas", "onnxconverter-common"}, gpu_extra
+    assert _installed_by("gpu", ("win32", "AMD64")) - base == gpu_extra
+    # where onnxruntime-gpu has no wheel the gpu extra is the CPU package: an install that works
+    assert _installed_by("gpu", ("darwin", "arm64")) - base == {"onnxruntime", "onnxconverter-common"}
+    assert _installed_by("gpu", ("linux", "aarch64")) - base == {"onnxruntime", "onnxconverter-common"}
+    assert _installed_by("cuda") - base == {"lichessbot[gpu]"}  # the old name of the extra, an alias
+    assert gpu.CUDA_FIX == 'pip install "lichessbot[gpu]"' and f"[{gpu.GPU_EXTRA}]" in gpu.CUDA_FIX
+
+
+def test_with_the_cpu_package_a_present_gpu_is_told_to_install_the_gpu_extra(tiny_net, monkeypatch):
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("onnxruntime-gpu is installed here (the CPU package is what this test needs)")
+    monkeypatch.setattr(gpu, "nvidia_gpus", lambda: H100)
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", threads=1, cache_size=0)
+    warning = ev.gpu_warning or ""
+    assert "NVIDIA H100" in warning and "CPU-only onnxruntime package" in warning and gpu.CUDA_FIX in warning
 
 
 def test_the_docker_image_takes_cuda_from_the_same_wheels():
@@ -98,7 +118,7 @@ def test_the_docker_image_takes_cuda_from_the_same_wheels():
 
     text = (REPO / "Dockerfile").read_text()
     runtime = text.split("FROM ")[-1]  # the last stage is the image that runs
-    assert "[cuda]" in runtime and "nvidia/cuda:12" not in runtime
+    assert f"[{gpu.GPU_EXTRA}]" in runtime and "nvidia/cuda:12" not in runtime
     assert "USER bot" in runtime
 
 

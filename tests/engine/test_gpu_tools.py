@@ -40,6 +40,7 @@ def test_doctor_prints_it_for_a_person(tiny_net, capsys):
         assert needle in out, out
 
 
+@pytest.mark.slow
 def test_bench_gpu_runs_on_the_cpu_and_its_check_passes(tiny_net, capsys):
     rc = main(["bench", "gpu", "--network", str(tiny_net), "--backend", "cpu", "--batches", "8,64",
                "--seconds", "0.2", "--search-seconds", "0.4", "--games", "3", "--first-nodes", "64",
@@ -53,6 +54,7 @@ def test_bench_gpu_runs_on_the_cpu_and_its_check_passes(tiny_net, capsys):
     assert {"load_s", "session_s", "warm_up_s"} <= set(out["start"])
 
 
+@pytest.mark.slow
 def test_bench_gpu_runs_on_the_compact_input(tiny_net, capsys):
     rc = main(["bench", "gpu", "--network", str(tiny_net), "--backend", "cpu", "--compact", "--batches", "8",
                "--seconds", "0.1", "--search-seconds", "0.2", "--games", "2", "--first-nodes", "32",

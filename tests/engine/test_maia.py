@@ -93,6 +93,7 @@ def _eval_path_gives_lc0s_outputs(name: str, outputs: list[dict]) -> None:
             assert priors[uci] * 100 == pytest.approx(pct, abs=0.08), uci
 
 
+@pytest.mark.slow
 def test_maia_nets_match_lc0_through_the_conversion_and_the_eval_path(capsys):
     positions = [json.loads(line) for line in (LC0REF / "positions.jsonl").read_text().splitlines()]
     for name in ("maia-1100", "maia-1900"):

@@ -61,6 +61,7 @@ def test_black_moves_are_mirrored_and_knight_promotion_is_plain():
     assert got["e7e5"] == 322 and got["g8f6"] == 159
 
 
+@pytest.mark.slow
 def test_every_legal_move_of_random_games_maps_to_a_distinct_index_of_its_own_move():
     rng = random.Random(7)
     positions = 0

@@ -251,6 +251,7 @@ def test_the_default_pace_keeps_within_lichess_published_figure_for_bots():
     assert Pacer().rate * 60 <= 180
 
 
+@pytest.mark.slow
 def test_requests_other_than_moves_go_one_at_a_time_and_moves_never_wait_for_them(server):
     client = LichessClient(server.token, server.url, FAST)
     gid = _game(server, client)

@@ -33,6 +33,7 @@ def _counts(server: FakeLichess, rid: str, round_tag: str) -> list[int]:
             for (rnd, _w, _b, moves) in games if rnd == round_tag]
 
 
+@pytest.mark.slow
 def test_a_local_match_pushes_its_games_move_by_move(server, tmp_path):
     rid = server.add_broadcast_round()
     with BroadcastPusher(server.url, TOKEN, rid, min_interval=0.0) as pusher:
@@ -56,6 +57,7 @@ def test_a_local_match_pushes_its_games_move_by_move(server, tmp_path):
 
 
 @pytest.mark.parametrize("fault", [503, 429, "unreachable"])
+@pytest.mark.slow
 def test_failed_pushes_never_stop_the_match(server, tmp_path, fault):
     rid = server.add_broadcast_round()
     url = server.url
@@ -74,6 +76,7 @@ def test_failed_pushes_never_stop_the_match(server, tmp_path, fault):
 
 
 @pytest.mark.parametrize("refusal", ["unknown round", "no study:write"])
+@pytest.mark.slow
 def test_a_refused_push_stops_the_pushing_and_the_match_goes_on(server, tmp_path, refusal):
     rid = server.add_broadcast_round()
     if refusal == "unknown round":
@@ -87,6 +90,7 @@ def test_a_refused_push_stops_the_pushing_and_the_match_goes_on(server, tmp_path
     assert server.broadcast_pushes == []
 
 
+@pytest.mark.slow
 def test_the_cli_pushes_with_the_token_from_the_environment(server, tmp_path, monkeypatch, capsys):
     rid = server.add_broadcast_round()
     engine = ["--engine", f"cmd={' '.join(SCRIPTED)} seed=1", "name=alpha", "--engine",

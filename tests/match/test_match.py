@@ -51,6 +51,7 @@ def epd(tmp_path) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_match_writes_every_game_with_colours_swapped_per_opening(tmp_path, epd):
     pgn = tmp_path / "m.pgn"
     config = MatchConfig(
@@ -114,6 +115,7 @@ def test_a_crashed_engine_loses_is_restarted_and_the_match_goes_on(tmp_path):
     assert "crashes: steady 0, fragile 1" in result.summary()
 
 
+@pytest.mark.slow
 def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
     fast = scripted("fast", tc=TimeControl.parse("30"))
     slow = run_match(MatchConfig(fast, scripted("slow", "sleep=0.25"), games=2, tc=TimeControl.parse("0.6")))
@@ -122,8 +124,12 @@ def test_time_losses_and_illegal_moves_are_counted_separately(tmp_path):
     bad = run_match(MatchConfig(scripted("good"), scripted("bad", "illegal_at=1"), games=1, tc=TimeControl(nodes=1)))
     assert bad.faults("illegal") == {"bad": 1} and bad.faults("time") == {}
     assert bad.games[0].termination == "rules infraction"
+    # an illegal move is an engine failure, with the move it sent; a loss on time is a result
+    assert list(bad.engine_failures()) == ["bad"] and "a1a1" in (bad.games[0].engine_error or "")
+    assert slow.engine_failures() == {}
 
 
+@pytest.mark.slow
 def test_a_hung_engine_loses_on_time_and_is_restarted():
     config = MatchConfig(scripted("live"), scripted("hung", "sleep=30"), games=2, tc=TimeControl(nodes=1),
                          move_timeout_margin=1.0)
@@ -185,7 +191,22 @@ def test_cli_prints_the_result_and_writes_the_pgn(tmp_path, capsys):
     assert len(read_pgn(pgn)) == 2
 
 
+def test_a_match_with_a_failed_engine_exits_1_naming_it_and_its_last_words(tmp_path, capsys):
+    cmd = " ".join(SCRIPTED)
+    status = main(["match", "--engine", f"cmd={cmd} crash_after=2", "name=fragile", "--engine", f"cmd={cmd}",
+                   "name=steady", "--games", "2", "--nodes", "1", "--pgn", str(tmp_path / "m.pgn")])
+    out = capsys.readouterr()
+    assert status == 1 and "crashes: fragile 2, steady 0" in out.out
+    named = [line for line in out.err.splitlines() if line.startswith("lichessbot match: ")]
+    assert len(named) == 1, out.err
+    assert named[0].startswith("lichessbot match: fragile failed in 2 games (1, 2); the last, game 2: ")
+    # the failure as python-chess saw it, then what the engine wrote on stderr before it died
+    assert "exit code: 3" in named[0] and "its last words: " in named[0]
+    assert named[0].endswith("scripted engine: crashing on purpose at go 2"), named[0]
+
+
 @pytest.mark.skipif(importlib.util.find_spec("lichessbot.uci") is None, reason="lichessbot uci not built yet")
+@pytest.mark.slow
 def test_our_engine_with_a_tiny_net_plays_a_match(tmp_path, tiny_net):
     ours = EngineSpec("lichessbot", options={"WeightsFile": str(tiny_net)}, tc=TimeControl(nodes=8))
     config = MatchConfig(ours, scripted("scripted", tc=TimeControl(nodes=1)), games=2,

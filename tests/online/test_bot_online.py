@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import chess
+import pytest
 
 from tests.fake_lichess import BotRun, resign_after
 from tests.online.services import FakeServices, explorer_json, tablebase_json
@@ -73,6 +74,7 @@ def test_an_endgame_is_played_by_the_online_tables_move(server, engine, services
     assert services.count("tablebase") >= 2  # asked again after the opponent's move (no answer: searched)
 
 
+@pytest.mark.slow
 def test_a_slow_server_costs_a_one_minute_game_nothing(server, engine, services):
     services.delay["explorer"] = 2.0
     sources = online(services, lichess_opening_explorer={})
@@ -86,6 +88,7 @@ def test_a_slow_server_costs_a_one_minute_game_nothing(server, engine, services)
     assert services.count("explorer") == 5  # asked at every move
 
 
+@pytest.mark.slow
 def test_a_failing_server_is_switched_off_and_the_bot_plays_on(server, engine, services, logs):
     services.fail_next("explorer", 503, n=100)
     config = {"online_moves": online(services, lichess_opening_explorer={})}

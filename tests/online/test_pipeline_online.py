@@ -10,6 +10,7 @@ import time
 from dataclasses import replace
 
 import chess
+import pytest
 
 from lichessbot.config import EngineConfig, TimemanConfig
 from lichessbot.score import Score
@@ -88,6 +89,7 @@ def test_uci_asks_the_online_book_before_searching(make_online, services):
     assert "loaded network" not in out.getvalue()
 
 
+@pytest.mark.slow
 def test_lichessbot_uci_with_config_asks_the_online_sources_of_the_file(services, tmp_path):
     start = chess.Board()
     services.explorer[("lichess", start.epd())] = explorer_json(start, {"g1f3": (60, 30, 10)})

@@ -39,6 +39,7 @@ def test_the_budget_is_a_share_of_the_clock_capped_by_the_callers_budget():
     assert lookup_budget(config, Clock(remaining=None)) == pytest.approx(2.0 * 3 * 4)  # no clock: timeouts only
 
 
+@pytest.mark.slow
 def test_a_slow_server_costs_a_bullet_game_no_more_than_its_budget_then_is_switched_off(services, make_online, logs):
     services.delay["chessdb"] = 2.0
     services.cloud[START.epd()] = cloud_json(START, [("d2d4", 20)])
@@ -75,6 +76,7 @@ def test_nothing_is_asked_below_min_time_or_when_the_game_is_longer_than_max_tim
 
 
 @pytest.mark.parametrize("fault", [503, 500, "drop"])
+@pytest.mark.slow
 def test_a_failed_request_is_retried_within_max_retries(services, make_online, fault):
     services.cloud[START.epd()] = cloud_json(START, [("e2e4", 30)])
     services.fail_next("cloud", fault)
@@ -88,6 +90,7 @@ def test_a_failed_request_is_retried_within_max_retries(services, make_online, f
 
 
 @pytest.mark.parametrize("what", ["garbage", "illegal", "hang", "drip"])
+@pytest.mark.slow
 def test_wrong_or_silent_answers_are_failures_never_cached_and_switch_the_source_off(services, make_online, logs,
                                                                                      what):
     if what == "illegal":

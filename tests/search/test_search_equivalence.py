@@ -39,6 +39,7 @@ def _board(case: dict) -> chess.Board:
 
 
 @pytest.mark.parametrize("case", FIXTURE["positions"], ids=[c["label"] for c in FIXTURE["positions"]])
+@pytest.mark.slow
 def test_root_visits_equal_the_python_search(det_eval, case):
     det_eval.reset()
     searcher = Searcher(det_eval, SearchParams(minibatch_size=FIXTURE["minibatch"]), pipeline=False)

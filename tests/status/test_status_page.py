@@ -166,6 +166,7 @@ CHROMIUM = Browser.find()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
+@pytest.mark.slow
 def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page, tmp_path):
     hub, server = page
     hub.publish_game(_snapshot(clock_at=time.time() - 60))  # lichess's clocks read a minute ago
@@ -195,6 +196,7 @@ def test_a_real_browser_renders_the_game_view_and_follows_the_event_stream(page,
         assert "lichessbot" in browser.eval("document.getElementById('service').innerText")
 
 
+@pytest.mark.slow
 def test_a_stalled_or_closed_browser_never_slows_the_games(tmp_path):
     """Event streams nobody reads (and one closed at once) while the bot plays a whole game: the game
     runs as usual, and a reader coming late gets the latest state, not a backlog."""
@@ -240,6 +242,7 @@ def real_engine(tmp_path_factory):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
+@pytest.mark.slow
 def test_a_real_browser_follows_a_game_the_bot_plays(real_engine, tmp_path):
     """The page while the bot (the real engine, tiny net) plays the test server: the board, the live
     search and the graph appear and update; the screenshot is kept (``LICHESSBOT_TEST_ARTIFACTS``)."""

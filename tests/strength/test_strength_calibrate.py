@@ -231,6 +231,7 @@ def test_a_format_1_table_is_read_with_its_elo_and_interval(tmp_path):
 
 
 # -- a real match ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_calibration_match_against_stockfish_is_played_through_the_uci_levels(tmp_path, tiny_net):
     if STOCKFISH is None:
         pytest.skip("stockfish is not installed")

@@ -200,6 +200,7 @@ def test_the_bots_search_probes_the_tables_as_it_expands(syzygy, tiny_net):
 
 
 @pytest.mark.parametrize("endgame", ["KQvK", "KRvK", "KBNvK", "KvKP"])
+@pytest.mark.slow
 def test_endgames_against_stockfish(endgame, stockfish_path, syzygy):
     """Two games per endgame in the default run (``python -m tests.tb_games`` plays ten of each)."""
     from tests.tb_games import ENDGAMES, run

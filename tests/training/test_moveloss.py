@@ -64,6 +64,7 @@ def test_paired_difference_and_its_error(moveloss):
 
 
 @pytest.mark.skipif(shutil.which(STOCKFISH) is None, reason="stockfish not installed")
+@pytest.mark.slow
 def test_a_hung_queen_loses_and_a_mate_loses_nothing(moveloss):
     hang = "rnb1kbnr/pppp1ppp/8/4p1q1/4P3/3P4/PPP2PPP/RNBQKBNR b KQkq - 0 3"  # the queen on g5 is attacked by Bc1
     mate = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#

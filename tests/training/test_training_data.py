@@ -165,6 +165,7 @@ def test_own_engine_games_play_the_network_on_one_side_and_label_every_position(
 
 
 @pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="stockfish is not installed")
+@pytest.mark.slow
 def test_with_net_nodes_our_engines_side_is_played_by_the_search(generate):
     from lichessbot.search.searcher import Searcher
 

@@ -112,6 +112,7 @@ def test_go_infinite_runs_until_stop_and_ponderhit(tiny_net):
     eng.handle("quit")
 
 
+@pytest.mark.slow
 def test_whole_game_under_python_chess_against_a_random_mover(tiny_net):
     rng = random.Random(3)
     board = chess.Board()

@@ -102,6 +102,7 @@ def test_movetime_keeps_only_a_small_margin_and_at_least_half():
     assert movetime_s(5.0, 30) == pytest.approx(4.97)
 
 
+@pytest.mark.slow
 def test_short_movetime_searches_more_than_one_node(tiny_net):
     with chess.engine.SimpleEngine.popen_uci(UCI, timeout=60) as engine:
         engine.configure(_options(tiny_net))
@@ -125,6 +126,7 @@ def test_a_tiny_movetime_warns(tiny_net):
     assert "info string warning:" in out.getvalue() and "too little time" in out.getvalue()
 
 
+@pytest.mark.slow
 def test_a_network_that_does_not_load_ends_uci_with_status_2(tmp_path):
     bad = tmp_path / "nope.onnx"
     proc = subprocess.run(UCI + ["--network", str(bad)], input="uci\nisready\ngo nodes 10\nquit\n",
@@ -142,6 +144,7 @@ def test_a_weightsfile_that_does_not_exist_is_reported_at_setoption(tmp_path):
     eng.handle("quit")
 
 
+@pytest.mark.slow
 def test_a_failed_weightsfile_gives_errors_not_moves(tmp_path):
     bad = tmp_path / "nope.onnx"
     with chess.engine.SimpleEngine.popen_uci(UCI, timeout=60) as engine:
@@ -152,6 +155,7 @@ def test_a_failed_weightsfile_gives_errors_not_moves(tmp_path):
             assert result.info["string"].startswith("error") and str(bad) in result.info["string"]
 
 
+@pytest.mark.slow
 def test_match_counts_engine_error_lines_as_faults(tiny_net, tmp_path, capsys):
     good = EngineSpec("good", UCI, options=_options(tiny_net))
     broken = EngineSpec("broken", UCI, options={"WeightsFile": str(tmp_path / "nope.onnx"), "Backend": "cpu"})
@@ -159,6 +163,8 @@ def test_match_counts_engine_error_lines_as_faults(tiny_net, tmp_path, capsys):
     result = run_match(config)
     assert result.faults("error")["broken"] == 2 and result.losses == 0
     assert "engine errors: good 0, broken 2" in result.summary()
+    failed = result.engine_failures()["broken"]  # its last words: the line that says why it cannot play
+    assert len(failed) == 2 and (failed[0].engine_error or "").startswith("info string error cannot load network")
     assert "info string error" in capsys.readouterr().err
 
 
