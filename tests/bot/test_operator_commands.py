@@ -31,7 +31,7 @@ def _post(url: str, body: bytes, ctype: str = "application/json") -> tuple[int, 
 def test_terminal_commands_challenge_pause_matchmaking_and_quit_after_the_games(server, tmp_path):
     logs = io.StringIO()
     configure_logging(stream=logs, json=True, level="info")
-    server.add_bot("Sparring")
+    server.add_bot("Sparring", player=lambda: resign_after(6))
     config = {"matchmaking": {"allow_matchmaking": True, "decline_file": str(tmp_path / "mm.json"),
                               "challenge_timeout": 0, "min_wait": 0, "challenge_initial_time": [60],
                               "challenge_increment": [1], "challenge_mode": "casual"}}
@@ -116,6 +116,7 @@ def _lan_address() -> str | None:
     return None if addr.startswith("127.") else addr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_the_page_runs_a_command_typed_in_its_box(server, tmp_path):
     with BotRun(server, StandInEngine(), {"status": {"enabled": True, "port": 0},

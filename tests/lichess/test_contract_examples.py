@@ -181,6 +181,7 @@ def test_every_example_of_the_endpoints_we_use_is_read():
     assert isinstance(gone, OpponentGone) and gone.gone and gone.claim_win_in_seconds == 8
 
 
+@pytest.mark.slow
 def test_fields_we_do_not_know_change_nothing():
     assert _read_all(with_unknown_fields) == _read_all()
 
