@@ -46,7 +46,6 @@ _BENCH: dict[str, tuple[str, str]] = {
     "gpu": ("lichessbot.diagnostics.bench_gpu",
             "the GPU path: start-up, network alone per batch, nps, stop, check vs CPU"),
     "timeman": ("lichessbot.diagnostics.bench_timeman", "time-manager games against Stockfish"),
-    "bot": ("lichessbot.diagnostics.bench_bot", "soak: concurrent bullet games against the fake lichess server"),
     "uci": ("lichessbot.diagnostics.bench_uci",
             "lichessbot uci under python-chess at a fixed move time: wall time and nodes"),
 }
@@ -76,7 +75,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             _add(sub, name, module, help_)
         else:
             sub.add_parser(name, help=help_)
-    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, bot, uci)")
+    bench = sub.add_parser("bench", help="benchmarks (nn, search, gpu, timeman, uci)")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="WHAT")
     rest = [a for a in argv if not a.startswith("-")]
     bchosen = rest[1] if len(rest) > 1 and rest[0] == "bench" else None

@@ -130,6 +130,9 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "online": {"search", "_core", "engine"},
     "thinker": {"lichess"},
     "uci": {"lichess"},
+    # design.md: the embedded lichess knows nothing of the bot's internals (every room of the bot and its engine)
+    "local": {"thinker", "status", "online", "strength", "timeman", "search", "tablebase", "book", "engine", "_core",
+              "match", "score", "config", "lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
                                                               "chat", "challenges")},
 }

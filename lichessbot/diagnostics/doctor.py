@@ -31,6 +31,7 @@ from lichessbot.engine import gpu
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.logs import configure_logging
 from lichessbot.search import Limits, Searcher
 
 __all__ = ["add_arguments", "package_line", "report", "run"]
@@ -70,6 +71,7 @@ def report(network: str = "default", *, input_format: int | None = None, backend
                      "platform": platform.platform()},
         "gpus": [g.__dict__ for g in gpu.nvidia_gpus()],
         "providers_listed": ort.get_available_providers(),
+        "backend": backend,
     }
     if len(ort_dists) > 1:
         out["problems"] = ["onnxruntime and onnxruntime-gpu are both installed: they break each other's GPU "
@@ -108,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the report (or JSON). Returns 0, or 1 when a GPU is left unused or a problem was found."""
     if args.seconds <= 0:
         raise ValueError("--seconds must be > 0")
+    # The report says what the log lines of loading would (provider, warm-up): only warnings go to stderr.
+    configure_logging(level="warning")
     rep = report(args.network, input_format=args.input_format, backend=args.backend, precision=args.precision,
                  device=args.device, seconds=args.seconds)
     if args.json:
@@ -124,21 +128,27 @@ def _print(rep: dict[str, Any]) -> None:
           f"numpy {v['numpy']}, python-chess {v['python-chess']}")
     print(f"platform: {v['platform']}")
     print(f"onnxruntime package: {package_line(v['onnxruntime_packages'])}")
+    # No NVIDIA GPU and no GPU asked for: one line says so; the GPU libraries and the GPU providers that could not
+    # start are nothing a CPU user can act on (they stay in --json).
+    cpu_host = not rep["gpus"] and rep["backend"] in ("auto", "cpu")
     if rep["gpus"]:
         for g in rep["gpus"]:
             mem = f"{g['memory_mib']} MiB" if g["memory_mib"] else "memory unknown"
             print(f"GPU {g['index']}: {g['name']}, {mem}, driver {g['driver'] or 'unknown'}")
+    elif cpu_host:
+        print("GPU: none (no NVIDIA driver answers): the network runs on the CPU")
     else:
         print("GPU: none (no NVIDIA driver answers)")
-    print(f"providers listed: {', '.join(rep['providers_listed'])}")
-    if "cuda_libraries" in rep:
-        for name, path in rep["cuda_libraries"].items():
+    if not cpu_host:
+        print(f"providers listed: {', '.join(rep['providers_listed'])}")
+        if "cuda_libraries" in rep:
+            for name, path in rep["cuda_libraries"].items():
+                print(f"  {name}: {path or 'missing'}")
+            print(f"  CUDA provider library: {rep['cuda_provider_error'] or 'loads'}")
+        for name, path in rep.get("tensorrt_libraries", {}).items():
             print(f"  {name}: {path or 'missing'}")
-        print(f"  CUDA provider library: {rep['cuda_provider_error'] or 'loads'}")
-    for name, path in rep.get("tensorrt_libraries", {}).items():
-        print(f"  {name}: {path or 'missing'}")
-    for f in rep["providers_failed"]:
-        print(f"provider not started: {f['provider']}: {f['reason']}")
+        for f in rep["providers_failed"]:
+            print(f"provider not started: {f['provider']}: {f['reason']}")
     n = rep["network"]
     options = ", ".join(f"{k}={v}" for k, v in sorted(rep["provider_options"].items()))
     print(f"provider started: {rep['provider_started']} (device {rep['device']}, precision {n['precision_run']}"

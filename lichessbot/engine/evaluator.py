@@ -121,7 +121,7 @@ class Evaluator:
         if self.gpu_warning:  # loud in every mode: the user has a GPU (or asked for one) and it is idle
             log.warning(self.gpu_warning, backend=backend)
         elif self.failures:
-            log.info("no GPU provider started; running on the CPU", backend=backend,
+            log.debug("no GPU provider started; running on the CPU", backend=backend,
                      reasons="; ".join(f"{f.provider}: {f.reason}" for f in self.failures))
         log.info("network ready", network=network.name, provider=self.provider, backend=backend,
                  precision=self.precision_run, device=device, input_format=self.input_format,

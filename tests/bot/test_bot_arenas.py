@@ -1,4 +1,4 @@
-"""Bot arenas (config ``tournaments``): the bot joins bot-allowed arenas on the fake lichess server (by id, or
+"""Bot arenas (config ``tournaments``): the bot joins bot-allowed arenas on the test server (by id, or
 a team's once they start), plays the pairings that arrive as ``gameStart``, and withdraws at a graceful stop.
 A stand-in engine plays (no network needed)."""
 

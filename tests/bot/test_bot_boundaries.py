@@ -1,5 +1,6 @@
 """The bot wing's boundaries (issue 30), checked on the import graph of tests/test_architecture.py: the wire
-(``lichessbot.lichess``) knows nothing of the config or the bot, and the test server knows nothing of the bot."""
+(``lichessbot.lichess``) knows nothing of the config or the bot, and the embedded lichess knows nothing of the bot
+(nor of anything of the package but its version, logging and itself)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ def test_the_wire_imports_neither_the_config_nor_anything_above_it():
     assert "lichessbot.lichess.events" in import_graph()["lichessbot.lichess.streams"]  # the graph sees real edges
 
 
-def test_the_test_server_imports_nothing_of_the_bot():
-    bad = {m: sorted(d for d in deps if d.startswith("lichessbot.bot"))
-           for m, deps in _imports_of("lichessbot.fakelichess").items()}
+def test_the_embedded_lichess_imports_nothing_of_the_bot():
+    found = _imports_of("lichessbot.local")
+    assert "lichessbot.local.rules" in found["lichessbot.local.actions"]  # the graph sees its real edges
+    allowed = ("lichessbot", "lichessbot.logs")
+    bad = {m: sorted(d for d in deps if not (d.startswith("lichessbot.local.") or d in allowed))
+           for m, deps in found.items()}
     assert {m: d for m, d in bad.items() if d} == {}
 
 

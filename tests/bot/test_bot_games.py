@@ -1,4 +1,4 @@
-"""Whole games of the bot service against the fake lichess server, with the real engine on the tiny net.
+"""Whole games of the bot service against the test server, with the real engine on the tiny net.
 
 Every test captures the logs (JSON, debug level, *without* redaction) and checks that the token never
 appears in them.

@@ -10,10 +10,10 @@ import time
 import pytest
 
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
-from lichessbot.fakelichess import FakeLichess
-from lichessbot.fakelichess.matchmaking import ACCEPT
 from lichessbot.lichess.client import LichessClient, LichessError
 from tests.fake_lichess import BotRun, StandInEngine, resign_after
+from tests.lila.matchmaking import ACCEPT
+from tests.lila.server import FakeLichess
 
 TOKEN = "lip_limits"
 

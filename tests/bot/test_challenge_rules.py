@@ -1,4 +1,4 @@
-"""The challenge rules that remember (issue 19), against the fake lichess server: what needs the service around
+"""The challenge rules that remember (issue 19), against the test server: what needs the service around
 them (matchmaking and the slot kept for humans, a bot we already play, the daily bot-game limit and its
 records across a restart, a rematch whose game end is seen late). The decisions themselves are plain calls
 on the admission (tests/bot/test_admission.py)."""
@@ -13,9 +13,9 @@ import pytest
 from lichessbot.bot.challenges.filter import queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
-from lichessbot.fakelichess.matchmaking import ACCEPT
 from lichessbot.lichess.events import parse_challenge
 from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
+from tests.lila.matchmaking import ACCEPT
 
 TOKEN = "lip_ChallengeRules0Token1"
 NOON = 1_700_000_000.0 - 1_700_000_000.0 % 86400 + 43200  # 12:00 UTC on some day

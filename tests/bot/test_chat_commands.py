@@ -1,4 +1,4 @@
-"""The chat commands lichess-bot users know, asked in a bot game on the fake lichess server (a stand-in engine:
+"""The chat commands lichess-bot users know, asked in a bot game on the test server (a stand-in engine:
 no network needed): ``!queue`` reads the service's queue through the game. Each command's answer is a plain
 call on the game's core (tests/bot/test_game_core.py)."""
 

@@ -145,7 +145,7 @@ def test_searches_through_the_service_are_the_searches_without_it():
 
 
 def test_on_a_modelled_gpu_concurrent_searches_share_calls():
-    svc = EvalService(GpuModelEvaluator(fixed=0.004, per_position=0.0))
+    svc = EvalService(GpuModelEvaluator(fixed=0.02, per_position=0.0))
     results = []
 
     def search(k):

@@ -281,6 +281,20 @@ def test_doctor_lists_the_gpus_every_failure_and_the_precision_that_ran(host, ti
         assert needle in out, out
 
 
+def test_doctor_on_a_machine_without_a_gpu_says_so_in_one_line(host, tiny_net, capsys):
+    """onnxruntime-gpu installed, no NVIDIA driver, backend auto: one line says there is no GPU; none of the GPU
+    libraries or GPU providers a CPU user cannot act on (they stay in --json), and no log line on stderr."""
+    from lichessbot.cli import main
+
+    host(cuda="no-driver", gpus=[], container=False)
+    rc = main(["doctor", "--network", str(tiny_net), "--seconds", "0.2"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "GPU: none (no NVIDIA driver answers): the network runs on the CPU" in out
+    for noise in ("missing", "provider not started", "CUDA", "TensorRT", "providers listed"):
+        assert noise not in out, out
+    assert err == ""
+
+
 def test_doctor_reports_the_cuda_options_and_the_planned_shapes(host, tiny_net, capsys):
     from lichessbot.cli import main
 

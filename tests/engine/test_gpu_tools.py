@@ -35,7 +35,7 @@ def test_doctor_reports_versions_providers_the_network_and_an_nps_figure(tiny_ne
 def test_doctor_prints_it_for_a_person(tiny_net, capsys):
     main(["doctor", "--network", str(tiny_net), "--seconds", "0.3", "--backend", "cpu"])
     out = capsys.readouterr().out
-    for needle in ("onnxruntime", "providers listed", "provider started: CPUExecutionProvider",
+    for needle in ("onnxruntime", "provider started: CPUExecutionProvider",
                    "lc0 input format 1", "nps over"):
         assert needle in out, out
 

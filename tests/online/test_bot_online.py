@@ -1,4 +1,4 @@
-"""The online move sources in whole bot games: the bot (real engine on the tiny net) against the fake lichess
+"""The online move sources in whole bot games: the bot (real engine on the tiny net) against the test server
 server, its online sources pointed at the fake services (tests/online/services.py, the services' real JSON).
 
 Issue 29's "done when": the explorer's move in an opening position (its source in the PGN), the online

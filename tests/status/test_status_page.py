@@ -1,5 +1,5 @@
 """The status page: the real server on 127.0.0.1 (a free port), real HTTP requests, a whole game against
-the fake lichess server, and a real browser (Debian's chromium; skipped when absent)."""
+the test server, and a real browser (Debian's chromium; skipped when absent)."""
 
 from __future__ import annotations
 

@@ -177,12 +177,12 @@ def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_pat
     d = thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
     budget = thinker.pipeline.timeman.budget
     assert d.nodes <= 4 and budget is not None
-    assert d.time < 0.5 * budget.target  # the search itself was quick ...
     t0 = time.monotonic()
     board.push(d.move)
     board.push(next(iter(board.legal_moves)))
     thinker.think(board, ClockMs(time=20_000, inc=0, opp_time=20_000, opp_inc=0))
-    assert time.monotonic() - t0 >= 0.5 * thinker.pipeline.timeman.budget.target  # ... the move was not
+    # the search stopped at the level's 4 nodes, yet the move took at least its share of the budget
+    assert time.monotonic() - t0 >= 0.5 * thinker.pipeline.timeman.budget.target
     thinker.close()
     engine.close()
 

@@ -1,4 +1,4 @@
-"""Adaptive strength in the bot (docs/strength.md): whole games against the fake lichess server with the
+"""Adaptive strength in the bot (docs/strength.md): whole games against the test server with the
 real engine on a tiny net; the level of each game is read from the bot's JSON log lines."""
 
 from __future__ import annotations

@@ -29,9 +29,10 @@ MAX_CHAT = MAX_UNITS
 #: !queue; !howto from its earlier versions), in our words.
 HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
         "(challenges waiting), !howto, !help")
-#: The answer to ``!howto`` (no link, not even a bare "lichess.org": lichess drops a bot's line with one).
-HOWTO = ("How to run a bot: upgrade a new lichess account to BOT (the Bot API docs say how) and run a bot "
-         "program on it. I am lichessbot.")
+#: The answer to ``!howto``. No link: lichess drops a bot's chat line with one, silently (lila
+#: modules/chat/src/main/ChatApi.scala ``hasLinks`` for bots; "lichess.org/..." counts).
+HOWTO = ("How to run a bot: create a BOT account (see the Bot API in lichess's API docs) and run a bot program "
+         "on it; I am lichessbot.")
 #: Seconds ``!wait`` adds to ``abort_time`` (lichess-bot waits 60 s more too).
 WAIT_S = 60
 #: The answer to ``!wait`` when the game can still be aborted (the game then waits :data:`WAIT_S` more).

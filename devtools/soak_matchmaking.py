@@ -1,4 +1,4 @@
-"""The matchmaking side of the soak (``lichessbot bench bot --matchmaking``): the fake server's online bots
+"""The matchmaking side of the soak (``python -m devtools.soak --matchmaking``): the test server's online bots
 and their habits, the challenges that come in while the bot plays, the config, and the figures.
 
 The bot (our fake account is rated 2000 in every perf) plays ``--games`` games at once, one slot kept for
@@ -19,12 +19,12 @@ from typing import Any
 
 from lichessbot.bot.service.service import BotService
 from lichessbot.config.base import ConfigData
-from lichessbot.fakelichess import FakeLichess, random_mover
-from lichessbot.fakelichess.matchmaking import ACCEPT, IGNORE
+from tests.lila import FakeLichess, random_mover
+from tests.lila.matchmaking import ACCEPT, IGNORE
 
 __all__ = ["Figures", "ROSTER", "config", "figures", "incoming", "start"]
 
-#: A soak's figures: JSON-able values by name (printed by ``bench bot``).
+#: A soak's figures: JSON-able values by name (printed by ``devtools.soak``).
 Figures = dict[str, Any]
 
 

@@ -24,7 +24,7 @@ DAY = 86400.0
 
 
 class BotLimitRoutes:
-    """Mixin of :class:`lichessbot.fakelichess.server.FakeLichess`; every method runs under its lock."""
+    """Mixin of :class:`tests.lila.server.FakeLichess`; every method runs under its lock."""
 
     def _init_bot_limit(self) -> None:
         self.bot_games_per_day: int | None = None     # our limit (lila: 100); None: no limit
@@ -32,16 +32,9 @@ class BotLimitRoutes:
         self.limited_bots: dict[str, float] = {}      # opponent (lowercase) -> epoch second its limit ends
         self.bot_limit_refusals = 0                   # 429s and 400s answered for these limits
 
-    def _accept_limit(self, ch: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+    def _accept_limit(self, ch: Any) -> tuple[int, dict[str, Any]] | None:
         """The refusal of accepting challenge ``ch`` (a bot's) for a bot-game limit, or None."""
-        return self._bot_limit_answer(ch["challenger"]["name"]) if ch["challenger"].get("title") == "BOT" else None
-
-    def _json_limited(self, kind: str) -> dict[str, Any] | None:
-        """An injected 429's body: lila's ``JsonLimited`` when ``limit_seconds`` is set, else None (HTML)."""
-        seconds = getattr(self, "limit_seconds", None)
-        if seconds is None:
-            return None
-        return {"error": "Too many requests. Try again later.", "ratelimit": {"key": f"api.{kind}", "seconds": seconds}}
+        return self._bot_limit_answer(ch.challenger.username) if ch.challenger.bot else None
 
     def _count_bot_game(self) -> None:
         self.bot_game_starts.append(time.time())

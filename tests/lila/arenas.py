@@ -1,4 +1,4 @@
-"""The fake lichess server's Arena tournaments (a mixin of :class:`lichessbot.fakelichess.server.FakeLichess`).
+"""The test server's Arena tournaments (a mixin of :class:`tests.lila.server.FakeLichess`).
 
 As lila answers (lichess-org/api doc/specs/tags/arenatournaments/api-tournament-id-join.yaml and
 api-tournament-id-withdraw.yaml, tags/teams/api-team-teamId-arena.yaml, schemas/ArenaTournament.yaml):
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lichessbot.fakelichess.players import Opponent, random_mover
+from tests.lila.players import Opponent, random_mover
 
 __all__ = ["ArenaRoutes", "FakeArena"]
 
@@ -83,7 +83,7 @@ class FakeArena:
 
 
 class ArenaRoutes:
-    # The server's state this mixin uses (lichessbot.fakelichess.server.FakeLichess defines it).
+    # The server's state this mixin uses (tests.lila.server.FakeLichess defines it).
     lock: threading.RLock
     games: dict[str, Any]
     title: str | None
@@ -153,7 +153,7 @@ class ArenaRoutes:
         with self.lock:
             found = [a.json() for a in reversed(list(self.arenas.values()))
                      if (a.team == team or team in a.team_battle) and (status is None or a.status == status)]
-        h._send(200, b"".join(json.dumps(a).encode() + b"\n" for a in found[:nb]), "application/x-ndjson", None)
+        h.send(200, b"".join(json.dumps(a).encode() + b"\n" for a in found[:nb]), "application/x-ndjson")
 
     def _pair_arenas(self) -> None:
         """Pair the bot in every started arena it is in, one game at a time (a thread of the server)."""

@@ -1,4 +1,4 @@
-"""Opponents the fake server plays for the challenger: functions ``board -> Move | RESIGN | DRAW | None``.
+"""Opponents the test server plays for the challenger: functions ``board -> Move | RESIGN | DRAW | None``.
 
 None means "does not move" (the clock runs); :data:`RESIGN` resigns; :data:`OFFER_DRAW` offers a draw
 and moves on the next call.

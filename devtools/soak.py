@@ -1,4 +1,5 @@
-"""``lichessbot bench bot``: a soak of the bot service against the fake lichess server on 127.0.0.1.
+"""``python -m devtools.soak`` (developer-only, from a clone): a soak of the bot service against the test server on
+127.0.0.1 (:mod:`tests.lila`: the embedded lichess with fault injection).
 
 N concurrent games (default 8 at 1+0; ``--tc 60+0,120+1`` gives the clocks in turn) with the server as
 strict as lichess: an account request quota (assumed ``--quota 10,30``: 10 requests/s refilled, 30 at
@@ -16,7 +17,7 @@ s a move that resign after 160 plies. The soak stops by itself after ``--max-sec
 
 With ``--matchmaking`` the bot also challenges ``--bots`` online bots of the server while it plays
 (default 10, of different ratings and habits: accept, decline with a reason, never answer, accept
-sometimes; see :mod:`lichessbot.diagnostics.bench_bot_matchmaking`), takes challenges and rematch offers from humans
+sometimes; see :mod:`devtools.soak_matchmaking`), takes challenges and rematch offers from humans
 and bots every 30 s under the challenge rules (a slot kept for humans, one game per opponent), with
 lichess's daily limit set to ``--daily-limit`` challenges (a JSON 429 pausing matchmaking 30 s); half of
 ``--games`` human games start it. It runs the whole ``--max-seconds``, then stops the bot (Ctrl-C once) and
@@ -36,6 +37,7 @@ import argparse
 import contextlib
 import json
 import random
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -44,20 +46,19 @@ from typing import Any
 
 import chess
 
-from lichessbot.bot.service.botrun import BotRun, StandInThinker, stand_in_decision
-from lichessbot.diagnostics import bench_bot_matchmaking as bench_matchmaking
-from lichessbot.diagnostics.bench_bot_matchmaking import Figures
+from devtools import soak_matchmaking as bench_matchmaking
+from devtools.soak_matchmaking import Figures
 from lichessbot.errors import LichessbotError
-from lichessbot.fakelichess import FakeLichess, random_mover, resign_after
 from lichessbot.lichess.client import ClientSettings
 from lichessbot.thinker.protocol import Decision
+from tests.lila import BotRun, FakeLichess, StandInThinker, random_mover, resign_after, stand_in_decision
 
-__all__ = ["add_arguments", "run", "soak"]
+__all__ = ["add_arguments", "main", "run", "soak"]
 
 
 class _FakeEngineThinker(StandInThinker):
     """Random legal move after ``clock.time / 50`` ms (at most 0.5 s; 0.1 s without a clock), roughly what a
-    bullet engine spends (:class:`~lichessbot.fakelichess.StandInThinker` otherwise)."""
+    bullet engine spends (:class:`~tests.lila.StandInThinker` otherwise)."""
 
     def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
@@ -78,7 +79,7 @@ class _FakeEngine:
         return _FakeEngineThinker(self._n)
 
 
-#: Every endpoint class the soak answers with 429s in turn (lichessbot.fakelichess.http.request_kind).
+#: Every endpoint class the soak answers with 429s in turn (tests.lila.faults.request_kind).
 KINDS_429 = ("move", "chat", "playing", "action", "challenge", "account")
 #: ``ratelimit.seconds`` of the injected 429s (lila's JSON body; an HTML 429's one-minute pause is pinned by
 #: tests/lichess/test_lichess_client.py): one every 4 s with a minute each would pause every request but moves
@@ -259,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         raise LichessbotError(f"--bots {args.bots}: 1 to {len(bench_matchmaking.ROSTER)}")
     base, inc = tcs[0]
     restart = f"at {args.restart:g} s" if args.restart is not None else "none"
-    print(f"soak: {args.games} games at {', '.join(f'{b}+{n}' for b, n in tcs)} against the fake lichess on "
+    print(f"soak: {args.games} games at {', '.join(f'{b}+{n}' for b, n in tcs)} against the test server on "
           f"127.0.0.1; quota {rate:g}/s burst {burst:g}; latency {args.latency or 'none'} ms; restart "
           f"{restart}; bot games {args.bot_games}; "
           "engine: fake (random legal move after clock/50, <= 0.5 s); opponents: random, 0.3-1.2 s a move")
@@ -301,3 +302,18 @@ def run(args: argparse.Namespace) -> int:
     ok = ok and (expected is None or f["bot_games_recorded"] == expected)
     print("OK" if ok else "FAILED")
     return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m devtools.soak [flags]`` from a clone (a developer tool: not shipped in the package)."""
+    parser = argparse.ArgumentParser(prog="python -m devtools.soak", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except LichessbotError as err:
+        print(f"soak: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

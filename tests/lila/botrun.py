@@ -1,5 +1,5 @@
-"""Running the bot in-process against the fake lichess server (tests and ``lichessbot bench bot``), with
-stand-in engines that need no network. The server (:mod:`lichessbot.fakelichess`) knows nothing of the
+"""Running the bot in-process against the test server (tests and the soak, ``python -m devtools.soak``), with
+stand-in engines that need no network (test doubles). The server (:mod:`tests.lila.server`) knows nothing of the
 bot; this module joins the two."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import parse_config
 from lichessbot.config.base import ConfigData
-from lichessbot.fakelichess import FakeGame, FakeLichess
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
 from lichessbot.thinker.protocol import ClockMs, Decision
+from tests.lila.server import FakeGame, FakeLichess
 
 __all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]
 

@@ -1,4 +1,5 @@
-"""The fake lichess server's side of matchmaking (a mixin of :class:`lichessbot.fakelichess.server.FakeLichess`).
+"""The test server's side of matchmaking: online bots the bot challenges (a mixin of
+:class:`tests.lila.server.FakeLichess`).
 
 * ``GET /api/bot/online?nb=``: NDJSON of the users in ``online_bots`` (add them with :meth:`add_bot`);
 * ``POST /api/challenge/{username}``: the API spec's form (``rated``, ``clock.limit`` + ``clock.increment``
@@ -21,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
-from lichessbot.fakelichess.players import Opponent, random_mover
+from lichessbot.local.model import Account
+from lichessbot.local.views import challenge_json
+from tests.lila.game import FakeChallenge
+from tests.lila.players import Opponent, random_mover
 
 __all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]
 
@@ -42,20 +46,22 @@ def _always(answer: str) -> Callable[[dict[str, Any]], str]:
 
 
 class MatchmakingRoutes:
-    # The server's state and helpers this mixin uses (lichessbot.fakelichess.server.FakeLichess and
-    # lichessbot.fakelichess.routes.Routes define them).
+    """Mixin of :class:`tests.lila.server.FakeLichess` (its state and helpers)."""
+
     lock: threading.RLock
-    username: str
     url: str
     _ids: int
-    challenges: dict[str, dict[str, Any]]
+    bot: Account
+    accounts: dict[str, Account]
+    challenges: dict[str, Any]
     answers: dict[str, tuple[str, str | None]]
     canceled: set[str]
     if TYPE_CHECKING:
-        def _event(self, obj: Any) -> None: ...
+        def _event(self, account_id: str, obj: Any) -> None: ...
         def _new_id(self) -> str: ...
-        def _challenge_event(self, ch: dict[str, Any]) -> dict[str, Any]: ...
-        def _start_game(self, ch: dict[str, Any]) -> Any: ...
+        def _challenge_event(self, ch: Any, account: Account) -> dict[str, Any]: ...
+        def _start_game(self, ch: Any) -> Any: ...
+        def _close_challenge(self, ch: Any, status: str, reason: str | None = None) -> None: ...
         def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None: ...
 
     def _init_matchmaking(self) -> None:
@@ -92,7 +98,7 @@ class MatchmakingRoutes:
         self.online_nb_asked = nb  # lila's default is 50 (the API spec)
         with self.lock:
             data = b"".join(json.dumps(u).encode() + b"\n" for u in self.online_bots[:nb])
-        h._send(200, data, "application/x-ndjson", None)
+        h.send(200, data, "application/x-ndjson")
 
     def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None:
         if not h.is_form:
@@ -127,57 +133,48 @@ class MatchmakingRoutes:
             color = form.get("color", "random")
             bot_color = color if color in ("white", "black") else ("white", "black")[self._ids % 2]
             ch = self._outgoing(user, variant, form["rated"] == "true", limit, 0 if days else inc, days, bot_color)
-            self._event(self._challenge_event(ch))
+            self._event(self.bot.id, self._challenge_event(ch, self.bot))
             policy = self.bot_policies[user["id"]]
+            public = challenge_json(ch, self.url, "out")
         threading.Thread(target=self._bot_answers, args=(ch, policy), daemon=True).start()
         time.sleep(self.answer_delay_reply)
-        h.reply(200, {k: v for k, v in ch.items() if not k.startswith("_")})
+        h.reply(200, public)
         return None
 
     def _outgoing(self, user: dict[str, Any], variant: str, rated: bool, limit: int | None, inc: int,
-                  days: int | None, bot_color: str) -> dict[str, Any]:
-        """Our challenge to ``user`` (the shape the event stream sends), built by :meth:`challenge`'s rules."""
+                  days: int | None, bot_color: str) -> FakeChallenge:
+        """Our challenge to ``user``, its game played by the server for that bot."""
         cid = self._new_id()
-        if limit is not None:
-            est = limit + 40 * inc
-            speed = ("ultraBullet" if est < 30 else "bullet" if est < 180 else "blitz" if est < 480
-                     else "rapid" if est < 1500 else "classical")
-            tc: dict[str, Any] = {"type": "clock", "limit": limit, "increment": inc, "show": f"{limit}+{inc}"}
-        else:
-            speed, tc = "correspondence", {"type": "correspondence", "daysPerTurn": days}
-        me = {"id": self.username.lower(), "name": self.username, "rating": 2000, "title": "BOT"}
-        dest = {"id": user["id"], "name": user["username"], "rating": user["perfs"]["blitz"]["rating"], "title": "BOT"}
-        ch: dict[str, Any] = {
-            "id": cid, "url": f"{self.url}/{cid}", "status": "created", "challenger": me, "destUser": dest,
-            "variant": {"key": variant, "name": variant, "short": variant[:3]}, "rated": rated, "speed": speed,
-            "timeControl": tc, "color": bot_color, "finalColor": bot_color, "perf": {"name": speed},
-            "direction": "out", "_bot_color": bot_color, "_tournament": None,
-            "_opponent": self.bot_players[user["id"]]() if user["id"] in self.bot_players else random_mover(self._ids),
-            "_opponent_name": user["username"], "_opponent_rating": dest["rating"]}
-        if variant == "chess960":
-            ch["initialFen"] = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen()
+        opponent = Account(user["username"], title="BOT", rating=user["perfs"]["blitz"]["rating"])
+        self.accounts[opponent.id] = opponent
+        fen = chess.Board.from_chess960_pos(self._ids * 37 % 960).fen() if variant == "chess960" else None
+        ch = FakeChallenge(
+            id=cid, challenger=self.bot, dest=opponent, variant=variant, rated=rated, limit_s=limit,
+            increment_s=inc, days=days, color=bot_color, final_color=bot_color, initial_fen=fen,
+            opponent=self.bot_players[user["id"]]() if user["id"] in self.bot_players else random_mover(self._ids))
         self.challenges[cid] = ch
-        self.outgoing.append(ch)
+        self.outgoing.append(challenge_json(ch, self.url, "out"))
         self.outgoing_status[cid] = "created"
         return ch
 
-    def _bot_answers(self, ch: dict[str, Any], policy: Callable[[dict[str, Any]], str]) -> None:
+    def _bot_answers(self, ch: FakeChallenge, policy: Callable[[dict[str, Any]], str]) -> None:
         time.sleep(self.answer_after)
-        public = {k: v for k, v in ch.items() if not k.startswith("_")}
-        answer = policy(public)
+        answer = policy(challenge_json(ch, self.url, "in"))
         with self.lock:
-            if self.outgoing_status.get(ch["id"]) != "created" or answer == IGNORE:
+            if self.outgoing_status.get(ch.id) != "created" or answer == IGNORE:
                 return
             if answer == ACCEPT:
-                self.outgoing_status[ch["id"]] = "accepted"
-                self.answers[ch["id"]] = ("accept", None)
+                self.outgoing_status[ch.id] = "accepted"
+                self.answers[ch.id] = ("accept", None)
                 self._start_game(ch)
             else:
-                self.outgoing_status[ch["id"]] = "declined"
-                self.answers[ch["id"]] = ("decline", answer)
-                self._event({"type": "challengeDeclined", "challenge": {
-                    **public, "status": "declined", "declineReason": _DECLINE_TEXT.get(answer, answer),
-                    "declineReasonKey": answer.lower()}})  # lila: DeclineReason.key = toString.toLowerCase
+                self.outgoing_status[ch.id] = "declined"
+                self.answers[ch.id] = ("decline", answer)
+                self._close_challenge(ch, "declined", answer)
+                public = challenge_json(ch, self.url, "out")
+                public["declineReason"] = _DECLINE_TEXT.get(answer, answer)
+                public["declineReasonKey"] = answer.lower()  # lila: DeclineReason.key = toString.toLowerCase
+                self._event(self.bot.id, {"type": "challengeDeclined", "challenge": public})
 
     def _cancel_outgoing(self, h: Any, cid: str) -> None:
         with self.lock:
@@ -185,7 +182,8 @@ class MatchmakingRoutes:
                 return h.reply(404, {"error": "No such challenge"})
             self.outgoing_status[cid] = "canceled"
             self.canceled.add(cid)
-            public = {k: v for k, v in self.challenges[cid].items() if not k.startswith("_")}
+            ch = self.challenges[cid]
+            self._close_challenge(ch, "canceled")
             h.reply(200, {"ok": True})
-            self._event({"type": "challengeCanceled", "challenge": {**public, "status": "canceled"}})
+            self._event(self.bot.id, {"type": "challengeCanceled", "challenge": challenge_json(ch, self.url)})
             return None

@@ -1,4 +1,4 @@
-"""The fake lichess server's broadcast rounds (a mixin of :class:`lichessbot.fakelichess.server.FakeLichess`).
+"""The test server's broadcast rounds (a mixin of :class:`tests.lila.server.FakeLichess`).
 
 ``POST /api/broadcast/round/{id}/push`` as lila answers it (lichess-org/api doc/specs/tags/broadcasts/
 broadcast-round-broadcastRoundId-push.yaml, lila app/controllers/RelayRound.scala ``push`` and
@@ -24,7 +24,7 @@ MAX_GAMES = 100
 
 
 class BroadcastRoutes:
-    # The server's state this mixin uses (lichessbot.fakelichess.server.FakeLichess defines it).
+    # The server's state this mixin uses (tests.lila.server.FakeLichess defines it).
     lock: threading.RLock
     changed: threading.Condition
     _ids: int

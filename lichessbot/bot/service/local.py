@@ -1,0 +1,201 @@
+"""``lichessbot play --local``: the bot plays on the embedded lichess (:mod:`lichessbot.local`) in this process,
+on 127.0.0.1, with no token, no config and no internet needed.
+
+The bot reaches the server as it reaches lichess: the same client, event stream, config and challenge rules,
+move pipeline, clocks and time manager; only the server is local. Without ``--config`` the bot takes the
+defaults of :data:`LOCAL_CONFIG` (it accepts people's challenges from bullet to classical, two games at once);
+with one, that file's rules apply, without matchmaking or arenas (no other bot is here). Either way its state and
+finished games go to :func:`local_data_dir` unless the config names a ``pgn_directory``; the live status page is
+on the next free port. A port in use, a bad ``--fen`` or ``--clock``: one line naming the value, nothing started."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.service import BotService
+from lichessbot.config import BotConfig, load_config, parse_config
+from lichessbot.errors import LichessbotError
+from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.local import LocalLichess
+from lichessbot.local.challenges import check_fen
+from lichessbot.local.model import CLOCK_LIMITS, MAX_INCREMENT, speed_of
+from lichessbot.logs import configure_logging
+from lichessbot.thinker.engine import Engine
+
+__all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "parse_clock",
+           "run_local"]
+
+log = structlog.get_logger("lichessbot.bot")
+
+#: The page's port when ``--port`` is not given (the next free one after it when taken).
+DEFAULT_PORT = 8080
+#: Ports tried after :data:`DEFAULT_PORT` before giving up.
+PORT_TRIES = 20
+#: Seconds the start-up line waits for the status page to listen.
+ANNOUNCE_WAIT = 10.0
+#: The bot's config without ``--config``: people's challenges from bullet to classical, standard, chess960 or a
+#: position, casual or rated, two games at once, three takebacks a game (a person learning may want them), and
+#: the eval line after each of its moves (the spectator room; the page's PGN has them).
+LOCAL_CONFIG: dict[str, Any] = {
+    "challenge": {"concurrency": 2, "accept_bot": False, "variants": ["standard", "chess960", "fromPosition"],
+                  "time_controls": ["bullet", "blitz", "rapid", "classical"], "modes": ["casual", "rated"]},
+    "max_takebacks_accepted": 3,
+    "chat": {"eval_every": 1},
+}
+
+
+def add_local_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("playing here (--local)")
+    g.add_argument("--local", action="store_true",
+                   help="play on a lichess embedded in this process: open the page it prints and play the bot "
+                        "(no token, no config, no internet)")
+    g.add_argument("--port", type=int, default=None,
+                   help=f"--local: the page's port (default {DEFAULT_PORT}, or the next free one)")
+    g.add_argument("--host", default="127.0.0.1",
+                   help="--local: the address to listen on (default 127.0.0.1: this machine only)")
+    g.add_argument("--clock", default=None, help="--local: the page's time control, minutes+increment (e.g. 5+3)")
+    g.add_argument("--fen", default=None, help="--local: the page's start position (default: the usual one)")
+    g.add_argument("--color", choices=["white", "black", "random"], default=None,
+                   help="--local: the colour the page offers you first")
+
+
+def parse_clock(text: str) -> tuple[float, int]:
+    """``"5+3"`` -> (5.0, 3): minutes and seconds of increment, as lichess writes a time control. Raises
+    LichessbotError naming the value: not of that form, a base lichess does not offer, an increment over 180 s,
+    or UltraBullet (bots may not play it)."""
+    try:
+        minutes_text, inc_text = text.split("+")
+        minutes, inc = float(minutes_text), int(inc_text)
+    except ValueError:
+        raise LichessbotError(f"--clock {text!r}: write minutes+increment, e.g. 5+3") from None
+    if minutes * 60 not in CLOCK_LIMITS:
+        raise LichessbotError(f"--clock {text!r}: {minutes:g} minutes is not a lichess clock (0, 1/4, 1/2, 3/4, "
+                              "1, 1.5, or whole minutes up to 180)")
+    if not 0 <= inc <= MAX_INCREMENT:
+        raise LichessbotError(f"--clock {text!r}: the increment must be 0 to {MAX_INCREMENT} seconds")
+    if speed_of(minutes * 60, inc) == "ultraBullet":
+        raise LichessbotError(f"--clock {text!r}: that is UltraBullet, which lichess does not let bots play")
+    return minutes, inc
+
+
+def local_data_dir() -> Path:
+    """Where local mode keeps its state and games: ``$XDG_DATA_HOME/lichessbot/local`` (default
+    ``~/.local/share``), ``%LOCALAPPDATA%\\lichessbot\\local`` on Windows."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "lichessbot" / "local"
+
+
+def local_config(path: str | None, data_dir: Path, status_port: int, host: str) -> BotConfig:
+    """The bot's config in local mode: ``path``'s (or :data:`LOCAL_CONFIG`), with its state in ``data_dir``, its
+    games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port``, and no
+    matchmaking nor arenas. Raises ConfigError (the file's path and the key)."""
+    base = load_config(path) if path else parse_config(LOCAL_CONFIG)
+    pgn = base.pgn_directory if path and base.pgn_directory not in (None, "game_records") else str(data_dir / "games")
+    return base.model_copy(update={
+        "state_directory": str(data_dir), "pgn_directory": pgn,
+        "status": base.status.model_copy(update={"enabled": True, "host": host, "port": status_port}),
+        "matchmaking": base.matchmaking.model_copy(update={"allow_matchmaking": False}),
+        "tournaments": base.tournaments.model_copy(update={"join": [], "teams": []}),
+    })
+
+
+def _bind(token: str, host: str, port: int | None) -> LocalLichess:
+    """The server on ``port`` (None: :data:`DEFAULT_PORT` or the next free one). Raises LichessbotError naming
+    the address when it cannot be had."""
+    ports = [port] if port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES))
+    for p in ports:
+        try:
+            return LocalLichess(token, host=host, port=p)
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE and port is None:
+                continue
+            in_use = err.errno == errno.EADDRINUSE
+            why = "is in use by another program" if in_use else f"cannot be used ({err.strerror})"
+            raise LichessbotError(f"port {p} on {host} {why}: choose another with --port") from None
+    raise LichessbotError(f"ports {ports[0]}-{ports[-1]} on {host} are all in use: choose one with --port")
+
+
+def _free_port(host: str, after: int) -> int:
+    """The first port after ``after`` that ``host`` can listen on (for the status page); 0 (any free port) when none
+    is near. Another program may take it before the status page binds it: that page then says so in the log."""
+    for p in range(after + 1, after + 1 + PORT_TRIES):
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            try:
+                s.bind((host, p))
+                return p
+            except OSError:
+                continue
+    return 0
+
+
+def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, BotConfig], None]) -> int:
+    """Entry point of ``lichessbot play --local`` (``install_signals(service, config)``: Ctrl-C's handling, as
+    ``lichessbot play``'s)."""
+    defaults: dict[str, str] = {}
+    if args.clock is not None:
+        minutes, inc = parse_clock(args.clock)
+        defaults["clock"] = f"{minutes:g}+{inc}"
+    if args.fen is not None:
+        try:
+            defaults["fen"] = check_fen(args.fen)
+        except ValueError as err:
+            raise LichessbotError(f"--fen: {err}") from None
+    if args.color is not None:
+        defaults["color"] = args.color
+    token = "lip_" + secrets.token_urlsafe(24)
+    configure_logging(level=args.log_level, secrets=[token])
+    data_dir = local_data_dir()
+    server = _bind(token, args.host, args.port)  # before anything else: a taken port starts nothing
+    try:
+        config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host)
+        server.page_extra["defaults"] = defaults
+        if args.host not in ("127.0.0.1", "::1", "localhost"):
+            log.warning("the page and the Board API are open to the network: anyone who reaches this address can "
+                        "play the bot and use its chat", url=server.url)
+        engine = Engine(config)
+    except BaseException:
+        server.httpd.server_close()
+        raise
+    server.start()
+    # the bot reaches the server on this machine even when it listens on every address
+    wildcard = args.host in ("0.0.0.0", "::", "")
+    client = LichessClient(token, f"http://127.0.0.1:{server.port}" if wildcard else server.url, ClientSettings())
+    try:
+        account = check_account(client, upgrade=False)
+        service = BotService(config, client, engine, account=account, token=token)
+        install_signals(service, config)
+        threading.Thread(target=_announce, args=(server, service, account.username, config), name="announce",
+                         daemon=True).start()
+        return service.run()
+    finally:
+        engine.close()
+        client.close()
+        server.stop()
+
+
+def _announce(server: LocalLichess, service: BotService, name: str, config: BotConfig) -> None:
+    """Once the service runs and its status page listens (or :data:`ANNOUNCE_WAIT` s passed): the status page's
+    address to the page, and the start-up line (stdout)."""
+    deadline = time.monotonic() + ANNOUNCE_WAIT
+    while service.status_server is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    status = service.status_server.url if service.status_server is not None else None
+    server.page_extra["status"] = status
+    print(f"lichessbot: play {name} at {server.url} (Board API on the same address, any token; games saved in "
+          f"{config.pgn_directory}; live status {status or 'off'}; Ctrl-C stops)", flush=True)

@@ -1,0 +1,118 @@
+"""The page where a person plays the bot, served by the embedded lichess (a mixin of
+:class:`lichessbot.local.server.LocalLichess`):
+
+* ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
+  ``page.css`` and ``page.js`` inlined; no outside resource). The page is a Board API client;
+* ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
+  reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
+  the bot accepts, bullet too;
+* ``GET /local/game/{id}/stream``: the page's stream of a game: the Board API's lines (``gameFull``,
+  ``gameState``, ``chatLine``, both rooms, as lichess shows the spectator room to watchers) and after each state a
+  ``position`` line with what lichess's site sends its board so the page needs no chess rules: the FEN, the
+  last move, the king in check, the legal destinations by square (``dests``), the moves in SAN, the clocks after
+  each move, the bot's evals, the seconds left for a first move; it stays open after the game for the goodbyes;
+* ``GET /game/export/{id}``: the game's PGN (lichess's export, ``[%clk]`` and ``[%eval]``)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import chess
+
+from lichessbot import __version__
+from lichessbot.local.export import pgn
+from lichessbot.local.http import Handler
+from lichessbot.local.model import Account, Game, color_name
+from lichessbot.local.rules import abortable, clock_running, drawable, expiry
+
+__all__ = ["PageRoutes", "page_html"]
+
+
+def page_html(settings: dict[str, Any]) -> bytes:
+    """The page with its CSS and JavaScript inlined and ``settings`` (the bot's name, the status page's URL, the
+    defaults of the form) as ``window.LOCAL``."""
+    files = resources.files("lichessbot.local")
+    html = (files / "page.html").read_text(encoding="utf-8")
+    css = (files / "page.css").read_text(encoding="utf-8")
+    js = (files / "page.js").read_text(encoding="utf-8")
+    blob = json.dumps(settings).replace("</", "<\\/")
+    return (html.replace("/*CSS*/", css).replace("/*SETTINGS*/", f"window.LOCAL = {blob};")
+            .replace("/*JS*/", js).encode("utf-8"))
+
+
+class PageRoutes:
+    """The page's routes (the server's lock guards the state)."""
+
+    lock: threading.RLock
+    games: dict[str, Game]
+    bot: Account
+    url: str
+    #: more settings for the page (the command adds the status page's URL and the form's defaults)
+    page_extra: dict[str, Any]
+    if TYPE_CHECKING:
+        def register(self, token: str, web: bool = False) -> Account: ...
+        def account_for_token(self, token: str) -> Account | None: ...
+        def _serve_game(self, h: Handler, g: Game, kind: str, white: bool | None) -> None: ...
+
+    def page_settings(self) -> dict[str, Any]:
+        """What the page is told at load: the bot's name, the version, and :attr:`page_extra`."""
+        return {"bot": self.bot.username, "version": __version__, **self.page_extra}
+
+    def _serve_page(self, h: Handler) -> None:
+        h.reply_html(200, page_html(self.page_settings()))
+
+    def _serve_session(self, h: Handler, body: dict[str, Any]) -> None:
+        """A guest account for the page: the token it sends back (when the server knows it or it is new to it),
+        else a new one."""
+        token = str(body.get("token") or "")
+        with self.lock:
+            account = self.account_for_token(token) if token else None
+            if account is None or account.bot:
+                token = "lip_" + secrets.token_urlsafe(18)
+                account = self.register(token, web=True)
+            account.web = True
+        h.reply(200, {"token": token, "username": account.username})
+
+    def _serve_page_stream(self, h: Handler, me: Account | None, gid: str) -> None:
+        with self.lock:
+            g = self.games.get(gid)
+        if g is None:
+            return h.reply(404, {"error": "No such game"})
+        self._serve_game(h, g, "page", None if me is None else g.color_of(me))
+        return None
+
+    def _serve_export(self, h: Handler, gid: str) -> None:
+        with self.lock:
+            g = self.games.get(gid)
+            text = None if g is None else pgn(g, f"{self.url}/{gid}")
+        if text is None:
+            return h.reply(404, {"error": "No such game"})
+        h.send(200, text.encode("utf-8"), "application/x-chess-pgn; charset=utf-8",
+               {"Content-Disposition": f'attachment; filename="lichessbot_{gid}.pgn"'})
+        return None
+
+    def position_line(self, g: Game, now: float, evals: bool = True) -> dict[str, Any]:
+        """The ``position`` line of the page's stream (see the module's docstring; ``evals`` False: without the
+        bot's evals, for a player during the game). Milliseconds."""
+        board = g.board
+        dests: dict[str, list[str]] = {}
+        if not g.over:
+            for move in board.legal_moves:
+                if move.drop is None:
+                    targets = dests.setdefault(chess.square_name(move.from_square), [])
+                    to = chess.square_name(move.to_square)
+                    if to not in targets:
+                        targets.append(to)
+        sans = g.sans()
+        king = board.king(board.turn) if board.is_check() else None
+        left = expiry(g, now)
+        return {"type": "position", "fen": board.fen(), "turn": color_name(board.turn),
+                "lastMove": board.peek().uci() if board.move_stack else None,
+                "check": None if king is None else chess.square_name(king), "dests": dests, "sans": sans,
+                "clocks": list(g.clocks), "evals": {str(k): v for k, v in g.evals.items()} if evals else {},
+                "clockRunning": clock_running(g), "abortable": abortable(g), "drawable": drawable(g),
+                "expiresIn": None if left is None else int(left * 1000), "bot": self.bot.username}

@@ -1,0 +1,216 @@
+"""lila's rules of a game in progress, as functions of a :class:`~lichessbot.local.model.Game` and the time:
+moves and the clocks, the end of a game, aborting, draw offers and takebacks. No I/O, no locks (the server
+calls them under its lock). Times: ``now`` is a ``time.monotonic()`` second; clocks are milliseconds."""
+
+from __future__ import annotations
+
+import re
+
+import chess
+
+from lichessbot.local.model import Game, color_name
+
+__all__ = ["MoveError", "abortable", "apply_move", "clock_running", "decline_draw", "drawable", "expiry",
+           "finish", "flag", "offer_draw", "parse_move", "remaining", "takeback", "time_for_first_move"]
+
+#: What lila reads as UCI (scalachess ``Uci.apply``: a move, a promotion or a drop such as ``P@e4``).
+_UCI = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|[PNBRQ]@[a-h][1-8])$")
+#: Plies within which a player's second draw offer is ignored (lila modules/game/src/main/GameExt.scala
+#: ``playerHasOfferedDrawRecently``: an offer at ``ply >= current - 20``).
+DRAW_OFFER_PLIES = 20
+
+
+class MoveError(ValueError):
+    """A move lila refuses (the message is lila's: modules/bot/src/main/BotPlayer.scala and scalachess)."""
+
+
+def parse_move(g: Game, uci: str) -> chess.Move:
+    """The legal move ``uci`` of the side to move.
+
+    Raises:
+        MoveError: "Invalid UCI: ..." (not UCI), "No piece on e3" or "Piece on e2 cannot move to e5" (illegal;
+            scalachess ``Situation.move``).
+    """
+    if not _UCI.match(uci):
+        raise MoveError(f"Invalid UCI: {uci}")
+    try:
+        return g.board.parse_uci(uci)
+    except ValueError:
+        pass
+    if "@" in uci:
+        raise MoveError(f"Cannot drop {uci[0]} on {uci[2:]}")
+    piece = g.board.piece_at(chess.parse_square(uci[:2]))
+    if piece is None or piece.color != g.board.turn:
+        raise MoveError(f"No piece on {uci[:2]}")
+    raise MoveError(f"Piece on {uci[:2]} cannot move to {uci[2:4]}")
+
+
+def clock_running(g: Game) -> bool:
+    """A clock runs once both sides made their first move (scalachess ``Clock.start`` is called at ply 2; lila
+    modules/round/src/main/Player.scala), until the game ends."""
+    return g.has_clock and g.ply() >= 2 and not g.over
+
+
+def remaining(g: Game, white: bool, now: float) -> int:
+    """Milliseconds left to ``white`` (True) or black at ``now`` (the running clock counted down, not below 0)."""
+    t = g.wtime if white else g.btime
+    if clock_running(g) and g.board.turn == white:
+        t -= int((now - g.last_move_at) * 1000)
+    return max(0, t)
+
+
+def _settle(g: Game, now: float) -> None:
+    """Charge the running clock up to ``now`` (``wtime``/``btime`` then hold the times at ``now``)."""
+    if clock_running(g):
+        g.wtime, g.btime = remaining(g, True, now), remaining(g, False, now)
+    g.last_move_at = now
+
+
+def finish(g: Game, status: str, winner: str | None, now: float) -> None:
+    """End the game at ``now``: offers lapse, the running clock stops at what it shows."""
+    _settle(g, now)
+    g.status, g.winner = status, winner
+    for seat in (g.white, g.black):
+        seat.offering_draw = seat.proposing_takeback = False
+
+
+def _end_of_play(g: Game) -> tuple[str, str | None] | None:
+    """The status and winner when the position ends the game: mate, stalemate, insufficient material, fifty moves
+    and fivefold repetition (scalachess ``Situation.end``/``autoDraw``), threefold repetition (lichess claims it
+    for a player who lets it: lila modules/round/src/main/Drawer.scala ``autoThreefold``), or a variant's end."""
+    outcome = g.board.outcome(claim_draw=False)
+    if outcome is not None:
+        if outcome.termination == chess.Termination.CHECKMATE:
+            return "mate", color_name(bool(outcome.winner))
+        if outcome.termination == chess.Termination.STALEMATE:
+            return "stalemate", None
+        if outcome.termination == chess.Termination.VARIANT_WIN:
+            return "variantEnd", color_name(bool(outcome.winner))
+        return "draw", None
+    if g.board.is_repetition(3) or g.board.halfmove_clock >= 100:
+        return "draw", None
+    return None
+
+
+def apply_move(g: Game, move: chess.Move, now: float) -> None:
+    """Play ``move`` for the side to move at ``now``: its clock is charged and gets the increment once the
+    clocks run (no lag compensation, as lila gives bots none: modules/round/src/main/MovePlayer.scala); the
+    opponent's draw offer lapses (the mover's own stands) and takeback proposals end; the game may end."""
+    mover = g.board.turn
+    if clock_running(g):
+        left = remaining(g, mover, now) + g.increment_ms
+        if mover:
+            g.wtime = left
+        else:
+            g.btime = left
+    g.last_move_at = now
+    g.board.push(move)
+    g.clocks.append(g.wtime if mover else g.btime)
+    g.seat(not mover).offering_draw = False
+    g.white.proposing_takeback = g.black.proposing_takeback = False
+    end = _end_of_play(g)
+    if end is not None:
+        finish(g, *end, now)
+
+
+def flag(g: Game, now: float) -> bool:
+    """End the game when the side to move has no time left at ``now`` (True): lost on time, or a draw when the
+    other side cannot mate or offers a draw (lila modules/round/src/main/Finisher.scala ``outOfTime``)."""
+    if not clock_running(g):
+        return False
+    mover = g.board.turn
+    if remaining(g, mover, now) > 0:
+        return False
+    if mover:
+        g.wtime = 0
+    else:
+        g.btime = 0
+    g.last_move_at = now
+    if g.seat(not mover).offering_draw:
+        finish(g, "draw", None, now)
+    else:
+        winner = None if g.board.has_insufficient_material(not mover) else color_name(not mover)
+        finish(g, "outoftime", winner, now)
+    return True
+
+
+def time_for_first_move(g: Game) -> float:
+    """Seconds a side has for its first move (lila modules/round/src/main/RoundGame.scala ``timeForFirstMove``):
+    by speed 15/20/25/30/35 s (UltraBullet, Bullet, Blitz, Rapid, else), 11/16/21/25/30 in tournaments, x5/4 in
+    chess960."""
+    table = {"ultraBullet": (15, 11), "bullet": (20, 16), "blitz": (25, 21), "rapid": (30, 25)}
+    base = table.get(g.speed, (35, 30))[1 if g.tournament else 0]
+    return base * 5 / 4 if g.variant == "chess960" else float(base)
+
+
+def expiry(g: Game, now: float) -> float | None:
+    """Seconds left until the game expires for want of a first move, or None when it cannot expire: a game with
+    a clock not yet running, counted from the game's start or from white's first move (lila RoundGame.scala
+    ``expirable``, ``timeBeforeExpiration``, from ``movedAt``)."""
+    if g.over or not g.has_clock or g.ply() >= 2:
+        return None
+    return max(0.0, g.last_move_at + time_for_first_move(g) - now)
+
+
+def abortable(g: Game) -> bool:
+    """Before both sides moved, outside tournaments (lila modules/game/src/main/Game.scala ``abortable``)."""
+    return not g.over and g.ply() < 2 and g.tournament is None
+
+
+def drawable(g: Game) -> bool:
+    """A game past its abortable start (lila GameExt ``drawable``: playable and not abortable)."""
+    return not g.over and not abortable(g)
+
+
+def offer_draw(g: Game, white: bool, now: float) -> bool:
+    """``white``'s draw offer or agreement (lila modules/bot/src/main/BotPlayer.scala ``offerDraw``,
+    modules/round/src/main/Drawer.scala ``yes``): the opponent's standing offer is accepted (the game is drawn);
+    otherwise an offer stands unless one was made in the last :data:`DRAW_OFFER_PLIES` plies. True: changed."""
+    if not drawable(g):
+        return False
+    me, other = g.seat(white), g.seat(not white)
+    if other.offering_draw:
+        finish(g, "draw", None, now)
+        return True
+    if me.offering_draw or any(p >= g.ply() - DRAW_OFFER_PLIES for p in me.draw_offers):
+        return False
+    me.offering_draw = True
+    me.draw_offers.append(g.ply())
+    return True
+
+
+def decline_draw(g: Game, white: bool) -> bool:
+    """``white`` says no: the opponent's offer ends, or its own is withdrawn (Drawer.scala ``no``)."""
+    changed = g.seat(not white).offering_draw or g.seat(white).offering_draw
+    g.white.offering_draw = g.black.offering_draw = False
+    return changed
+
+
+def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
+    """``white``'s ``takeback/yes`` or ``/no`` (lila modules/round/src/main/Takebacker.scala): yes accepts the
+    opponent's proposal (its last move is taken back, and the reply to it when the proposer is to move again) or
+    proposes one; no declines the opponent's or withdraws its own. Not in tournaments. True: changed."""
+    if g.over or g.tournament is not None:
+        return False
+    me, other = g.seat(white), g.seat(not white)
+    if not yes:
+        changed = me.proposing_takeback or other.proposing_takeback
+        me.proposing_takeback = other.proposing_takeback = False
+        return changed
+    if other.proposing_takeback:
+        proposer = not white
+        plies = 2 if g.board.turn == proposer else 1
+        if g.ply() < plies:
+            return False
+        _settle(g, now)
+        for _ in range(plies):
+            g.board.pop()
+            g.clocks.pop()
+            g.evals.pop(g.ply(), None)
+        other.proposing_takeback = False
+        return True
+    moved = g.ply() >= (1 if g.board.turn != white else 2)
+    if me.proposing_takeback or not moved:
+        return False
+    me.proposing_takeback = True
+    return True

@@ -1,0 +1,168 @@
+"""The embedded lichess's streams: each account's event stream (``GET /api/stream/event``) and each game's
+streams (``GET /api/bot/game/stream/{id}``, ``GET /api/board/game/stream/{id}`` and the page's own), and what is
+pushed into them (a mixin of :class:`lichessbot.local.server.LocalLichess`, whose lock guards every field)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from lichessbot.local.http import END, Handler
+from lichessbot.local.model import Account, Challenge, ChatLine, Game, Subscriber
+from lichessbot.local.views import challenge_json, compat, game_full, game_info
+
+__all__ = ["StreamRoutes", "chat_json"]
+
+
+def chat_json(line: ChatLine) -> dict[str, Any]:
+    """A ``chatLine`` (lila BotJsonView ``chatLine``)."""
+    return {"type": "chatLine", "room": line.room, "username": line.username, "text": line.text}
+
+
+
+class StreamRoutes:
+    """Streams and pushes. lila's rules (api/EventStream, modules/bot/src/main/GameStateStream.scala): one event
+    stream per account (a new one ends the old); on connection the account's ongoing games (``gameStart``) and
+    pending challenges are sent; a game stream starts with ``gameFull`` and, for the Bot and Board APIs, ends
+    with the game (the page's stream stays open for the goodbyes); the spectator room reaches bots (and the
+    page), the player room everyone."""
+
+    keepalive: float
+    url: str
+    lock: threading.RLock
+    changed: threading.Condition
+    games: dict[str, Game]
+    challenges: dict[str, Challenge]
+    event_streams: dict[str, list[queue.Queue[Any]]]
+    _stopping: threading.Event
+    if TYPE_CHECKING:
+        def position_line(self, g: Game, now: float, evals: bool = True) -> dict[str, Any]: ...
+        def _state(self, g: Game, now: float) -> dict[str, Any]: ...
+
+    # pushes (call them under the lock) ------------------------------------------------------------------
+    def _event(self, account_id: str, obj: Any) -> None:
+        """Send ``obj`` on ``account_id``'s event stream (nothing when it is not connected)."""
+        with self.lock:
+            for q in self.event_streams.get(account_id, []):
+                q.put(obj)
+            self.changed.notify_all()
+
+    def _challenge_event(self, ch: Challenge, account: Account) -> dict[str, Any]:
+        direction = "in" if ch.dest.id == account.id else "out"
+        return {"type": "challenge", "challenge": challenge_json(ch, self.url, direction), "compat": compat(ch.speed)}
+
+    def _game_push(self, g: Game, obj: Any, kinds: tuple[str, ...] = ("bot", "board", "page")) -> None:
+        """``obj`` to the game's streams of ``kinds``; a finished game's Bot and Board streams then end."""
+        with self.lock:
+            for sub in g.subscribers:
+                if sub.kind in kinds:
+                    sub.queue.put(obj)
+            if g.over:
+                for sub in g.subscribers:
+                    if sub.kind != "page":
+                        sub.queue.put(END)
+            self.changed.notify_all()
+
+    def _broadcast_state(self, g: Game) -> None:
+        """The game changed: ``gameState`` to its streams (and the page's position), then, the first time it is
+        over, ``gameFinish`` to both players' event streams and the spectator room to the players' pages."""
+        now = time.monotonic()
+        with self.lock:
+            self._game_push(g, self._state(g, now))
+            if any(sub.kind == "page" for sub in g.subscribers):
+                self._page_push(g, self.position_line(g, now, evals=True), self.position_line(g, now, evals=g.over))
+            if g.over and not g.finish_sent:
+                g.finish_sent = True
+                for line in g.lines:
+                    if line.room == "spectator":
+                        self._page_push(g, None, chat_json(line))
+                self._finished(g)
+
+    def _page_push(self, g: Game, to_watchers: Any, to_players: Any) -> None:
+        """To the page's streams of ``g``: ``to_watchers`` to those who watch, ``to_players`` to its players
+        (None: nothing). A player sees the spectator room and the bot's evals once the game is over, as on
+        lichess, where the spectator room is the watchers' (lila GameStateStream: a person's stream has the player
+        room only)."""
+        with self.lock:
+            for sub in g.subscribers:
+                if sub.kind == "page":
+                    obj = to_watchers if sub.white is None else to_players
+                    if obj is not None:
+                        sub.queue.put(obj)
+            self.changed.notify_all()
+
+    def _finished(self, g: Game) -> None:
+        """``gameFinish`` to both players (lila: the event stream's ``gameFinish``)."""
+        now = time.monotonic()
+        for white in (True, False):
+            self._event(g.seat(white).account.id, {"type": "gameFinish", "game": game_info(g, white, now)})
+
+    def _game_started(self, g: Game) -> None:
+        now = time.monotonic()
+        for white in (True, False):
+            self._event(g.seat(white).account.id, {"type": "gameStart", "game": game_info(g, white, now)})
+
+    # serving ----------------------------------------------------------------------------------------------
+    def _serve_events(self, h: Handler, account: Account) -> None:
+        q: queue.Queue[Any] = queue.Queue()
+        now = time.monotonic()
+        with self.lock:
+            olds = self.event_streams.setdefault(account.id, [])
+            for old in olds:  # one event stream per account: the new one wins
+                old.put(END)
+            for g in self.games.values():
+                white = g.color_of(account)
+                if white is not None and not g.over:
+                    q.put({"type": "gameStart", "game": game_info(g, white, now)})
+            for ch in self.challenges.values():  # lichess sends the pending challenges again
+                if ch.status == "created" and account.id in (ch.dest.id, ch.challenger.id):
+                    q.put(self._challenge_event(ch, account))
+            olds.append(q)
+            self._connected(account)
+            self.changed.notify_all()
+        try:
+            h.stream(q, self.keepalive, self._stopping)
+        finally:
+            with self.lock:
+                self.event_streams[account.id].remove(q)
+                self.changed.notify_all()
+
+    def _connected(self, account: Account) -> None:
+        """``account`` opened its event stream (a hook: the test server counts connections)."""
+
+    def _serve_game(self, h: Handler, g: Game, kind: str, white: bool | None) -> None:
+        """Stream game ``g`` to a player (``white``) or a watcher (None) of ``kind`` bot, board or page."""
+        q: queue.Queue[Any] = queue.Queue()
+        now = time.monotonic()
+        with self.lock:
+            q.put(self._full(g, now))
+            if kind == "page":
+                q.put(self.position_line(g, now, evals=white is None or g.over))
+                for line in g.lines:
+                    if line.room == "player" or white is None or g.over:
+                        q.put(chat_json(line))
+            elif g.over:
+                q.put(END)
+            g.subscribers.append(Subscriber(q, kind, white))
+            wait = self._stream_opened(g, kind)
+            self.changed.notify_all()
+        if wait > 0:
+            time.sleep(wait)  # the test server's slow network: the answer arrives late, its clock old on arrival
+        try:
+            h.stream(q, self.keepalive, self._stopping)
+        finally:
+            with self.lock:
+                g.subscribers = [s for s in g.subscribers if s.queue is not q]
+                self.changed.notify_all()
+
+    def _full(self, g: Game, now: float) -> dict[str, Any]:
+        full = game_full(g, now)
+        full["state"] = self._state(g, now)
+        return full
+
+    def _stream_opened(self, g: Game, kind: str) -> float:
+        """A stream of ``g`` opened: seconds to wait before answering (a hook: the test server counts the streams
+        and may delay them; 0 here)."""
+        return 0.0

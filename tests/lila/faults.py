@@ -1,0 +1,142 @@
+"""The test server's fault injection (never in the product): an account request quota answered with lichess's
+429s, injected answers by request kind, moves that hang then are cut, latency added to every answer, and the
+account endpoints with their test knobs (a mixin of :class:`tests.lila.server.FakeLichess`).
+
+* ``quota=(rate, burst)``: one token bucket per account across all non-stream endpoints; a request over it gets a
+  **429 with an HTML body and no Retry-After** (lichess's front), or lila's ``JsonLimited`` body with
+  ``ratelimit.seconds`` = ``limit_seconds`` when that is set;
+* ``fail_next(kind, status)``: the next requests of ``kind`` (move, chat, challenge, action, broadcast, account,
+  playing) get ``status``; ``move_failures``: answers of the next move posts;
+* ``stall_moves``: the next move posts hang this many seconds, then are cut unanswered;
+* ``latency=(min, max)``: seconds added to every answer."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from lichessbot.local.http import Handler
+
+__all__ = ["TOO_MANY_HTML", "FaultRoutes", "request_kind"]
+
+#: What lichess's front answers with a 429 (an HTML page, no Retry-After).
+TOO_MANY_HTML = (b"<!DOCTYPE html><html><head><title>429 Too Many Requests</title></head><body><h1>Too many "
+                 b"requests</h1><p>Please wait a minute before trying again.</p></body></html>")
+
+
+def request_kind(method: str, parts: list[str]) -> str:
+    """The kind of an API request for quotas and injected failures: move, chat, action, challenge, broadcast,
+    playing or account (``parts``: the path split on ``/``)."""
+    if parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
+        return {"move": "move", "chat": "chat"}.get(parts[4], "action")
+    if parts[:2] == ["api", "challenge"]:
+        return "challenge"
+    if parts[:2] == ["api", "broadcast"]:
+        return "broadcast"
+    if parts[:2] == ["api", "account"] and parts[2:3] == ["playing"]:
+        return "playing"
+    return "account"
+
+
+class FaultRoutes:
+    lock: threading.RLock
+    changed: threading.Condition
+    games: dict[str, Any]
+
+    def _init_faults(self, quota: tuple[float, float] | None) -> None:
+        self.quota = quota
+        self.requests: list[tuple[str, str, int]] = []  # (method, path, status)
+        self.rate_limited: Counter[str] = Counter()     # kind -> 429s answered
+        self.bad_auth = 0
+        self.move_failures: list[int] = []
+        self.failures: dict[str, list[int]] = {}
+        self.latency: tuple[float, float] | None = None  # seconds added to every answer (min, max)
+        self.limit_seconds: int | None = None  # injected 429s: JSON ratelimit.seconds (None: lila's HTML page)
+        self.stall_moves: list[float] = []  # the next move posts hang this many seconds, then are cut unanswered
+        self.stalled = 0                    # move posts hanging now
+        self.token_scopes = "bot:play,challenge:read,challenge:write"
+        self.token_tests = 0
+        self.user_agents: set[str] = set()  # every User-Agent a request came with
+        self._tokens = quota[1] if quota else 0.0
+        self._tokens_at = time.monotonic()
+
+    def fail_next(self, kind: str, status: int, n: int = 1) -> None:
+        """The next ``n`` requests of ``kind`` get ``status`` (a 429 as lichess sends it: never a Retry-After)."""
+        with self.lock:
+            self.failures.setdefault(kind, []).extend([status] * n)
+
+    def _json_limited(self, kind: str) -> dict[str, Any] | None:
+        """An injected 429's body: lila's ``JsonLimited`` when ``limit_seconds`` is set, else None (HTML)."""
+        if self.limit_seconds is None:
+            return None
+        return {"error": "Too many requests. Try again later.",
+                "ratelimit": {"key": f"api.{kind}", "seconds": self.limit_seconds}}
+
+    def _over_quota(self, kind: str) -> int | None:
+        """The status of an injected failure, or 429 when the account's quota is spent."""
+        with self.lock:
+            if kind == "move" and self.move_failures:
+                return self.move_failures.pop(0)
+            if self.failures.get(kind):
+                return self.failures[kind].pop(0)
+            if self.quota is None:
+                return None
+            rate, burst = self.quota
+            now = time.monotonic()
+            self._tokens = min(burst, self._tokens + (now - self._tokens_at) * rate)
+            self._tokens_at = now
+            if self._tokens < 1:
+                return 429
+            self._tokens -= 1
+            return None
+
+    def _faults(self, h: Handler, method: str, parts: list[str]) -> bool:
+        """Answer the request with an injected fault (True) or let it through (False)."""
+        if self.latency:
+            time.sleep(random.uniform(*self.latency))
+        if parts[:2] == ["api", "stream"] or parts[:4] == ["api", "bot", "game", "stream"]:
+            return False
+        kind = request_kind(method, parts)
+        status = self._over_quota(kind)
+        if status is not None:
+            with self.lock:
+                g = self.games.get(parts[3]) if kind == "move" else None
+                if g is not None:
+                    g.rejected_posts.append((g.ply(), parts[5], status))
+            if status == 429:
+                self.rate_limited[kind] += 1
+                if (limited := self._json_limited(kind)) is not None:  # lila JsonLimited, never Retry-After
+                    h.reply(429, limited)
+                else:
+                    h.reply_html(429, TOO_MANY_HTML)
+            else:
+                h.reply(status, {"error": "injected failure"})
+            return True
+        if kind == "move" and self.stall_moves:
+            with self.lock:
+                seconds = self.stall_moves.pop(0) if self.stall_moves else 0.0
+                self.stalled += 1
+            time.sleep(seconds)  # a post lost on the way: no answer, then the connection is cut
+            with self.lock:
+                self.stalled -= 1
+            h.close_connection = True
+            h.connection.shutdown(2)
+            return True
+        return False
+
+    def record(self, h: Handler, method: str, path: str) -> None:
+        with self.lock:
+            self.requests.append((method, path, h.status))
+            self.user_agents.add(h.headers.get("User-Agent", ""))
+            self.changed.notify_all()
+
+    def _token_test(self, h: Handler) -> None:
+        """lichess-org/api doc/specs/tags/oauth/api-token-test.yaml, with ``token_scopes`` for the server's token."""
+        self.token_tests += 1
+        tokens = [t.strip() for t in h.raw.decode(errors="replace").split(",") if t.strip()]
+        name = getattr(self, "username", "").lower()
+        h.reply(200, {t: ({"userId": name, "scopes": self.token_scopes, "expires": None}
+                          if t == getattr(self, "token", None) else None) for t in tokens})

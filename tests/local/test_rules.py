@@ -1,0 +1,132 @@
+"""lila's rules of a game as the embedded lichess plays them (:mod:`lichessbot.local.rules`): the clocks start after
+both first moves and add the increment, a flag ends the game (a draw when the other side cannot mate), a first
+move that never comes aborts the game, draw offers and takebacks, lila's messages for refused moves. Pure: times
+are given."""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from lichessbot.local.export import attach_eval, pgn
+from lichessbot.local.model import Account, Game, Seat, make_board, speed_of
+from lichessbot.local.rules import (
+    MoveError,
+    apply_move,
+    expiry,
+    flag,
+    offer_draw,
+    parse_move,
+    remaining,
+    takeback,
+    time_for_first_move,
+)
+
+T0 = 1000.0
+
+
+def game(fen: str = "startpos", initial: int = 60_000, inc: int = 2_000, speed: str = "bullet",
+         variant: str = "standard") -> Game:
+    g = Game(id="abcdefgh", white=Seat(Account("Alice")), black=Seat(Account("lichessbot", title="BOT")),
+             board=make_board(variant, fen), initial_fen=fen, variant=variant, speed=speed, initial_ms=initial,
+             increment_ms=inc, wtime=initial, btime=initial, started_at=T0, last_move_at=T0)
+    return g
+
+
+def play(g: Game, *moves: tuple[str, float]) -> None:
+    for uci, at in moves:
+        apply_move(g, parse_move(g, uci), at)
+
+
+def test_the_clocks_start_after_both_first_moves_and_add_the_increment():
+    g = game()
+    play(g, ("e2e4", T0 + 5), ("e7e5", T0 + 9))
+    assert (g.wtime, g.btime) == (60_000, 60_000)  # the first moves cost nothing and earn no increment
+    assert remaining(g, True, T0 + 12) == 57_000  # white's clock runs from black's first move
+    play(g, ("g1f3", T0 + 12))
+    assert (g.wtime, g.btime) == (59_000, 60_000) and g.clocks == [60_000, 60_000, 59_000]
+    assert remaining(g, False, T0 + 13.5) == 58_500
+
+
+def test_a_flag_loses_and_is_a_draw_when_the_other_side_cannot_mate():
+    g = game()
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert not flag(g, T0 + 60.9)  # white's clock runs from black's first move
+    assert flag(g, T0 + 61.1) and (g.status, g.winner, g.wtime) == ("outoftime", "black", 0)
+    bare = game("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")  # black has a bare king: it cannot win on time
+    play(bare, ("e2e3", T0), ("e8d8", T0 + 1))
+    assert flag(bare, T0 + 70) and (bare.status, bare.winner) == ("outoftime", None)
+
+
+def test_a_game_whose_first_move_never_comes_expires_after_lilas_time():
+    g = game(speed="blitz")
+    assert time_for_first_move(g) == 25 and expiry(g, T0 + 10) == 15
+    play(g, ("e2e4", T0 + 20))
+    assert expiry(g, T0 + 30) == 15  # black's time counts from white's move
+    play(g, ("e7e5", T0 + 31))
+    assert expiry(g, T0 + 40) is None  # both moved: the clocks run instead
+    assert time_for_first_move(game(speed="bullet", variant="chess960",
+                                    fen=chess.Board.from_chess960_pos(5).fen())) == 25  # 20 x 5/4
+
+
+def test_refused_moves_carry_lilas_messages():
+    g = game()
+    for uci, text in (("e2e5", "Piece on e2 cannot move to e5"), ("e3e4", "No piece on e3"),
+                      ("e7e5", "No piece on e7"), ("hello", "Invalid UCI: hello")):
+        with pytest.raises(MoveError, match=text):
+            parse_move(g, uci)
+
+
+def test_draw_offers_stand_lapse_on_a_move_and_meet_into_a_draw():
+    g = game()
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert offer_draw(g, True, T0 + 2) and g.white.offering_draw
+    assert not offer_draw(g, True, T0 + 2)  # one offer at a time
+    play(g, ("g1f3", T0 + 3))
+    assert g.white.offering_draw  # the offerer's move keeps its offer
+    play(g, ("b8c6", T0 + 4))
+    assert not g.white.offering_draw  # declined by moving
+    assert not offer_draw(g, True, T0 + 5)  # again within 20 plies: ignored (lila)
+    assert offer_draw(g, False, T0 + 5) and offer_draw(g, True, T0 + 6)
+    assert (g.status, g.winner) == ("draw", None)
+
+
+def test_takebacks_take_back_one_move_or_two():
+    g = game()
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert takeback(g, True, True, T0 + 2) and g.white.proposing_takeback  # white proposes on its turn
+    assert takeback(g, False, True, T0 + 3)  # black accepts: black's reply and white's move go
+    assert g.ply() == 0 and g.clocks == []
+    play(g, ("d2d4", T0 + 4))
+    assert takeback(g, True, True, T0 + 5) and takeback(g, False, True, T0 + 6)
+    assert g.ply() == 0  # proposed before black replied: one move
+    play(g, ("c2c4", T0 + 7))
+    assert takeback(g, True, True, T0 + 8) and takeback(g, False, False, T0 + 9)  # declined
+    assert g.ply() == 1 and not g.white.proposing_takeback
+
+
+def test_the_mate_and_the_draws_lichess_sees_at_once():
+    g = game("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    play(g, ("a1a8", T0))
+    assert (g.status, g.winner) == ("mate", "white")
+    rep = game()
+    play(rep, *[(u, T0 + i) for i, u in enumerate(["g1f3", "g8f6", "f3g1", "f6g8"] * 2)])
+    assert (rep.status, rep.winner) == ("draw", None)  # threefold repetition
+
+
+def test_the_speed_of_a_clock_is_lichesss():
+    assert [speed_of(*c) for c in ((15, 0), (60, 0), (180, 2), (300, 3), (900, 10), (1800, 20))] == \
+        ["ultraBullet", "bullet", "blitz", "blitz", "rapid", "classical"]
+
+
+def test_the_export_has_clocks_and_the_bots_evals_from_white_s_side():
+    g = game(speed="bullet", inc=0)
+    g.black = Seat(Account("lichessbot", title="BOT"))
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1), ("g1f3", T0 + 2), ("b8c6", T0 + 3))
+    attach_eval(g, False, "eval +0.35 | W 41% D 33% L 26% | nodes 16 nps 1000 depth 2 | pv e5 Nf3")
+    attach_eval(g, False, "mate +3 | nodes 16 nps 1000 depth 2 | pv Nc6 Bb5")
+    attach_eval(g, False, "book move Nc6")  # no eval in it
+    text = pgn(g, "http://127.0.0.1:8080/abcdefgh")
+    assert "1. e4 { [%clk 0:01:00] } 1... e5 { [%eval -0.35] [%clk 0:01:00] }" in text
+    assert "2... Nc6 { [%eval #-3] [%clk 0:00:59] }" in text
+    assert '[TimeControl "60+0"]' in text and '[BlackTitle "BOT"]' in text and '[Result "*"]' in text
