@@ -28,7 +28,7 @@ import chess
 from lichessbot.local import LocalLichess
 from lichessbot.local.http import DROP
 from lichessbot.local.model import Account, Challenge, Game
-from lichessbot.local.rules import apply_move, finish, flag
+from lichessbot.local.rules import apply_move, expiry, finish, flag
 from lichessbot.local.views import challenge_json, game_info
 from tests.lila.arenas import ArenaRoutes
 from tests.lila.botlimit import BotLimitRoutes
@@ -58,6 +58,7 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
         self.bot.title = title
         self.opponent_delay = opponent_delay
         self.no_start_after = no_start_after
+        self.first_move_s: float | None = None  # a test's first-move time of arena games (None: lila's table)
         self.answers: dict[str, tuple[str, str | None]] = {}
         self.answer_attempts: Counter[str] = Counter()
         self.canceled: set[str] = set()
@@ -207,6 +208,11 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
     def _game_info(self, g: FakeGame) -> dict[str, Any]:
         return game_info(g, g.bot_white, time.monotonic())
 
+    def _first_move_expired(self, g: Game, now: float) -> bool:
+        if self.first_move_s is None:
+            return expiry(g, now) == 0.0
+        return g.has_clock and g.ply() < 2 and now >= g.last_move_at + self.first_move_s
+
     def _finish(self, g: Game, status: str, winner: str | None) -> None:
         with self.lock:
             finish(g, status, winner, time.monotonic())
@@ -258,14 +264,25 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
             g.opp_takeback = True
             self._game_push(g, self._state(g, time.monotonic()))
 
-    # the clocks: no first-move expiry here, ``no_start_after`` instead ------------------------------------
+    # the clocks and lila's first-move expiry -----------------------------------------------------------------
     def _tick(self, now: float) -> None:
+        """lila's clocks, and its first-move expiry where lila has one: only games of an expirable source (lobby,
+        arena, pool, swiss: lila ``Source.expirable``; here the arena games) end ``noStart`` when a side misses
+        its first move (round ``RoundGame.timeForFirstMove``, tournament column), the other side winning, and
+        the non-mover is withdrawn from its arena (tournament ``TournamentApi.withdrawNonMover``). A friend game
+        (a challenge's) never expires: a bot must abort it itself. ``no_start_after`` (a test's switch) ends any
+        game without both first moves after that many seconds."""
         with self.lock:
             for g in list(self.games.values()):
                 if g.over:
                     continue
                 if self.no_start_after is not None and g.ply() < 2 and now - g.started_at > self.no_start_after:
                     self._finish(g, "noStart", None)
+                elif g.tournament is not None and self._first_move_expired(g, now):
+                    mover_white = g.board.turn == chess.WHITE
+                    self._finish(g, "noStart", "black" if mover_white else "white")
+                    if isinstance(g, FakeGame) and mover_white == g.bot_white:
+                        self.withdraw_non_mover(g.tournament)
                 elif flag(g, now):
                     self._broadcast_state(g)
 

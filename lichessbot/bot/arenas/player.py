@@ -188,10 +188,15 @@ class ArenaPlayer:
             log.debug("arena not joined yet: lichess's pause after our withdrawal", tournament_id=tid,
                       wait_s=round(wait, 1))
             return f"arena {tid}: lichess's pause after our withdrawal ({wait:.0f} s left)"
-        if self._free_places() <= 0 and not self._make_room(priority):
-            log.debug("arena not joined: max_arena_games reached", tournament_id=tid,
-                      max_arena_games=self.config.max_arena_games)
-            return f"arena {tid} not joined: max_arena_games ({self.config.max_arena_games}) reached"
+        if self._free_places() <= 0:
+            if not self._make_room(priority):
+                log.debug("arena not joined: max_arena_games reached", tournament_id=tid,
+                          max_arena_games=self.config.max_arena_games)
+                return f"arena {tid} not joined: max_arena_games ({self.config.max_arena_games}) reached"
+            with self._lock:
+                wait = self._join_after - self._clock()
+            if wait > 0:  # the withdrawal that made room started lila's pause: joined at a later look
+                return f"arena {tid}: room made; lichess's pause after our withdrawal ({wait:.0f} s left)"
         try:
             self.client.join_arena(tid, team, password)
         except LichessError as err:
