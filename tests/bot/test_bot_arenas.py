@@ -84,7 +84,7 @@ def test_a_join_lila_refuses_for_a_moment_is_tried_again_and_a_refusal_for_good_
     with FakeLichess() as server:
         busy = server.add_arena(games=0)
         closed = server.add_arena(games=0, password="secret")  # a 400: the wrong entry code
-        server.join_failures = [429] + [503] * 4  # one look's join: the session's own retries all fail
+        server.join_failures[busy] = [429] + [503] * 4  # one look's join: the session's own retries all fail
         config = {"tournaments": {"join": [busy, closed], "max_arena_games": 2, "check_period": 1}}
         with BotRun(server, StandInEngine(), config) as bot:
             assert server.wait_for(lambda: server.arenas[busy].joined, 10)
@@ -92,7 +92,7 @@ def test_a_join_lila_refuses_for_a_moment_is_tried_again_and_a_refusal_for_good_
             bot.service.stop()
             bot.join()
     joins = [(tid, action) for tid, action, _ in server.arena_calls if action == "join"]
-    assert server.join_failures == [] and joins.count((busy, "join")) >= 5  # failed at one look, joined at the next
+    assert server.join_failures[busy] == [] and joins.count((busy, "join")) >= 5  # failed at one look, joined at the next
     assert joins.count((closed, "join")) == 1
 
 

@@ -115,7 +115,8 @@ class ArenaRoutes:
         #: lila tournament Pause, kept per player: the bot's pauses and the last one's monotonic time
         self.pauses, self.paused_at = 0, -PAUSE_RESET_S
         self.pause_refusals = 0                 # joins refused while the pause ran (JoinResult.Paused)
-        self.join_failures: list[int] = []      # statuses of the next joins (429: lila's tourJoinOrResume limit)
+        #: arena id -> statuses of its next joins (429: lila's tourJoinOrResume limit)
+        self.join_failures: dict[str, list[int]] = {}
         self.non_mover_withdrawals = 0          # withdrawNonMover of the bot
         #: seconds of the pause delays (lila's: 10 s at least); a test may shorten them
         self.pause_min_s, self.pause_max_s = PAUSE_MIN_S, PAUSE_MAX_S
@@ -170,8 +171,8 @@ class ArenaRoutes:
             if arena is None:
                 return h.reply(404, {"error": "Not found."})
             self.arena_calls.append((tid, action, dict(body)))
-            if action == "join" and self.join_failures:
-                status = self.join_failures.pop(0)
+            if action == "join" and self.join_failures.get(tid):
+                status = self.join_failures[tid].pop(0)
                 return h.reply(status, {"error": "Too many requests. Try again later.",
                                         "ratelimit": {"key": "tournament.user.joinOrResume", "seconds": 1}}
                                if status == 429 else {"error": "injected failure"})
