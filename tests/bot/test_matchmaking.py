@@ -372,3 +372,19 @@ def test_lichess_decline_keys_are_read_in_any_case_and_an_unknown_one_is_generic
     ch = parse_challenge({"id": "c", "status": "declined", "declineReasonKey": key})
     assert ch.decline_reason_key is reason
     assert parse_challenge({"id": "c"}).decline_reason_key is None
+
+
+def test_a_challenge_accepted_at_the_moment_we_would_cancel_it_is_played_not_aborted(server, tmp_path):
+    """lila answers a cancel of an accepted challenge with 200 and aborts the new game (Challenge.apiCancel). The
+    opponent accepts just before our challenge_expiry while its gameStart lags on the event stream: the verdict
+    on the challenge's keep-alive stream (ChallengeKeepAliveStream) tells the bot not to cancel (issue 40, point 3)."""
+    server.add_bot("Late", player=lambda: resign_after(6))
+    server.answer_after = 0.85  # challenge_expiry is 1.0 s
+    server.game_start_lag = 1.0
+    with run_bot(server, tmp_path):
+        assert server.wait_for(lambda: server.outgoing, 10)
+        cid = server.outgoing[0]["id"]
+        assert server.wait_for(lambda: cid in server.games and server.games[cid].over, 20)
+    game = server.games[cid]
+    assert server.kept_alive >= 1 and server.aborted_by_cancel == 0
+    assert game.status != "aborted" and game.posts  # played
