@@ -58,6 +58,7 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
         self.bot.title = title
         self.opponent_delay = opponent_delay
         self.no_start_after = no_start_after
+        self.lose_takeback_answers = 0  # the next takeback answers are handled, their answers lost
         self.first_move_s: float | None = None  # a test's first-move time of arena games (None: lila's table)
         self.answers: dict[str, tuple[str, str | None]] = {}
         self.answer_attempts: Counter[str] = Counter()
