@@ -92,7 +92,7 @@ def test_a_join_lila_refuses_for_a_moment_is_tried_again_and_a_refusal_for_good_
             bot.service.stop()
             bot.join()
     joins = [(tid, action) for tid, action, _ in server.arena_calls if action == "join"]
-    assert server.join_failures[busy] == [] and joins.count((busy, "join")) >= 5  # failed at one look, joined at the next
+    assert server.join_failures[busy] == [] and joins.count((busy, "join")) >= 5  # failed a look, joined the next
     assert joins.count((closed, "join")) == 1
 
 

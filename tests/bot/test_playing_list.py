@@ -28,3 +28,23 @@ def test_a_full_playing_list_frees_no_slot_of_a_game_it_leaves_out(tmp_path):
 
 def test_the_playing_list_asks_for_lilas_maximum():
     assert PLAYING_MAX == 50
+
+
+def test_a_game_beyond_lilas_50_is_not_freed_and_is_asked_about_on_its_own(server):
+    """lila lists 50 games at most, most urgent first (Account.doNowPlaying, Pov.priority: games off our move by
+    their last move, freshest first): a real-time game that started before 50 correspondence games falls off the
+    list. Its slot is kept, and lichess is asked about it alone (GET /game/export/{id}, issue 40, point 8)."""
+    from tests.fake_lichess import BotRun, StandInEngine, staller
+
+    rt = server.start_game(opponent=staller(), bot_color="black", limit=600)  # the opponent (white) never moves
+    with BotRun(server, StandInEngine(), {"playing_check_period": 1, "abort_time": 120}) as bot:
+        assert server.wait_for(lambda: rt in bot.service.admission.running, 10)
+        for _ in range(PLAYING_MAX):
+            time.sleep(0.001)  # each later: fresher than the real-time game
+            server.start_game(opponent=staller(), bot_color="black", limit=None, days=3)
+        assert server.wait_for(lambda: bot.service.playing_checks >= 2, 10)
+        assert server.wait_for(lambda: any(p == f"/game/export/{rt}" for _, p, _ in server.requests), 5)
+        assert rt in bot.service.admission.running  # not freed by its absence
+        server._finish(server.games[rt], "aborted", None)
+        server.skip_game_finish = 0
+        assert server.wait_for(lambda: rt not in bot.service.admission.running, 10)
