@@ -105,7 +105,7 @@ def test_the_daily_bot_game_limit_stops_matchmaking_and_declines_bots_with_later
         assert answer(server, bot) == ("decline", "later")
         human = server.challenge(challenger="alice", opponent=resign_after(2))
         assert answer(server, human) == ("accept", None)
-        assert run.service.matchmaker.waiting_for.startswith("1 games against bots in 24 h")
+        assert run.service.matchmaker.waiting_for.startswith("1 games against bots in lichess's day window")
     state = json.loads((tmp_path / "state.json").read_text())
     assert list(state["bot_games"]) == [server.outgoing[0]["id"]]  # the human game is not counted
     with run_bot(server, tmp_path, {"max_bot_games_per_day": 1}, MM):  # a restart keeps today's count

@@ -63,7 +63,7 @@ def test_a_real_429_with_an_html_body_pauses_its_endpoint_class_for_a_minute_and
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, backoff=0.01))
     gid = _game(server, client)
     cid, other = server.challenge(), server.challenge()
-    server.fail_next("challenge", 429)
+    server.fail_next("answer", 429)
     with pytest.raises(LichessError) as err:
         client.decline_challenge(cid, DeclineReason.LATER)
     assert err.value.status == 429 and "<" not in str(err.value)
