@@ -55,6 +55,9 @@ __all__ = ["PLAYING_MAX", "BotSession", "ChallengeLimited", "ClientSettings", "L
 log = structlog.get_logger("lichessbot.lichess")
 T = TypeVar("T")
 
+#: Seconds a takeback answer may wait for its turn before it is stale (ours: an opponent moves within about that).
+TAKEBACK_FRESH_S = 0.5
+
 #: The most games ``/api/account/playing`` lists (lila app/controllers/Account.scala ``doNowPlaying``:
 #: ``nb`` at most 50).
 PLAYING_MAX = 50
@@ -360,11 +363,13 @@ class LichessClient:
         self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
 
     def answer_takeback(self, game_id: str, accept: bool) -> None:
-        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer. Never retried: a
-        ``yes`` that reaches lila after the offer is gone proposes a takeback of ours (lila round
-        ``Takebacker.yes``), so a lost answer is for the next game state to give again."""
+        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer. Never retried, and
+        never sent late (a 429 pause, a wait for a token or for its turn longer than :data:`TAKEBACK_FRESH_S`: the
+        answer is dropped): a ``yes`` that reaches lila after the offer is gone (the opponent moved meanwhile)
+        proposes a takeback of ours (lila round ``Takebacker.yes``), so a lost answer is for the next game
+        state to give again."""
         self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}",
-                   retries=0, retry_429=False)
+                   retries=0, retry_429=False, fresh_for=TAKEBACK_FRESH_S)
 
     def post_chat(self, game_id: str, room: str, text: str) -> None:
         """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford

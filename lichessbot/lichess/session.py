@@ -200,6 +200,30 @@ class BotSession(requests.Session):
         log.warning("request deferred", endpoint=pkey, reason="rate limited (429)", wait_s=round(left, 1))
         self._sleep(left)
 
+    def _fresh(self, method: str, url: str, fresh_for: float, *args: Any, **kwargs: Any) -> requests.Response:
+        """A request sent within ``fresh_for`` seconds or not at all (see :meth:`request`)."""
+        key = endpoint_key(method, url)
+        pkey = pause_key(method, url, key)
+        if self.pause_left(pkey) > 0:
+            self.dropped_in_pause += 1
+            log.warning("request dropped", endpoint=key, reason="rate limited (429): it would be stale when sent")
+            raise RequestDropped(f"{key}: dropped, rate limited")
+        if self.pacer.tokens < 1 or not self._one_at_a_time.acquire(timeout=fresh_for):
+            log.warning("request dropped", endpoint=key, reason="it would be stale when sent")
+            raise RequestDropped(f"{key}: dropped, it would be stale when sent")
+        try:
+            self.pacer.acquire(request_class(method, url), key, self._sleep)
+            kwargs.setdefault("timeout", (self.settings.timeout, self.settings.timeout))
+            retries = kwargs.pop("retries", None)
+            retry_429 = kwargs.pop("retry_429", True)
+            if retries not in (0, None) or retry_429:
+                raise ValueError("a fresh request is never retried")
+            return super().request(method, url, *args, **kwargs)
+        except (requests.ConnectionError, requests.Timeout) as err:
+            raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
+        finally:
+            self._one_at_a_time.release()
+
     def _within_limits(self, method: str, url: str, kind: str, cost: int, over_limit: str) -> None:
         """Count the request in lila's window of its class; a full window waits (or, ``over_limit="refuse"``,
         raises :class:`OverLimit`). Move posts and game streams have no window."""
@@ -225,14 +249,19 @@ class BotSession(requests.Session):
 
     def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
                 retry_429: bool = True, cost: int = 1, over_limit: str = "wait", retries: int | None = None,
-                budget: float | None = None, **kwargs: Any) -> requests.Response:
+                budget: float | None = None, fresh_for: float | None = None,
+                **kwargs: Any) -> requests.Response:
         """A request with the session's timeouts, retries, pacing, lila's windows and 429 pauses.
 
         ``cost``: its credits in lila's window (a challenge: 5 to a human, 1 to a bot); ``over_limit``:
         ``"wait"`` for a full window to close, or ``"refuse"`` (raise :class:`OverLimit`); ``retries``: the
         tries after a connection error or a 5xx (None: the settings'; 0 for a request that must not reach
-        lichess twice); ``budget``: seconds the whole request may take."""
+        lichess twice); ``budget``: seconds the whole request may take; ``fresh_for``: seconds after which the
+        request is stale: one that would wait longer for a 429 pause, a token or its turn is given up
+        (:class:`RequestDropped`) rather than sent late (a takeback answer: lila reads a late ``yes`` as a proposal)."""
         s = self.settings
+        if fresh_for is not None:
+            return self._fresh(method, url, fresh_for, *args, retries=retries, retry_429=retry_429, **kwargs)
         max_tries = s.retries if retries is None else retries
         end = None if budget is None else time.monotonic() + budget
         stream = bool(kwargs.get("stream"))

@@ -53,3 +53,23 @@ def test_a_takeback_answer_is_never_retried(server):
     except Exception:  # noqa: BLE001 - the 503 is the answer here
         pass
     assert sum(1 for _, p, _ in server.requests if p.endswith("/takeback/yes")) == 1
+
+
+def test_a_takeback_answer_that_would_be_sent_late_is_dropped(server):
+    """A takeback answer that would wait out a 429 pause is given up: sent late, after the opponent moved, lila would
+    read a yes as a proposal of ours (found by the soak: answers waiting out a pause of the game actions)."""
+    from lichessbot.lichess.client import LichessError
+    from lichessbot.lichess.limits import OTHER
+
+    client = LichessClient(server.token, server.url, ClientSettings(retries=3, backoff=0.01))
+    cid = server.challenge()
+    client.accept_challenge(cid)
+    assert server.wait_for(lambda: cid in server.games, 5)
+    client.session._pause(OTHER, 5.0)  # the game actions' class, paused by a 429
+    try:
+        client.answer_takeback(cid, True)
+    except LichessError as err:
+        assert "dropped" in str(err) or err.status is None
+    else:
+        raise AssertionError("the answer went late")
+    assert not any(p.endswith("/takeback/yes") for _, p, _ in server.requests)

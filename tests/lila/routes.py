@@ -72,6 +72,9 @@ class TestRoutes:
                 self.answering -= 1
         with self.lock:
             self.answer_attempts[cid] += 1
+            if action == "accept" and cid in self.cancel_on_accept:  # the challenger's cancel gets there first
+                self.cancel_on_accept.discard(cid)
+                self.cancel_challenge(cid)
             ch = self.challenges.get(cid)
             if action == "accept" and ch is not None and ch.status == "created":
                 if (limited := self._accept_limit(ch)) is not None:
