@@ -31,7 +31,8 @@ OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill",
 TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
 #: Placeholders a greeting may use.
 GREETING_FIELDS = ("me", "opponent", "level")  # level: docs/strength.md
-#: Games against bots lichess lets a bot start in a (rolling) day: lila modules/bot/src/main/BotLimit.scala.
+#: Games against bots lichess lets a bot start in a day (a window that opens at the first game): lila
+#: modules/bot/src/main/BotLimit.scala.
 LICHESS_BOT_GAMES_PER_DAY = 100
 
 
