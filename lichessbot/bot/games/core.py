@@ -195,7 +195,7 @@ class GameCore:
             self.record.moves = list(board.move_stack)
         self._opp_offers_draw = state.bdraw if self.color == chess.WHITE else state.wdraw
         actions: list[Action] = []
-        answer = self._takebacks.answer(state, self.color)
+        answer = None if self._moved_since(state) else self._takebacks.answer(state, self.color)
         if answer is not None and self.board is not None:
             actions.append(AnswerTakeback(answer, len(self.board.move_stack)))
         self._update_abort_timer(now)
@@ -207,6 +207,15 @@ class GameCore:
             self.record.status, self.record.winner = state.status, state.winner
             self.log.info("game over", status=state.status, winner=state.winner, plies=len(self.record.moves))
         return actions
+
+    def _moved_since(self, state: GameState) -> bool:
+        """Whether our move in ``state``'s position went out already: the state was sent before lila had it (it
+        waited in the queue while we thought). lila declines the opponent's takeback proposal with our move (round
+        ``MovePlayer.postHumanOrBotPlay``: ``Takeback(player, false)``), so the offer this state shows is gone, and
+        a yes to it would propose a takeback of ours; the state after our move shows the offers as they are."""
+        b = self.board
+        return (b is not None and state.running and b.turn == self.color
+                and len(b.move_stack) in self._posted)
 
     def takeback_posted(self, answer: AnswerTakeback, error: str | None) -> None:
         """The shell posted ``answer`` (``error`` None) or failed to (the offer is answered again if it stays).
