@@ -78,6 +78,7 @@ class _SlowFirstMove(StandInEngine):
         return thinker
 
 
+@pytest.mark.slow
 def test_a_join_lila_refuses_for_a_moment_is_tried_again_and_a_refusal_for_good_is_not():
     """A 429 (lila's 30 joins per 10 minutes) or a 5xx is tried again at the next look; a 400 keeps the arena out
     (it used to ban the arena for the run after any failure)."""
@@ -96,6 +97,7 @@ def test_a_join_lila_refuses_for_a_moment_is_tried_again_and_a_refusal_for_good_
     assert joins.count((closed, "join")) == 1
 
 
+@pytest.mark.slow
 def test_an_arena_lila_withdrew_us_from_for_a_missed_first_move_frees_its_place_and_is_joined_again():
     """lila ends the arena game noStart and withdraws the non-mover (withdrawNonMover); the bot no longer counts
     that arena in max_arena_games and joins it again at its next look."""
@@ -113,6 +115,7 @@ def test_an_arena_lila_withdrew_us_from_for_a_missed_first_move_frees_its_place_
     assert [a for t, a, _ in server.arena_calls if t == tid].count("join") == 2
 
 
+@pytest.mark.slow
 def test_after_our_withdrawal_no_arena_is_joined_before_lilas_pause_is_over(monkeypatch):
     """lila's Pause (per player) refuses joins after a self-withdrawal: the bot waits it out (lila's
     10 s shortened to 1.5 s on both sides) before joining the named arena it made room for."""

@@ -228,6 +228,7 @@ def test_a_challenge_canceled_before_our_answer_is_not_answered(server):
     assert server.answer_attempts[second] == 0 and server.answer_attempts[first] == 1
 
 
+@pytest.mark.slow
 def test_a_challenge_game_whose_opponent_never_moves_is_aborted_by_the_bot(server):
     """lila expires a game for a missing first move only when its source is expirable (lobby, arena, pool, swiss:
     Source.expirable); a challenge's game waits forever, so the bot aborts it itself after abort_time (issue 40).

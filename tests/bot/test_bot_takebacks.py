@@ -38,6 +38,7 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_b
     assert [a.rsplit("/", 1)[1] for a in answers] == ["yes", "no"]
 
 
+@pytest.mark.slow
 def test_a_takeback_yes_whose_answer_is_lost_is_never_posted_again():
     """lila answers every takeback post with 200 and reads a yes without the opponent's proposal as a proposal of
     ours (round Takebacker.yes): a yes that reached lila but whose answer was lost must not be sent again
@@ -54,6 +55,7 @@ def test_a_takeback_yes_whose_answer_is_lost_is_never_posted_again():
     assert [p.rsplit("/", 1)[1] for _, p, _ in server.requests if "/takeback/" in p] == ["yes"]
 
 
+@pytest.mark.slow
 def test_takeback_offers_in_an_arena_game_are_declined():
     with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(),
                                                                          {"max_takebacks_accepted": 5}):

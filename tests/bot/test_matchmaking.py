@@ -374,6 +374,7 @@ def test_lichess_decline_keys_are_read_in_any_case_and_an_unknown_one_is_generic
     assert parse_challenge({"id": "c"}).decline_reason_key is None
 
 
+@pytest.mark.slow
 def test_a_challenge_accepted_at_the_moment_we_would_cancel_it_is_played_not_aborted(server, tmp_path):
     """lila answers a cancel of an accepted challenge with 200 and aborts the new game (Challenge.apiCancel). The
     opponent accepts just before our challenge_expiry while its gameStart lags on the event stream: the verdict

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lichessbot.bot.challenges import Admission
 from lichessbot.config import parse_config
 from lichessbot.lichess.client import PLAYING_MAX
@@ -30,6 +32,7 @@ def test_the_playing_list_asks_for_lilas_maximum():
     assert PLAYING_MAX == 50
 
 
+@pytest.mark.slow
 def test_a_game_beyond_lilas_50_is_not_freed_and_is_asked_about_on_its_own(server):
     """lila lists 50 games at most, most urgent first (Account.doNowPlaying, Pov.priority: games off our move by
     their last move, freshest first): a real-time game that started before 50 correspondence games falls off the
