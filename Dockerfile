@@ -1,57 +1,120 @@
-# lichessbot: `lichessbot play` on a GPU host (or the CPU).
+# lichessbot: `lichessbot play` in a container (docs/docker.md: the images, volumes, stopping, health, the
+# compose example, and the build check developers run). Two images from this file:
 #
-# onnxruntime-gpu 1.31 is built against CUDA 13 and cuDNN 9. The image takes them from the same place as the
-# README's GPU install, NVIDIA's wheels (`pip install "lichessbot[gpu]"`), so CUDA always matches the wheel;
-# the base is a plain Python image. The host needs only the NVIDIA driver and the NVIDIA Container Toolkit
-# (`--gpus all` mounts the driver; the two NVIDIA_* variables below ask for it). Without a GPU (or without
-# --gpus) onnxruntime runs on the CPU, and one warning at start says why and names `--gpus all`.
-#   docker run --rm --gpus all --entrypoint lichessbot lichessbot doctor   # what runs, and how fast
+#   docker build --build-arg FLAVOUR=cpu -t lichessbot:cpu .  # the CPU onnxruntime only (lichessbot[cpu])
+#   docker build -t lichessbot:gpu .                          # FLAVOUR=gpu, the default: onnxruntime-gpu with
+#       CUDA 13 / cuDNN 9 from NVIDIA's wheels (lichessbot[gpu]); the host needs only the NVIDIA driver and the
+#       NVIDIA Container Toolkit (docker run --gpus all); without a GPU it runs on the CPU
+#   docker run --rm -e LICHESS_BOT_TOKEN=lip_xxx -v "$PWD/config.yml:/config/config.yml:ro" \
+#       -v lichessbot-state:/data/state -v "$PWD/game_records:/data/game_records" lichessbot:cpu
+#   docker run --rm --gpus all --entrypoint lichessbot lichessbot:gpu doctor   # what runs, and how fast
 #
-#   docker build -t lichessbot .
-#   docker run --rm -it --gpus all -e LICHESS_BOT_TOKEN=lip_xxx \
-#       -v "$PWD/config.yml:/config/config.yml:ro" -v "$PWD/nets:/networks:ro" \
-#       -v "$PWD/game_records:/data/game_records" lichessbot
+# Layers, first to last: the base and Python; the extra's dependencies (onnxruntime, or the GPU stack); the other
+# dependencies; our package (the compiled core, built from rust/ alone, and our Python code) as one last small
+# layer. A change to a Python file rebuilds only that layer; the dependency lists are made from pyproject.toml in
+# a stage of their own, so a layer is reinstalled only when its own list changes. Nothing is deleted in a later
+# layer (the wheel is unpacked in a stage of its own, whose /app alone is copied).
 #
-# In config.yml, networks are paths under /networks (engine.network: /networks/my.pb.gz) or `default`,
-# and pgn_directory: /data/game_records. Ctrl-C (SIGINT) once finishes the running games; `docker stop`
-# (SIGTERM) resigns or aborts them and exits.
-#
-# The search core is Rust: a builder stage compiles the wheel (maturin; an abi3 wheel for CPython >= 3.11),
-# the runtime stage installs it and needs no toolchain.
-FROM rust:1-bookworm AS builder
+# The base is pinned by tag and digest. To update it: `scripts/build-image.sh --pin` (or
+# `skopeo inspect docker://docker.io/library/debian:bookworm-slim | jq -r .Digest`) and replace the digest below.
+# Without a registry (the machines of this project), scripts/make-base-image.sh makes a stand-in with debootstrap
+# and scripts/build-image.sh builds with `--build-arg BASE=localhost/debian:bookworm-slim`.
+ARG BASE=docker.io/library/debian:bookworm-slim@sha256:2424c1850714a4d94666ec928e24d86de958646737b1d113f5b2207be44d37d8
+ARG FLAVOUR=gpu
+
+# The base of every stage: Debian's Python 3.11 in a virtual environment, and tini (PID 1 below).
+FROM ${BASE} AS python
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv \
+ && apt-get install -y --no-install-recommends python3 python3-venv tini \
  && rm -rf /var/lib/apt/lists/* \
- && python3 -m venv /opt/build && /opt/build/bin/pip install --no-cache-dir "maturin>=1.5,<2"
-WORKDIR /src
-COPY pyproject.toml README.md LICENSE ./
-COPY rust ./rust
-COPY lichessbot ./lichessbot
-RUN /opt/build/bin/maturin build --release --out /wheels
-
-FROM python:3.11-slim-bookworm
-
-ENV PYTHONUNBUFFERED=1 \
+ && python3 -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    NVIDIA_VISIBLE_DEVICES=all \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    PYTHONUNBUFFERED=1
 
-RUN python3 -m venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH
+# The dependency lists, from pyproject.toml (a later stage copies only the list it installs).
+FROM python AS requirements
+COPY pyproject.toml scripts/requirements.py /src/
+RUN mkdir /req \
+ && python3 /src/requirements.py /src/pyproject.toml > /req/base.txt \
+ && python3 /src/requirements.py /src/pyproject.toml --extra cpu > /req/cpu.txt \
+ && python3 /src/requirements.py /src/pyproject.toml --extra gpu > /req/gpu.txt
 
-COPY --from=builder /wheels /wheels
-# The wheel with its gpu extra: onnxruntime-gpu and CUDA 13 / cuDNN 9 from NVIDIA's wheels.
-RUN pip install "$(ls /wheels/*.whl)[gpu]" && rm -rf /wheels
+# The compiled search core: a wheel built from rust/ and the project's metadata alone (its Python package is
+# copied in the last layer of the image), so a change to a Python file never recompiles it.
+FROM python AS core
+ARG RUST_VERSION=1.95.0
+ARG MATURIN_VERSION=1.9.6
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends curl ca-certificates gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && arch="$(uname -m)-unknown-linux-gnu" \
+ && curl -sSf -o /tmp/rustup-init "https://static.rust-lang.org/rustup/dist/$arch/rustup-init" \
+ && chmod +x /tmp/rustup-init \
+ && CARGO_HOME=/opt/cargo RUSTUP_HOME=/opt/rustup /tmp/rustup-init -y --no-modify-path --profile minimal \
+        --default-toolchain "$RUST_VERSION" \
+ && rm /tmp/rustup-init \
+ && pip install "maturin==$MATURIN_VERSION"
+ENV CARGO_HOME=/opt/cargo RUSTUP_HOME=/opt/rustup PATH=/opt/cargo/bin:$PATH
+WORKDIR /src
+# the crates first (a layer of their own: a change to our Rust code downloads nothing)
+COPY rust/Cargo.toml rust/Cargo.lock rust/
+COPY rust/core/Cargo.toml rust/core/
+COPY rust/py/Cargo.toml rust/py/
+RUN mkdir -p rust/core/src rust/py/src && touch rust/core/src/lib.rs rust/py/src/lib.rs \
+ && cargo fetch --locked --manifest-path rust/Cargo.toml
+COPY pyproject.toml LICENSE ./
+COPY rust rust
+# README.md is the package's long description only: a stand-in keeps a change to it from recompiling the core
+RUN mkdir lichessbot && touch lichessbot/__init__.py README.md \
+ && maturin build --release --locked --out /wheels
 
-RUN useradd --create-home --uid 10001 bot \
- && mkdir -p /config /networks /data/game_records /data/state \
- && chown bot:bot /data/game_records /data/state
+# What both images share on top of their dependencies: the core, our code, the user, the entry point.
+FROM python AS runtime-base
+RUN useradd --uid 10001 --home-dir /data/state --no-create-home --shell /usr/sbin/nologin bot \
+ && mkdir -p /config /networks /data/state /data/game_records \
+ && chown bot:bot /data/state /data/game_records
+
+FROM runtime-base AS deps-cpu
+COPY --from=requirements /req/cpu.txt /tmp/req/
+RUN pip install -r /tmp/req/cpu.txt
+COPY --from=requirements /req/base.txt /tmp/req/
+RUN pip install -r /tmp/req/base.txt
+
+FROM runtime-base AS deps-gpu
+COPY --from=requirements /req/gpu.txt /tmp/req/
+RUN pip install -r /tmp/req/gpu.txt
+COPY --from=requirements /req/base.txt /tmp/req/
+RUN pip install -r /tmp/req/base.txt
+# ask the NVIDIA Container Toolkit for the driver (with --gpus or a compose GPU reservation)
+ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
+
+# Our package as it lies in the image, under /app: the core's wheel installed, our Python code over it, compiled
+# (unchecked-hash: the files never change in an image). A stage of its own on the small Python base, so a change
+# to a Python file redoes two small steps here and one copy below.
+FROM python AS app
+ARG SITE=/app/opt/venv/lib/python3.11/site-packages
+COPY --from=core /wheels /wheels
+RUN pip install --no-deps --target "$SITE" /wheels/*.whl \
+ && mkdir -p /app/opt/venv/bin && mv "$SITE/bin/lichessbot" /app/opt/venv/bin/ && rmdir "$SITE/bin"
+COPY lichessbot /app/opt/venv/lib/python3.11/site-packages/lichessbot
+RUN python3 -m compileall -q --invalidation-mode unchecked-hash -s /app -p / "$SITE/lichessbot"
+
+# The image: its dependencies, how it runs (the stop policy and the health signal: docs/docker.md), and our
+# package as its last layer.
+FROM deps-${FLAVOUR} AS image
+# Docker's default grace period is 10 s; with another (compose: stop_grace_period) set this variable to the
+# same number of seconds. The heartbeat lives in the container, not on a volume. The caches (TensorRT's engines)
+# are on the state volume: they outlive the container.
+ENV LICHESSBOT_STOP_GRACE_PERIOD=10 \
+    LICHESSBOT_HEALTH_FILE=/tmp/lichessbot-health.json \
+    XDG_CACHE_HOME=/data/state/.cache
 USER bot
-# The working directory is the state directory (state_directory "."): the bot user writes the matchmaking
-# records there, on a volume, so a restart (docker stop, a new container) keeps them.
 WORKDIR /data/state
-
-VOLUME ["/config", "/networks", "/data/game_records", "/data/state"]
-ENTRYPOINT ["lichessbot", "play"]
+VOLUME ["/data/state", "/data/game_records"]
+HEALTHCHECK --interval=30s --timeout=10s --start-period=300s --retries=3 CMD ["lichessbot", "health"]
+# tini is PID 1: it passes SIGTERM and SIGINT on to the bot from the first instant and reaps what exits
+ENTRYPOINT ["/usr/bin/tini", "--", "lichessbot", "play"]
 CMD ["--config", "/config/config.yml"]
+COPY --from=app /app/ /

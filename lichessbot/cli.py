@@ -30,6 +30,8 @@ NO_ONNXRUNTIME = ('onnxruntime is not installed: install lichessbot with one of 
 _COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("lichessbot.bot.service.cli", "run the lichess bot"),
     "check-config": ("lichessbot.bot.setup.check_config", "validate a config file and exit"),
+    "health": ("lichessbot.bot.service.health",
+               "exit 0 if the running bot's heartbeat says healthy, else 1 (Docker's HEALTHCHECK)"),
     "migrate-config": ("lichessbot.bot.setup.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
     "eval": ("lichessbot.engine.cli", "print the raw network's view of a position"),

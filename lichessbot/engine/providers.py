@@ -38,6 +38,7 @@ from lichessbot.errors import NetworkError
 
 __all__ = ["BACKENDS", "CPU", "CUDA", "CUDA_OPTIONS", "PRECISIONS", "TRT", "ProviderFailure", "Started",
            "cuda_options", "model_inputs", "reason_of", "select_providers", "start", "tensorrt_cache_dir",
+           "tensorrt_cache_path",
            "tensorrt_options"]
 
 log = structlog.get_logger("lichessbot.engine")
@@ -146,15 +147,20 @@ def tensorrt_options(inputs: Sequence[tuple[str, tuple[int, ...]]], precision: s
     return opts
 
 
-def tensorrt_cache_dir() -> tuple[Path | None, str | None]:
+def tensorrt_cache_path() -> Path:
     """TensorRT's engine and timing cache folder, ``$XDG_CACHE_HOME/lichessbot/tensorrt`` (XDG Base Directory
-    Specification; ``~/.cache`` when unset or relative), created and checked writable. Returns (folder,
-    None), or (None, why) when it cannot be used: then TensorRT runs without a cache, never fails."""
+    Specification; ``~/.cache`` when unset or relative). Raises RuntimeError or KeyError without a home."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "lichessbot" / "tensorrt"
+
+
+def tensorrt_cache_dir() -> tuple[Path | None, str | None]:
+    """:func:`tensorrt_cache_path`, created and checked writable. Returns (folder, None), or (None, why) when
+    it cannot be used: then TensorRT runs without a cache, never fails."""
     where = "the cache folder"
     try:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-        path = base / "lichessbot" / "tensorrt"
+        path = tensorrt_cache_path()
         where = str(path)
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):

@@ -66,6 +66,9 @@ class ReconnectingStream(Generic[E]):
         self._closed = threading.Event()
         self.connections = 0
         self.malformed = 0
+        #: Monotonic seconds of the last sign of life: the stream opened, or a line came (keep-alives
+        #: included); None before the first opening. Read by health checks from any thread.
+        self.alive_at: float | None = None
 
     def close(self) -> None:
         """End the iteration from another thread (the open connection is shut)."""
@@ -103,12 +106,14 @@ class ReconnectingStream(Generic[E]):
                 delay = min(delay * 2, self._max_backoff)
                 continue
             self._response = response
+            self.alive_at = time.monotonic()
             yield Connected(reconnect=self.connections > 0, opened_at=opened_at)
             self.connections += 1
             try:
                 for line in iter_lines(response):
                     if not self._running():
                         return
+                    self.alive_at = time.monotonic()
                     if not line.strip():
                         continue  # keepalive
                     event = self._parse(line)

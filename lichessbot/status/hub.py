@@ -158,6 +158,7 @@ class StatusHub:
         self._verdicts = {"accepted": 0, "declined": 0}
         self._results: dict[str, dict[str, int]] = {}  # UTC date -> {"win", "draw", "loss"}: games ended that day
         self.started_at = time.time()
+        self.service_at = 0.0  # Unix time of the last publish_service (0: never)
         self.version = 0
 
     def publish_game(self, snap: GameSnapshot) -> None:
@@ -189,6 +190,7 @@ class StatusHub:
     def publish_service(self, figures: dict[str, Any]) -> None:
         """Replace the service's figures (plain JSON-able values; never a token)."""
         with self._lock:
+            self.service_at = time.time()
             if figures != self._service:
                 self._service = dict(figures)
                 self.version += 1

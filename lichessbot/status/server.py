@@ -5,6 +5,9 @@ Endpoints (GET but one; JSON unless said):
 * ``/`` and ``/games/{id}``: the page (HTML).
 * ``/api/status``: ``{"service": {...}, "challenges": {...}, "games": [summary, ...]}`` (oldest first).
 * ``/api/games``: ``[summary, ...]`` (oldest first), the games of ``/api/status`` alone.
+* ``/api/health``: ``{"healthy", "why", "event_stream_silent_s", "budget_s"}``, status 200 when healthy, 503
+  when not (the event stream silent longer than its budget, or the service no longer publishing): a probe
+  for Docker or Kubernetes (:func:`health_json`).
 * ``/api/games/{id}``: one game (see :func:`lichessbot.status.render.game_json`); 404 when unknown.
 * ``/api/games/{id}/board.svg``, ``/api/games/{id}/eval.svg``, ``/api/games/{id}/summary.svg``: SVG.
 * ``/api/events[?game=id]``: server-sent events: ``status`` (as ``/api/status``) and, with ``game``,
@@ -37,12 +40,14 @@ from lichessbot.status.hub import GameSnapshot, StatusHub
 from lichessbot.status.page import PAGE
 from lichessbot.status.render import board_svg, eval_svg, game_json, game_summary, summary_svg
 
-__all__ = ["StatusServer", "make_app", "status_json"]
+__all__ = ["StatusServer", "health_json", "make_app", "status_json"]
 
 #: Seconds between checks of the hub by an event stream.
 EVENT_PERIOD = 0.25
 #: Seconds between keep-alive comments on a quiet event stream.
 KEEPALIVE = 15.0
+#: Seconds without a publish of the service's figures (every 0.2 s while it runs) after which it is unhealthy.
+SERVICE_STALE = 15.0
 _SVG = "image/svg+xml"
 
 
@@ -52,6 +57,26 @@ def status_json(hub: StatusHub) -> dict[str, Any]:
     service["uptime_s"] = round(time.time() - hub.started_at, 1)
     service["results_today"] = hub.results_today()
     return {"service": service, "challenges": hub.challenges(), "games": [game_summary(g) for g in hub.games()]}
+
+
+def health_json(hub: StatusHub, now: float | None = None) -> tuple[bool, dict[str, Any]]:
+    """``(healthy, body)`` from the service's figures ``event_stream_silent_s`` and ``health_budget_s`` (s) and
+    the age of their publication; ``now``: Unix seconds (default: the clock)."""
+    now = time.time() if now is None else now
+    service = hub.service()
+    age = now - hub.service_at
+    silent, budget = service.get("event_stream_silent_s"), service.get("health_budget_s")
+    if not hub.service_at or not isinstance(silent, (int, float)) or not isinstance(budget, (int, float)):
+        return False, {"healthy": False, "why": "the service has published no health figures"}
+    silent = float(silent) + max(0.0, age)
+    body: dict[str, Any] = {"event_stream_silent_s": round(silent, 1), "budget_s": budget}
+    if age > SERVICE_STALE:
+        healthy, why = False, f"the service has not published for {age:.0f} s"
+    elif silent > budget:
+        healthy, why = False, f"event stream dead for {silent:.0f} s (budget {budget:.0f} s)"
+    else:
+        healthy, why = True, "event stream alive"
+    return healthy, {"healthy": healthy, "why": why, **body}
 
 
 #: The addresses commands come from when ``remote_commands`` is off.
@@ -92,6 +117,10 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
     def _game(request: Request) -> GameSnapshot | None:
         return hub.game(request.path_params["game_id"])
 
+    async def health(_request: Request) -> Response:
+        healthy, body = health_json(hub)
+        return JSONResponse(body, 200 if healthy else 503)
+
     async def games(_request: Request) -> Response:
         return JSONResponse([game_summary(g) for g in hub.games()])
 
@@ -131,7 +160,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
 
     return Starlette(routes=[
         Route("/", page), Route("/games/{game_id}", page),
-        Route("/api/status", status), Route("/api/events", events),
+        Route("/api/status", status), Route("/api/events", events), Route("/api/health", health),
         Route("/api/games", games), Route("/api/games/{game_id}", game),
         Route("/api/games/{game_id}/board.svg", svg(board_svg)),
         Route("/api/games/{game_id}/eval.svg", svg(eval_svg)),

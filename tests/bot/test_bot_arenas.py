@@ -145,3 +145,37 @@ def test_an_arenas_password_goes_with_the_operators_join():
             assert server.arenas[private].joined
             assert bot.service.commands.run(f"leave {private}", "terminal") == f"left arena {private}"
     assert [(a, form.get("password")) for t, a, form in server.arena_calls] == [("join", "letmein"), ("withdraw", None)]
+
+
+def test_an_arena_the_operator_joins_is_never_joined_twice_at_once():
+    """The operator's ``join`` and the arena loop's look at the named arenas race for the same arena: one join
+    at a time, the second sees the arena joined (found by a flaky run of the test above: two joins)."""
+    import threading
+
+    from lichessbot.bot.arenas.player import ArenaPlayer
+    from lichessbot.lichess.client import ClientSettings, LichessClient
+
+    with FakeLichess() as server:
+        tid = server.add_arena(games=0)
+        client = LichessClient(server.token, server.url, ClientSettings(retries=0))
+        player = ArenaPlayer(parse_config({}).tournaments, client, threading.Event())
+        entered, release, join = threading.Event(), threading.Event(), client.join_arena
+
+        def slow_join(*args: Any, **kw: Any) -> None:
+            if not entered.is_set():
+                entered.set()
+                release.wait(5)
+            join(*args, **kw)
+
+        client.join_arena = slow_join  # type: ignore[method-assign]
+        operator = threading.Thread(target=player.join, args=(tid,))
+        operator.start()
+        assert entered.wait(5)
+        loop = threading.Thread(target=player.step)  # sees the arena wanted while the operator's join is under way
+        loop.start()
+        loop.join(0.5)
+        release.set()
+        operator.join(5)
+        loop.join(5)
+        client.close()
+    assert [a for _, a, _ in server.arena_calls] == ["join"]

@@ -118,7 +118,9 @@ def test_the_docker_image_takes_cuda_from_the_same_wheels():
 
     text = (REPO / "Dockerfile").read_text()
     runtime = text.split("FROM ")[-1]  # the last stage is the image that runs
-    assert f"[{gpu.GPU_EXTRA}]" in runtime and "nvidia/cuda:12" not in runtime
+    gpu_deps = text.split("AS deps-gpu")[1].split("FROM ")[0]  # the GPU image's dependencies: the gpu extra
+    assert "/req/gpu.txt" in gpu_deps and f"--extra {gpu.GPU_EXTRA} > /req/gpu.txt" in text
+    assert "nvidia/cuda" not in text
     assert "USER bot" in runtime
 
 

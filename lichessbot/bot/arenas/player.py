@@ -91,6 +91,9 @@ class ArenaPlayer:
         self._join_after = -1.0                      # monotonic time lila's pause of our joins is over
         self._pauses, self._paused_at = 0, -PAUSE_RESET_S
         self._lock = threading.RLock()
+        #: One join at a time (the loop's and the operator's): an arena is never joined twice at once. Taken
+        #: before ``_lock``, never under it.
+        self._join_lock = threading.RLock()
         self._wake = threading.Event()
         self.withdrawn: list[str] = []
 
@@ -178,6 +181,11 @@ class ArenaPlayer:
             return self.config.max_arena_games - len(self.joined)
 
     def _join(self, tid: str, team: str | None, password: str | None, arena: Arena | None, priority: int) -> str:
+        with self._join_lock:
+            return self._join_one(tid, team, password, arena, priority)
+
+    def _join_one(self, tid: str, team: str | None, password: str | None, arena: Arena | None,
+                  priority: int) -> str:
         with self._lock:
             if tid in self.joined:
                 return f"already in arena {tid}"
@@ -226,12 +234,14 @@ class ArenaPlayer:
 
     # the operator and the service ----------------------------------------------------------------------
     def join(self, tid: str, team: str | None = None, password: str | None = None) -> str:
-        """The operator's ``join``: a named arena from now on (kept while the run lasts); tried now."""
-        with self._lock:
-            self._left.discard(tid)
-            self._refused.discard(tid)
-            self.wanted[tid] = _Want(password, team)
-        return self._join_named(tid, self.wanted[tid])
+        """The operator's ``join``: a named arena from now on (kept while the run lasts); tried now (the loop
+        sees it once this join is over: it never joins it at the same time)."""
+        with self._join_lock:
+            with self._lock:
+                self._left.discard(tid)
+                self._refused.discard(tid)
+                want = self.wanted[tid] = _Want(password, team)
+            return self._join_named(tid, want)
 
     def leave(self, tid: str) -> str:
         """The operator's ``leave``: withdraw and never rejoin this arena in this run."""

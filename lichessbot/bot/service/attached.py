@@ -8,9 +8,10 @@ from typing import Any
 import structlog
 
 from lichessbot.bot.games.publish import service_figures
+from lichessbot.lichess.client import LichessError
 from lichessbot.online import OnlineMoves
 
-__all__ = ["publish_status", "start_online", "start_status_page", "use_online"]
+__all__ = ["check_unlisted", "publish_status", "set_matchmaking", "start_online", "start_status_page", "use_online"]
 
 log = structlog.get_logger("lichessbot.bot")
 
@@ -69,6 +70,35 @@ def publish_status(service: Any) -> None:
         "correspondence_games": counts["correspondence_games"], "games_started": service.games_played,
         "concurrency": service.config.challenge.concurrency, "stopping": service.stopping(),
         "playing_checks": service.playing_checks, "challenges_queued": counts["challenges_queued"],
-        "bot_games_today": counts["bot_games_today"],
+        "bot_games_today": counts["bot_games_today"], "health_budget_s": service.health_budget_s,
+        "event_stream_silent_s": round(service.event_stream_silence(), 1),
         "matchmaking": "off" if mm is None or mm.paused else "on",
         "arenas": sorted(service.arenas.joined)}))
+
+
+def set_matchmaking(matchmaker: Any, on: bool, stopping: bool) -> str:
+    """The operator's ``matchmaking on|off`` on ``matchmaker`` (None: the config has none and ``on`` was not
+    asked, or the bot stops): resume or pause challenging; the answer in words."""
+    if stopping:
+        return "stopping: matchmaking stays off"
+    if matchmaker is None:
+        return "matchmaking is off"
+    matchmaker.paused = not on
+    matchmaker.wake()
+    return f"matchmaking {'on' if on else 'off'}"
+
+
+def check_unlisted(client: Any, admission: Any, ongoing: list[Any]) -> set[str]:
+    """The games lichess's full playing list (50 games at most) left out, asked about one by one
+    (``client.game_over``): those over are finished in ``admission``; returns their ids."""
+    freed: set[str] = set()
+    for gid in sorted(admission.unlisted(ongoing)):
+        try:
+            over = client.game_over(gid)
+        except LichessError as err:
+            log.warning("game not checked", game_id=gid, error=str(err))
+            continue
+        if over:
+            admission.game_finished(gid)
+            freed.add(gid)
+    return freed

@@ -13,8 +13,9 @@ Correspondence games hold no slot: a stream opens only for a game on our move (`
 s) restarts the ones on our move.
 
 :meth:`BotService.stop` (SIGTERM or Ctrl-C once): no new games (challenges declined with ``later``, no
-matchmaking), the running games are finished. :meth:`BotService.quit` (twice): exit now, the games left
-running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
+matchmaking), the running games are finished. :meth:`BotService.quit` (twice, or when the grace period ends:
+:mod:`lichessbot.bot.service.stopping`): exit now, a search under way cut short and its move posted, the games
+left running on lichess, or resigned (aborted before both sides moved) with ``resign_on_quit``.
 """
 
 from __future__ import annotations
@@ -34,9 +35,17 @@ from lichessbot.bot.games.game import Game
 from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
-from lichessbot.bot.service.attached import publish_status, start_online, start_status_page, use_online
+from lichessbot.bot.service.attached import (
+    check_unlisted,
+    publish_status,
+    set_matchmaking,
+    start_online,
+    start_status_page,
+    use_online,
+)
 from lichessbot.bot.service.blocklists import BlockListKeeper
 from lichessbot.bot.service.commands import OperatorCommands
+from lichessbot.bot.service.health import stream_budget
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import PLAYING_MAX, LichessClient, LichessError
 from lichessbot.lichess.events import (
@@ -91,6 +100,9 @@ class BotService:
         self.online: OnlineMoves | None = None
         self._account, self._upgrade = account, upgrade
         self._backoff = reconnect_backoff
+        s, self._created_at = client.settings, time.monotonic()
+        #: Seconds the event stream may be silent before the bot counts as unhealthy (health.stream_budget).
+        self.health_budget_s = stream_budget(s.stream_read_timeout, s.timeout, s.max_backoff)
         self._lock = threading.Lock()  # guards games and _threads
         self.games: dict[str, Game] = {}
         self._threads: dict[str, threading.Thread] = {}
@@ -157,23 +169,21 @@ class BotService:
         return self._stopping.is_set()
 
     def set_matchmaking(self, on: bool) -> str:
-        """The operator's ``matchmaking on|off``: resume (starting a matchmaker when the config has none) or
-        pause challenging; the answer in words."""
-        if self._stopping.is_set():
-            return "stopping: matchmaking stays off"
-        if self.matchmaker is None:
-            if not on:
-                return "matchmaking is off"
+        """The operator's ``matchmaking on|off`` (:func:`lichessbot.bot.service.attached.set_matchmaking`)."""
+        if self.matchmaker is None and on and not self._stopping.is_set():
             self.matchmaker = Matchmaker(self.config, self.client, self.admission, self._stopping, self._mm_options)
             self._start_matchmaker()
-        self.matchmaker.paused = not on
-        self.matchmaker.wake()
-        return f"matchmaking {'on' if on else 'off'}"
+        return set_matchmaking(self.matchmaker, on, self._stopping.is_set())
 
     def _start_matchmaker(self) -> None:
         if self.matchmaker is not None and self._mm_thread is None and not self._done.is_set():
             self._mm_thread = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
             self._mm_thread.start()
+
+    def event_stream_silence(self) -> float:
+        """Seconds since the event stream's last line or opening (before that: since made). Any thread."""
+        alive_at = self._events.alive_at if self._events is not None else None
+        return time.monotonic() - (self._created_at if alive_at is None else alive_at)
 
     # the main loop -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -187,9 +197,9 @@ class BotService:
         for key in greetings_with_links(self.config.greeting):
             log.warning("greeting never sent", key=f"greeting.{key}", reason="it has a link: lichess drops a bot's "
                         "chat lines with links")
-        self._start_online()
+        self.online = start_online(self)
         self.block_lists.start()
-        self._start_status_page()
+        self.status_server = start_status_page(self)
         self._answers = ChallengeAnswers(self.client, self.status,
                                          lambda cid, err: self.admission.answer_failed(cid, err.status,
                                                                                        err.rate_limit))
@@ -211,7 +221,7 @@ class BotService:
                 self._start_correspondence()
                 self._answer(self.admission.serve())
                 self._periodic_checks()
-                self._publish_status()
+                publish_status(self)
                 if self._fatal is not None or self._quit.is_set():
                     break
                 if self._stopping.is_set() and not self._threads and self.admission.busy() == 0:
@@ -226,6 +236,7 @@ class BotService:
                 if self._quit.is_set():
                     g.resign_on_quit = self._resign
                     g.quit.set()
+                    g.thinker.stop()  # a search under way returns its move now (posted before the game leaves)
             for t in threads:
                 t.join(timeout=15)
             self._answers.close()
@@ -248,15 +259,6 @@ class BotService:
         if self._fatal is not None:
             raise self._fatal
         return 0
-
-    def _start_online(self) -> None:
-        self.online = start_online(self)
-
-    def _start_status_page(self) -> None:
-        self.status_server = start_status_page(self)
-
-    def _publish_status(self) -> None:
-        publish_status(self)
 
     def _reap(self) -> None:
         """Forget the games whose threads ended; a game seen over frees its slot even if gameFinish never comes."""
@@ -354,15 +356,7 @@ class BotService:
         complete = len(ongoing) < PLAYING_MAX
         freed = self.admission.resync(ongoing, asked, complete)
         if not complete:  # lichess lists 50 games at most: a game left out is asked about on its own
-            for gid in sorted(self.admission.unlisted(ongoing)):
-                try:
-                    over = self.client.game_over(gid)
-                except LichessError as err:
-                    log.warning("game not checked", game_id=gid, error=str(err))
-                    continue
-                if over:
-                    self.admission.game_finished(gid)
-                    freed.add(gid)
+            freed |= check_unlisted(self.client, self.admission, ongoing)
         if freed:
             log.warning("slots freed: games no longer ongoing", games=sorted(freed))
         for g in ongoing:
