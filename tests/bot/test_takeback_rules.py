@@ -22,6 +22,17 @@ def test_a_proposal_of_ours_lichess_shows_is_withdrawn_once():
     assert tb.answer(_state(btakeback=True), chess.WHITE) is True   # the opponent's: answered
 
 
+def test_an_offer_that_stays_across_the_proposers_move_is_answered_once():
+    """lila declines only the opponent's proposal with a move (round MovePlayer ``postHumanOrBotPlay``): an offer
+    made by the side to move stays up after its move until our answer arrives, and it is the same offer (the arena
+    test saw "no" posted twice). A new offer, after a state without one, is answered."""
+    tb = Takebacks(3)
+    assert tb.answer(_state("e2e4 e7e5 g1f3", btakeback=True), chess.WHITE) is True
+    assert tb.answer(_state("e2e4 e7e5 g1f3 b8c6", btakeback=True), chess.WHITE) is None  # black moved: the same
+    assert tb.answer(_state("e2e4 e7e5 g1f3 b8c6"), chess.WHITE) is None  # answered: gone
+    assert tb.answer(_state("e2e4 e7e5 g1f3 b8c6", btakeback=True), chess.WHITE) is True  # a new one
+
+
 def test_offers_in_arena_games_are_declined():
     tb = Takebacks(5)
     tb.no_takebacks = True

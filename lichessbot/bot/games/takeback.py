@@ -85,14 +85,15 @@ class TakebackLedger:
 
 class Takebacks:
     """One game's takeback answers: ``limit`` accepted at most (``max_takebacks_accepted``, counting those of
-    the ``ledger`` before a restart); each offer is answered once (an offer stays in every ``gameState`` until
-    it is answered)."""
+    the ``ledger`` before a restart); each offer is answered once. An offer stays in every ``gameState`` until it
+    is answered, also across the proposer's own moves (lila declines only the opponent's proposal with a move:
+    round ``MovePlayer.postHumanOrBotPlay``), so an offer is the same offer until a state shows it gone."""
 
     def __init__(self, limit: int, game_id: str = "", ledger: TakebackLedger | None = None) -> None:
         self.limit, self.game_id = limit, game_id
         self.ledger = ledger or TakebackLedger()
         self.accepted = self.ledger.count(game_id)
-        self._answered: str | None = None  # the moves of the position whose offer we answer
+        self._answered = False  # the offer shown now was answered (a state without it clears this)
         self._withdrawn: str | None = None  # the moves of the position where we withdrew a proposal of ours
         self.no_takebacks = False  # arena, swiss or simul: offers are declined
 
@@ -109,9 +110,12 @@ class Takebacks:
             log.warning("withdrawing a takeback proposal of ours", game_id=self.game_id,
                         reason="a takeback yes without the opponent's offer proposes one (lila Takebacker.yes)")
             return False
-        if not offered or self._answered == state.moves:
+        if not offered:
+            self._answered = False
             return None
-        self._answered = state.moves
+        if self._answered:
+            return None
+        self._answered = True
         return not self.no_takebacks and self.accepted < self.limit
 
     def posted(self, accept: bool, ok: bool) -> None:
@@ -122,7 +126,7 @@ class Takebacks:
                 self.accepted += 1
                 self.ledger.add(self.game_id)
         else:
-            self._answered = None
+            self._answered = False
 
 
 def taken_back(plies: int, board: chess.Board | None) -> bool:
