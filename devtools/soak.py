@@ -220,7 +220,14 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--games", type=int, default=8, help="concurrent games (default 8)")
+    parser.add_argument("--lila", action="store_true",
+                        help="the soak of issue 40 (devtools/soak_lila.py): --games games in all (100), "
+                             "--concurrency at once (8), lila's rules, faults and limits at once")
+    parser.add_argument("--concurrency", type=int, default=8, help="with --lila: games at once (default 8)")
+    parser.add_argument("--drop", type=float, default=0.01,
+                        help="with --lila: share of stream pushes that cut the stream instead (default 0.01)")
+    parser.add_argument("--games", type=int, default=8,
+                        help="concurrent games (default 8); with --lila: games in all (default 100)")
     parser.add_argument("--tc", default="60+0",
                         help="time controls BASE+INC in seconds, comma-separated, given to the games in turn "
                              "(default 60+0)")
@@ -247,6 +254,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.lila:
+        from devtools.soak_lila import report, soak_lila  # noqa: PLC0415 - the issue-40 soak
+
+        games = args.games if args.games != 8 else 100
+        print(f"soak --lila: {games} games, {args.concurrency} at once, bullet to rapid, against the test server "
+              f"answering as lila; {100 * args.drop:g} % of stream pushes cut; engine: fake (random legal move)")
+        return 0 if report(soak_lila(games, args.concurrency, args.seed, args.max_seconds, args.drop)) else 1
     try:
         tcs = [(int(b), int(n)) for b, n in (tc.split("+") for tc in args.tc.split(","))]
         rate, burst = (float(x) for x in args.quota.split(","))

@@ -125,6 +125,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "timeman": {"_core", "lichessbot.search.searcher", "lichessbot.search.handle"},
     "book": {"search", "lichess"},
     "tablebase": {"search", "lichess"},
+    "gaviota": {"search", "lichess"},
     "status": {"search", "_core", "engine"},
     "online": {"search", "_core", "engine"},
     "thinker": {"lichess"},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, SecretStr, ValidationError, model_validator
@@ -103,14 +103,18 @@ class BotConfig(Strict):
         "ended unseen (a missed gameFinish)."
     )
     pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    pgn_file_grouping: Literal["game", "opponent", "all"] = Field(
+        "game", description="lichess-bot's key: game: one file per game (<white>-vs-<black>-<id>.pgn); opponent: one "
+        "file per opponent (<bot> games vs. <opponent>.pgn); all: every game in one file (<bot> games.pgn). Games "
+        "are appended to a shared file.")
     max_takebacks_accepted: int = Field(
         0, ge=0, description="lichess-bot's key: how many takebacks the opponent may have in one game (their "
         "offers are answered yes until then, then no); 0: none."
     )
     state_directory: str = Field(
         ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
-        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of the "
-        "last 24 h). It must be writable (Docker: the volume /data/state, owned by the bot user)."
+        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of "
+        "lichess's day window). It must be writable (Docker: the volume /data/state, owned by the bot user)."
     )
     quit_after_all_games_finish: bool = Field(
         True, description="lichess-bot's key: on SIGTERM or Ctrl-C take no new games and let the running ones "

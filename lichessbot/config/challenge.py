@@ -11,6 +11,7 @@ from lichessbot.config.base import Strict
 
 __all__ = [
     "ChallengeConfig",
+    "check_urls",
     "GREETING_FIELDS",
     "LICHESS_BOT_GAMES_PER_DAY",
     "OTHER_VARIANTS",
@@ -30,7 +31,8 @@ OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill",
 TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
 #: Placeholders a greeting may use.
 GREETING_FIELDS = ("me", "opponent", "level")  # level: docs/strength.md
-#: Games against bots lichess lets a bot start in a (rolling) day: lila modules/bot/src/main/BotLimit.scala.
+#: Games against bots lichess lets a bot start in a day (a window that opens at the first game): lila
+#: modules/bot/src/main/BotLimit.scala.
 LICHESS_BOT_GAMES_PER_DAY = 100
 
 
@@ -46,6 +48,14 @@ def check_template(text: str) -> str:
             known = ", ".join("{" + k + "}" for k in GREETING_FIELDS)
             raise ValueError(f"unknown placeholder {{{f}}} (known: {known})")
     return text
+
+
+def check_urls(urls: list[str]) -> list[str]:
+    """``urls`` when each is an http(s) URL (online block lists); else ValueError naming the first bad one."""
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"{url!r} is not an http(s) URL")
+    return urls
 
 
 class ChallengeConfig(Strict):
@@ -77,6 +87,10 @@ class ChallengeConfig(Strict):
     min_rating: int | None = Field(None, description="Decline challengers rated below this (null: no limit).")
     max_rating: int | None = Field(None, description="Decline challengers rated above this (null: no limit).")
     block_list: list[str] = Field(default_factory=list, description="Usernames always declined.")
+    online_block_list: list[str] = Field(
+        default_factory=list, description="lichess-bot's key: URLs of plain-text files, one username a line; those "
+        "users are declined too (read at start and refreshed every 10 minutes; a list that cannot be read keeps "
+        "its last version).")
     allow_list: list[str] = Field(default_factory=list, description="If not empty, only these usernames.")
     max_simultaneous_games_per_user: int = Field(
         5, ge=1, description="Games at once with the same user (running games, accepted and queued challenges); "
@@ -108,10 +122,16 @@ class ChallengeConfig(Strict):
         "waits until it is canceled); then it is declined with later. 0: declined at once when no slot is free.",
     )
     max_bot_games_per_day: int = Field(
-        90, ge=0, description="Games against bots started in the last 24 hours (lichess allows "
-        f"{LICHESS_BOT_GAMES_PER_DAY} in its rolling day, lila BotLimit); then bots are declined with later and "
-        "matchmaking waits. Counted in matchmaking.decline_file (from each game's gameFull: the BOT title).",
+        90, ge=0, description="Games against bots in lichess's day window (lichess allows "
+        f"{LICHESS_BOT_GAMES_PER_DAY} in a window of a day that opens at the first game, lila BotLimit); then bots "
+        "are declined with later and matchmaking waits until the window closes. Counted in "
+        "matchmaking.decline_file (from each game's gameFull: the BOT title).",
     )
+
+    @field_validator("online_block_list")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        return check_urls(urls)
 
     @field_validator("variants")
     @classmethod

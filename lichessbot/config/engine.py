@@ -278,8 +278,30 @@ class BookConfig(Strict):
 # --------------------------------------------------------------------------------------------------
 # Endgame tablebases (lichessbot/tablebase.py reads these). lichess-bot: engine.lichess_bot_tbs.syzygy.
 # --------------------------------------------------------------------------------------------------
+class GaviotaConfig(Strict):
+    """Gaviota endgame tablebases at the root (lichess-bot: engine.lichess_bot_tbs.gaviota, the same keys),
+    asked after the Syzygy tables (lichessbot/gaviota.py)."""
+
+    enabled: bool = Field(False, description="Play the Gaviota tables' move in positions they hold.")
+    paths: list[str] = Field(default_factory=list, description="Directories of Gaviota tables (*.gtb.cp4).")
+    max_pieces: int = Field(5, ge=3, le=5, description="Probe positions with at most this many pieces.")
+    move_quality: Literal["best", "suggest"] = Field(
+        "best", description="best: play the tables' move; suggest: the search keeps to the moves that keep the "
+        "tables' result.")
+    min_dtm_to_consider_as_wdl_1: int = Field(
+        120, ge=100, description="A win in this many plies or more (50-move counter included) may be spoilt by "
+        "the 50-move rule: counted as a cursed win (lichess-bot's key; 100 turns it off).")
+
+    @model_validator(mode="after")
+    def _paths(self) -> GaviotaConfig:
+        if self.enabled and not self.paths:
+            raise ValueError("enabled without paths: name the directories of the *.gtb.cp4 files")
+        return self
+
+
 class TablebaseConfig(Strict):
-    """Syzygy endgame tablebases (docs/tablebases.md). Directories are checked at startup."""
+    """Syzygy endgame tablebases (docs/tablebases.md), and Gaviota tables at the root. Directories are
+    checked at startup."""
 
     syzygy: list[str] = Field(
         default_factory=list,
@@ -297,3 +319,4 @@ class TablebaseConfig(Strict):
         True, description="Inside the search, a node in the tables after a capture or pawn move is a terminal "
         "with the tables' WDL (lc0's rule).",
     )
+    gaviota: GaviotaConfig = Field(default_factory=GaviotaConfig)

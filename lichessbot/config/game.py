@@ -55,9 +55,15 @@ class DrawOrResignConfig(Strict):
         -1000, description="Centipawns: resign when each of the last resign_moves scores is <= this."
     )
     resign_moves: int = Field(3, ge=1, description="Our consecutive searched moves at or below resign_score.")
+    resign_for_egtb_minus_two: bool = Field(
+        True, description="With resign_enabled: resign as soon as the endgame tables (Syzygy, Gaviota, online) "
+        "say the position is lost (WDL -2) (lichess-bot's key).")
     offer_draw_enabled: bool = Field(True, description="Offer (or accept) draws in level positions.")
     offer_draw_score: int = Field(0, ge=0, description="Centipawns: offer when |score| <= this for offer_draw_moves.")
     offer_draw_moves: int = Field(10, ge=1, description="Our consecutive searched moves within offer_draw_score.")
+    offer_draw_for_egtb_zero: bool = Field(
+        True, description="With offer_draw_enabled: offer (or accept) a draw as soon as the endgame tables say the "
+        "position is a draw (WDL 0) (lichess-bot's key).")
     claim_draw_when_gone: bool = Field(
         False, description="When the opponent leaves and lichess allows a claim, claim a draw instead of the win."
     )
@@ -85,3 +91,6 @@ class StatusConfig(Strict):
     )
     port: int = Field(8080, ge=0, le=65535, description="TCP port of the page (0: any free port, logged).")
     finished_games: int = Field(20, ge=0, description="Finished games kept on the page (the oldest go first).")
+    remote_commands: bool = Field(
+        False, description="Take the operator's commands (POST /api/command) from any address the page listens "
+        "on; false: from this machine only (127.0.0.1/::1), whatever host says.")

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lichessbot.config.base import Strict
+from lichessbot.config.challenge import check_urls
 
 __all__ = ["MatchmakingConfig", "MatchmakingOverride", "NOT_OVERRIDABLE"]
 
@@ -49,7 +50,7 @@ def _lichess_days(days: list[int]) -> list[int]:
 #: matchmaking keys an override may not set: lichess-bot's four, and ours that run the loop, not a challenge.
 NOT_OVERRIDABLE = ("allow_matchmaking", "challenge_timeout", "challenge_filter", "block_list", "allow_during_games",
                    "decline_hours", "decline_file", "challenge_expiry", "min_wait", "daily_limit_pause",
-                   "include_challenge_block_list", "overrides")
+                   "include_challenge_block_list", "online_block_list", "overrides")
 _LIST_KEYS = ("challenge_initial_time", "challenge_increment", "challenge_days")
 
 
@@ -164,6 +165,9 @@ class MatchmakingConfig(Strict):
         "with the declined aspect (speed, variant or mode; any game for generic/later/noBot) for decline_hours.",
     )
     block_list: list[str] = Field(default_factory=list, description="Bots never challenged.")
+    online_block_list: list[str] = Field(
+        default_factory=list, description="lichess-bot's key: URLs of plain-text files, one bot name a line; those "
+        "bots are never challenged (as challenge.online_block_list).")
     decline_hours: float = Field(
         24, gt=0, description="Hours a decline keeps its filter (ours; lichess-bot: one day).",
     )
@@ -184,13 +188,18 @@ class MatchmakingConfig(Strict):
     )
 
     include_challenge_block_list: bool = Field(
-        False, description="Also never challenge the users in challenge.block_list.",
+        False, description="Also never challenge the users in challenge.block_list and challenge.online_block_list.",
     )
     overrides: dict[str, MatchmakingOverride] = Field(
         default_factory=dict,
         description="Named alternative settings: each challenge uses the settings above or one override, drawn "
         "with equal chances; an override's keys replace those above for that challenge.",
     )
+
+    @field_validator("online_block_list")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        return check_urls(urls)
 
     @field_validator("challenge_variant")
     @classmethod

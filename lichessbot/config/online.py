@@ -65,6 +65,10 @@ class CloudAnalysisConfig(_Source):
                                       "best line by.")
     min_depth: int = Field(20, ge=0, description="The evaluation's depth must be at least this.")
     min_knodes: int = Field(0, ge=0, description="The evaluation's thousands of nodes must be at least this.")
+    max_requests_per_day: int = Field(
+        3000, ge=0, description="Ours: requests a day at most, counted as lichess counts them (a window of a "
+        "day from the first request): lichess allows 3,000 a day per address with the bot's token, a third "
+        "of that from a datacenter or proxy address (set 1000 there).")
     url: str = Field(LICHESS_URL, description="The lichess server that answers /api/cloud-eval (ours).")
 
 

@@ -22,7 +22,7 @@ from berserk.session import Requestor
 from berserk.utils import noop
 
 from lichessbot import __version__
-from lichessbot.lichess.arenas import Arena, parse_arena
+from lichessbot.lichess.arenas import Arena, parse_arena, parse_arena_page
 from lichessbot.lichess.events import (
     Account,
     Challenge,
@@ -36,22 +36,31 @@ from lichessbot.lichess.events import (
     parse_rate_limit,
     parse_token,
 )
+from lichessbot.lichess.keepalive import KeptChallenge
 from lichessbot.lichess.pacing import RequestDropped
 from lichessbot.lichess.session import (
     BotSession,
     ChallengeLimited,
     ClientSettings,
     LichessError,
+    OverLimit,
     endpoint_key,
     retry_after,
 )
 from lichessbot.lichess.users import parse_opponent_limit
 
-__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError", "endpoint_key",
-           "iter_lines"]
+__all__ = ["PLAYING_MAX", "BotSession", "ChallengeLimited", "ClientSettings", "LichessClient", "LichessError",
+           "endpoint_key", "iter_lines"]
 
 log = structlog.get_logger("lichessbot.lichess")
 T = TypeVar("T")
+
+#: Seconds a takeback answer may wait for its turn before it is stale (ours: an opponent moves within about that).
+TAKEBACK_FRESH_S = 0.5
+
+#: The most games ``/api/account/playing`` lists (lila app/controllers/Account.scala ``doNowPlaying``:
+#: ``nb`` at most 50).
+PLAYING_MAX = 50
 
 
 class _Raw(FormatHandler[requests.Response]):
@@ -181,9 +190,23 @@ class LichessClient:
         self._call("upgrading to a BOT account", self.api.account.upgrade_to_bot)
 
     def ongoing_games(self) -> list[GameInfo]:
-        """``/api/account/playing?nb=50``: the games in progress."""
-        return _parsed("GET /api/account/playing", self._call("listing ongoing games", self.api.games.get_ongoing, 50),
-                       parse_game)
+        """``/api/account/playing?nb=50``: the games in progress, the most urgent first, at most
+        :data:`PLAYING_MAX` (lila app/controllers/Account.scala ``doNowPlaying``: ``nb`` at most 50; sorted
+        by lila's ``Pov.priority``: games on our move first). A full answer may leave games out."""
+        return _parsed("GET /api/account/playing",
+                       self._call("listing ongoing games", self.api.games.get_ongoing, PLAYING_MAX), parse_game)
+
+    def game_over(self, game_id: str) -> bool:
+        """Whether game ``game_id`` is over, from its export (``GET /game/export/{id}`` as JSON, lichess-org/api
+        games-exportOneGame: ``status`` ``created`` or ``started`` while it runs). Raises :class:`LichessError`
+        (a 404: no such game)."""
+        body = self._request(f"reading game {game_id}", "GET", f"/game/export/{game_id}",
+                             params={"moves": "false", "clocks": "false", "evals": "false", "opening": "false"},
+                             headers={"Accept": "application/json"})
+        status = body.get("status") if isinstance(body, dict) else None
+        if not isinstance(status, str):
+            raise LichessError(f"reading game {game_id}: no status in the answer")
+        return status not in ("created", "started")
 
     # challenges --------------------------------------------------------------------------------
     def accept_challenge(self, challenge_id: str) -> None:
@@ -226,17 +249,29 @@ class LichessClient:
                        parse_account)
 
     # arenas ------------------------------------------------------------------------------------
-    def join_arena(self, tournament_id: str, team: str | None = None) -> None:
+    def join_arena(self, tournament_id: str, team: str | None = None, password: str | None = None) -> None:
         """``POST /api/tournament/{id}/join`` (lichess-org/api api-tournament-id-join.yaml), a form with
-        ``team`` for a team battle; no ``pairMeAsap`` (lila pairs a bot whose event stream is open). A 400
-        (bots not allowed, not a team member, finished...) raises :class:`LichessError` with lila's reason."""
-        self._post(f"joining arena {tournament_id}", f"/api/tournament/{tournament_id}/join",
-                   data={"team": team} if team else {})
+        ``team`` for a team battle and ``password`` for a private arena; no ``pairMeAsap`` (lila pairs a bot
+        whose event stream is open). A 400 (bots not allowed, not a team member, a wrong password,
+        finished...) raises :class:`LichessError` with lila's reason; a 429 (lila's 30 joins per 10 minutes)
+        is retried once its pause is over."""
+        form = {k: v for k, v in (("team", team), ("password", password)) if v}
+        self._post(f"joining arena {tournament_id}", f"/api/tournament/{tournament_id}/join", data=form)
 
     def withdraw_arena(self, tournament_id: str) -> None:
         """``POST /api/tournament/{id}/withdraw`` (api-tournament-id-withdraw.yaml): leave a future arena,
         pause a started one (no more pairings)."""
         self._post(f"withdrawing from arena {tournament_id}", f"/api/tournament/{tournament_id}/withdraw")
+
+    def arena(self, tournament_id: str) -> Arena:
+        """``GET /api/tournament/{id}`` (lila JsonView: the only answer that says ``botsAllowed``)."""
+        body = self._request(f"reading arena {tournament_id}", "GET", f"/api/tournament/{tournament_id}")
+        if not isinstance(body, dict):
+            raise LichessError(f"reading arena {tournament_id}: not an arena")
+        try:
+            return parse_arena_page(body, int(time.time() * 1000))
+        except MalformedEvent as err:
+            raise LichessError(f"reading arena {tournament_id}: {err}") from None
 
     def team_arenas(self, team_id: str, status: str = "started", nb: int = 50) -> list[Arena]:
         """``GET /api/team/{teamId}/arena?status=&max=`` (api-team-teamId-arena.yaml): the team's arenas in
@@ -245,16 +280,22 @@ class LichessClient:
                        self._ndjson(f"listing arenas of team {team_id}", f"/api/team/{team_id}/arena",
                                     {"status": status, "max": nb}), parse_arena)
 
-    def create_challenge(self, username: str, form: dict[str, str]) -> Challenge:
+    def create_challenge(self, username: str, form: dict[str, str], cost: int = 1) -> Challenge:
         """``POST /api/challenge/{username}`` with the spec's form; returns the challenge.
 
-        A 429 is not retried (it is a limit, not a hiccup): :class:`ChallengeLimited` with lichess's wait.
-        Other failures: :class:`LichessError` with the status and lichess's error text.
+        ``cost``: the credits lila charges for it in its challenge windows (app/controllers/Challenge.scala
+        ``apiCreate``: 1 to a bot, 5 to a human, 0 to someone who follows us): a challenge that would pass
+        25 credits a minute or 200 a day (:mod:`lichessbot.lichess.limits`) is not sent
+        (:class:`ChallengeLimited` with the seconds until it fits). A 429 is not retried (it is a limit, not
+        a hiccup): :class:`ChallengeLimited` with lichess's wait. Other failures: :class:`LichessError` with
+        the status and lichess's error text.
         """
         what = f"challenging {username}"
         try:
             response = self.session.request("POST", f"{self.url}/api/challenge/{username}", data=form,
-                                            retry_429=False)
+                                            retry_429=False, cost=cost, over_limit="refuse")
+        except OverLimit as err:
+            raise ChallengeLimited(f"{what}: {err}", err.seconds) from None
         except (requests.RequestException, RequestDropped) as err:
             raise LichessError(f"{what}: {_short(err)}") from None
         with response:
@@ -272,6 +313,41 @@ class LichessClient:
             except MalformedEvent as err:
                 raise LichessError(f"{what}: {err}", response.status_code) from None
 
+    def create_kept_challenge(self, username: str, form: dict[str, str], cost: int = 1,
+                              hold_s: float = 60.0) -> KeptChallenge:
+        """:meth:`create_challenge` with ``keepAliveStream=true``: the challenge and its open stream, which brings
+        lila's verdict as soon as lila has it (:mod:`lichessbot.lichess.keepalive`). ``hold_s``: the longest the
+        stream may stay silent (seconds; lila sends nothing between the challenge and its verdict). Raises as
+        :meth:`create_challenge`."""
+        what = f"challenging {username}"
+        try:
+            response = self.session.request("POST", f"{self.url}/api/challenge/{username}",
+                                            data={**form, "keepAliveStream": "true"}, retry_429=False, cost=cost,
+                                            over_limit="refuse", stream=True,
+                                            timeout=(self.settings.timeout, hold_s))
+        except OverLimit as err:
+            raise ChallengeLimited(f"{what}: {err}", err.seconds) from None
+        except (requests.RequestException, RequestDropped) as err:
+            raise LichessError(f"{what}: {_short(err)}") from None
+        if response.status_code >= 400:
+            with response:
+                body = _body(response)
+                refused = _error(what, response, body)
+                if response.status_code == 429:
+                    limit = refused.rate_limit
+                    raise ChallengeLimited(str(refused), limit.seconds if limit else retry_after(response), limit)
+                raise refused
+        lines = response.iter_lines()
+        try:
+            first = next((x for x in lines if x and x.strip()), None)
+            body = json.loads(first) if first else None
+            inner = body.get("challenge") if isinstance(body, dict) else None
+            challenge = parse_challenge(inner if isinstance(inner, dict) else body)  # type: ignore[arg-type]
+        except (requests.RequestException, ValueError, AttributeError) as err:
+            response.close()
+            raise LichessError(f"{what}: the challenge could not be read ({type(err).__name__})") from None
+        return KeptChallenge(challenge, response, lines)
+
     def cancel_challenge(self, challenge_id: str) -> None:
         """``POST /api/challenge/{id}/cancel``: withdraw a challenge of ours."""
         self._post(f"canceling challenge {challenge_id}", f"/api/challenge/{challenge_id}/cancel")
@@ -287,8 +363,13 @@ class LichessClient:
         self._post(f"posting move {uci}", f"/api/bot/game/{game_id}/move/{uci}", params=params, deadline=deadline)
 
     def answer_takeback(self, game_id: str, accept: bool) -> None:
-        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer."""
-        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}")
+        """``POST /api/bot/game/{id}/takeback/{yes|no}``: answer the opponent's takeback offer. Never retried, and
+        never sent late (a 429 pause, a wait for a token or for its turn longer than :data:`TAKEBACK_FRESH_S`: the
+        answer is dropped): a ``yes`` that reaches lila after the offer is gone (the opponent moved meanwhile)
+        proposes a takeback of ours (lila round ``Takebacker.yes``), so a lost answer is for the next game
+        state to give again."""
+        self._post("answering a takeback", f"/api/bot/game/{game_id}/takeback/{'yes' if accept else 'no'}",
+                   retries=0, retry_429=False, fresh_for=TAKEBACK_FRESH_S)
 
     def post_chat(self, game_id: str, room: str, text: str) -> None:
         """Post ``text`` to ``room`` ("player" or "spectator"). A line the request budget cannot afford

@@ -38,6 +38,7 @@ from lichessbot.lichess.reading import (
     bool_,
     int_,
     key_,
+    need,
     obj,
     opt_int,
     opt_str,
@@ -257,7 +258,8 @@ class GameState:
         return self.status in ("created", "started")
 
 
-def _state(d: JSON) -> GameState:
+def _state(d: JSON, where: str = "gameState") -> GameState:
+    need(d, where, "moves", "wtime", "btime", "status")  # lichess-org/api GameStateEvent.yaml: required
     return GameState(moves=str_(d, "moves"), wtime=int_(d, "wtime"), btime=int_(d, "btime"), winc=int_(d, "winc"),
                      binc=int_(d, "binc"), status=status_(d) or "started", wdraw=bool_(d, "wdraw"),
                      bdraw=bool_(d, "bdraw"), wtakeback=bool_(d, "wtakeback"), btakeback=bool_(d, "btakeback"),
@@ -373,16 +375,20 @@ def parse_game_event(d: Any) -> GameEvent:
     """One line of ``/api/bot/game/stream/{id}``. Raises MalformedEvent."""
     kind = _type(d)
     if kind == "gameFull":
+        need(d, "gameFull", "id", "state", "white", "black")  # GameFullEvent.yaml: required, and what we read
         clock = obj(d, "clock")
-        return GameFull(id=str_(d, "id"), state=_state(obj(d, "state")), white=_player(obj(d, "white")),
-                        black=_player(obj(d, "black")), variant=key_(d, "variant", "standard"), speed=str_(d, "speed"),
+        return GameFull(id=str_(d, "id"), state=_state(obj(d, "state"), "gameFull.state"),
+                        white=_player(obj(d, "white")), black=_player(obj(d, "black")),
+                        variant=key_(d, "variant", "standard"), speed=str_(d, "speed"),
                         rated=bool_(d, "rated"), initial_fen=str_(d, "initialFen", "startpos"),
                         clock=Clock(int_(clock, "initial"), int_(clock, "increment")) if clock else None,
                         days_per_turn=opt_int(d, "daysPerTurn"), tournament_id=opt_str(d, "tournamentId"))
     if kind == "gameState":
         return _state(d)
     if kind == "chatLine":
+        need(d, "chatLine", "room", "username", "text")
         return ChatLine(room=str_(d, "room"), username=str_(d, "username"), text=str_(d, "text"))
     if kind == "opponentGone":
+        need(d, "opponentGone", "gone")
         return OpponentGone(gone=bool_(d, "gone"), claim_win_in_seconds=opt_int(d, "claimWinInSeconds"))
     return OtherEvent(kind)

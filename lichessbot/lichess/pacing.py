@@ -1,8 +1,9 @@
-"""Request pacing for one lichess account: one token bucket for every request but moves, moves first.
+"""Request pacing for one lichess account: a token bucket for every request but moves, moves first.
 
-lichess's only published figure for bots is 180 requests a minute; it asks clients to make one request
-at a time and, after a 429, to wait a full minute (https://lichess.org/page/api-tips). Its limits are per
-account across endpoints, so all the games of the bot share one budget here:
+lichess publishes no overall figure for a bot's requests: it limits each endpoint on its own (the windows of
+:mod:`lichessbot.lichess.limits`, counted there) and asks clients to make one request at a time and, after a
+429, to wait a full minute (https://lichess.org/page/api-tips). This bucket is ours, on top of that: it keeps
+the bot's own bursts smooth and gives chat the last place.
 
 * **move posts** (``POST /api/bot/game/{id}/move/{uci}``) and game stream opens never wait and take no
   token: a game's clock cannot wait, and their number is set by the games, not by us (8 bullet games post
@@ -13,8 +14,8 @@ account across endpoints, so all the games of the bot share one budget here:
   than ``chat_max_wait`` seconds is dropped (:class:`RequestDropped`, logged as ``request dropped``),
   never queued without bound.
 
-The numbers: ``rate`` 3 requests/s refilled (lichess's 180 a minute), ``burst`` 10, chat only with 4
-tokens spare (ours). Everything but moves and streams also goes one request at a time
+The numbers (ours, not lichess's): ``rate`` 3 requests/s refilled, ``burst`` 10, chat only with 4 tokens
+spare. Everything but moves and streams also goes one request at a time
 (:class:`~lichessbot.lichess.session.BotSession`).
 """
 
@@ -29,8 +30,9 @@ from urllib.parse import urlsplit
 import structlog
 
 from lichessbot.errors import LichessbotError
+from lichessbot.lichess import limits
 
-__all__ = ["CHAT", "MOVE", "NON_MOVE", "OTHER", "Pacer", "RequestDropped", "pause_key", "request_class"]
+__all__ = ["CHAT", "MOVE", "OTHER", "Pacer", "RequestDropped", "pause_key", "request_class"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -58,25 +60,21 @@ def request_class(method: str, url: str) -> str:
     return OTHER
 
 
-#: The pause key of every request but move posts and stream opens: a 429 on any of them pauses them
-#: all (lichess's limits are per account; api-tips: after a 429 wait a full minute).
-NON_MOVE = "all requests but moves"
-
-
 def pause_key(method: str, url: str, endpoint: str) -> str:
     """What a 429 on this request pauses: a move post only *that game's* moves
     (``POST /api/bot/game/{id}/move/*``: pausing every game's moves for a minute would flag every running
-    bullet and blitz game); a stream open (a game's, or the event stream, where ``gameStart`` tells which
-    games to play) only that endpoint (``endpoint``); anything else every request but moves and streams
-    (:data:`NON_MOVE`).
+    bullet and blitz game); a game stream open only that endpoint (``endpoint``); anything else its
+    endpoint class (:func:`lichessbot.lichess.limits.request_class`: lila limits each endpoint on its own, so a
+    429 on creating a challenge pauses challenge creations, never the answers to other challenges nor the
+    event stream).
     """
     path = urlsplit(url).path
     m = _MOVE.match(path)
     if method.upper() == "POST" and m:
         return f"POST /api/bot/game/{m.group(1)}/move/*"
-    if method.upper() == "GET" and (_GAME_STREAM.match(path) or path == "/api/stream/event"):
+    if method.upper() == "GET" and _GAME_STREAM.match(path):
         return endpoint
-    return NON_MOVE
+    return limits.request_class(method, url)
 
 
 class Pacer:

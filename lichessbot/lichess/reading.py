@@ -1,7 +1,9 @@
 """Reading lichess's JSON: the field readers every parser of :mod:`lichessbot.lichess.events` uses, so the
 missing-key rules live in one place. A key that is absent (or ``null``) gets the reader's default
 (``bool_``: False, as lila leaves false keys out; ``opt_*``: None); a key of the wrong type raises
-:class:`MalformedEvent`. Imports nothing of the project but :mod:`lichessbot.errors`.
+:class:`MalformedEvent`; a key the bot needs to act right (:func:`need`: a game state's moves and clocks,
+whose default would mislead it) raises :class:`MalformedEvent` naming it when it is absent. A key we do not
+know is never read, so it never breaks anything. Imports nothing of the project but :mod:`lichessbot.errors`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from typing import Any
 
 from lichessbot.errors import LichessbotError
 
-__all__ = ["JSON", "MalformedEvent", "bool_", "int_", "key_", "obj", "opt_int", "opt_str", "status_", "str_"]
+__all__ = ["JSON", "MalformedEvent", "bool_", "int_", "key_", "need", "obj", "opt_int", "opt_str", "status_",
+           "str_"]
 
 
 class MalformedEvent(LichessbotError, ValueError):
@@ -19,6 +22,14 @@ class MalformedEvent(LichessbotError, ValueError):
 
 
 JSON = Mapping[str, Any]
+
+
+def need(d: JSON, where: str, *keys: str) -> None:
+    """:class:`MalformedEvent` naming the first of ``keys`` absent (or null) from ``d`` (``where``: e.g.
+    ``gameState``)."""
+    for key in keys:
+        if d.get(key) is None:
+            raise MalformedEvent(f"{where} without {key}")
 
 
 def obj(d: JSON, key: str) -> JSON:

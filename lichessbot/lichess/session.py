@@ -11,8 +11,12 @@
 * Every request goes through the account's token bucket (:mod:`lichessbot.lichess.pacing`): move posts
   first, chat last and dropped when the budget is short.
 * Everything but move posts and streams goes one request at a time (api-tips); moves never wait for it.
-* A 429 pauses every request but moves and streams (:data:`~lichessbot.lichess.pacing.NON_MOVE`;
-  move posts: that game's moves only; a stream open: that stream endpoint) for the ``ratelimit.seconds``
+* lila's own limits by endpoint class (:mod:`lichessbot.lichess.limits`: event-stream opens, account reads,
+  challenge creations with their cost, arena joins) are counted here before a request is sent: a request
+  over its class's window waits for the window to close (logged ``request deferred``), or, with
+  ``over_limit="refuse"`` (challenge creations), is not sent at all (:class:`OverLimit`, with the seconds).
+* A 429 pauses its endpoint class only (:func:`~lichessbot.lichess.pacing.pause_key`; move posts: that
+  game's moves only; a game stream open: that stream) for the ``ratelimit.seconds``
   of lila's ``JsonLimited`` body
   (``{"error", "ratelimit": {"key", "seconds"}}``; lila never sends Retry-After, read only as a fallback),
   or ``rate_limit_pause`` (60) without one (an HTML 429 page; lichess asks for one minute:
@@ -41,12 +45,14 @@ import structlog
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.events import RateLimit, parse_rate_limit
+from lichessbot.lichess.limits import Windows
+from lichessbot.lichess.limits import request_class as endpoint_class
 from lichessbot.lichess.pacing import CHAT, MOVE, Pacer, RequestDropped, pause_key, request_class
 from lichessbot.lichess.unreachable import describe
 from lichessbot.lichess.users import BOT_GAMES_KEY
 
-__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "body_rate_limit", "endpoint_key",
-           "retry_after"]
+__all__ = ["BotSession", "ChallengeLimited", "ClientSettings", "LichessError", "OverLimit", "body_rate_limit",
+           "endpoint_key", "retry_after"]
 
 log = structlog.get_logger("lichessbot.lichess")
 
@@ -59,6 +65,15 @@ class LichessError(LichessbotError, RuntimeError):
         super().__init__(message)
         self.status = status
         self.rate_limit = rate_limit
+
+
+class OverLimit(LichessError):
+    """A request not sent: it would pass lila's limit of its endpoint class (:mod:`lichessbot.lichess.limits`).
+    ``seconds``: until it fits. ``status`` is None (lichess was not asked)."""
+
+    def __init__(self, message: str, seconds: float):
+        super().__init__(message)
+        self.seconds = seconds
 
 
 class ChallengeLimited(LichessError):
@@ -83,7 +98,7 @@ class ClientSettings:
     backoff: float = 1.0               # first retry delay; doubled each retry, with 0-25 % jitter
     rate_limit_pause: float = 60.0     # pause after a 429 without Retry-After (lichess: one minute, api-tips)
     max_backoff: float = 30.0
-    pace_rate: float = 3.0             # request budget refilled per second (lichess: 180 a minute for bots)
+    pace_rate: float = 3.0             # request budget refilled per second (ours: lichess has no overall figure)
     pace_burst: float = 10.0           # requests that may go in a row (ours)
     chat_reserve: float = 4.0          # tokens a chat line leaves for move posts (ours)
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
@@ -131,6 +146,10 @@ class BotSession(requests.Session):
         self.settings = settings
         self.stop = stop or threading.Event()
         self.pacer = Pacer(settings.pace_rate, settings.pace_burst, settings.chat_reserve, settings.chat_max_wait)
+        #: lila's windows by endpoint class, counted before each request (lichessbot.lichess.limits)
+        self.windows = Windows()
+        self.deferred_by_limit = 0  # requests that waited for a window of lila's to close
+        self.refused_by_limit = 0   # requests not sent (over_limit="refuse") because a window was full
         self._paused_until: dict[str, float] = {}
         self._lock = threading.Lock()
         self._one_at_a_time = threading.Lock()  # every request but moves and streams (api-tips)
@@ -181,9 +200,69 @@ class BotSession(requests.Session):
         log.warning("request deferred", endpoint=pkey, reason="rate limited (429)", wait_s=round(left, 1))
         self._sleep(left)
 
+    def _fresh(self, method: str, url: str, fresh_for: float, *args: Any, **kwargs: Any) -> requests.Response:
+        """A request sent within ``fresh_for`` seconds or not at all (see :meth:`request`)."""
+        key = endpoint_key(method, url)
+        pkey = pause_key(method, url, key)
+        if self.pause_left(pkey) > 0:
+            self.dropped_in_pause += 1
+            log.warning("request dropped", endpoint=key, reason="rate limited (429): it would be stale when sent")
+            raise RequestDropped(f"{key}: dropped, rate limited")
+        if self.pacer.tokens < 1 or not self._one_at_a_time.acquire(timeout=fresh_for):
+            log.warning("request dropped", endpoint=key, reason="it would be stale when sent")
+            raise RequestDropped(f"{key}: dropped, it would be stale when sent")
+        try:
+            self.pacer.acquire(request_class(method, url), key, self._sleep)
+            kwargs.setdefault("timeout", (self.settings.timeout, self.settings.timeout))
+            retries = kwargs.pop("retries", None)
+            retry_429 = kwargs.pop("retry_429", True)
+            if retries not in (0, None) or retry_429:
+                raise ValueError("a fresh request is never retried")
+            return super().request(method, url, *args, **kwargs)
+        except (requests.ConnectionError, requests.Timeout) as err:
+            raise type(err)(f"cannot reach {_without_query(url)}: {type(err).__name__}") from err
+        finally:
+            self._one_at_a_time.release()
+
+    def _within_limits(self, method: str, url: str, kind: str, cost: int, over_limit: str) -> None:
+        """Count the request in lila's window of its class; a full window waits (or, ``over_limit="refuse"``,
+        raises :class:`OverLimit`). Move posts and game streams have no window."""
+        if kind == MOVE:
+            return
+        cls = endpoint_class(method, url)
+        logged = False
+        while True:
+            wait = self.windows.take(cls, cost)
+            if wait <= 0:
+                return
+            if over_limit == "refuse":
+                self.refused_by_limit += 1
+                log.warning("request not sent", endpoint=cls, reason="lichess's limit of this endpoint reached",
+                            wait_s=round(wait, 1))
+                raise OverLimit(f"{cls}: lichess's limit reached; it fits again in {wait:.0f} s", wait)
+            if not logged:
+                logged = True
+                self.deferred_by_limit += 1
+                log.warning("request deferred", endpoint=cls, reason="lichess's limit of this endpoint reached",
+                            wait_s=round(wait, 1))
+            self._sleep(wait)
+
     def request(self, method: str, url: str, *args: Any, deadline: float | None = None,  # type: ignore[override]
-                retry_429: bool = True, budget: float | None = None, **kwargs: Any) -> requests.Response:
+                retry_429: bool = True, cost: int = 1, over_limit: str = "wait", retries: int | None = None,
+                budget: float | None = None, fresh_for: float | None = None,
+                **kwargs: Any) -> requests.Response:
+        """A request with the session's timeouts, retries, pacing, lila's windows and 429 pauses.
+
+        ``cost``: its credits in lila's window (a challenge: 5 to a human, 1 to a bot); ``over_limit``:
+        ``"wait"`` for a full window to close, or ``"refuse"`` (raise :class:`OverLimit`); ``retries``: the
+        tries after a connection error or a 5xx (None: the settings'; 0 for a request that must not reach
+        lichess twice); ``budget``: seconds the whole request may take; ``fresh_for``: seconds after which the
+        request is stale: one that would wait longer for a 429 pause, a token or its turn is given up
+        (:class:`RequestDropped`) rather than sent late (a takeback answer: lila reads a late ``yes`` as a proposal)."""
         s = self.settings
+        if fresh_for is not None:
+            return self._fresh(method, url, fresh_for, *args, retries=retries, retry_429=retry_429, **kwargs)
+        max_tries = s.retries if retries is None else retries
         end = None if budget is None else time.monotonic() + budget
         stream = bool(kwargs.get("stream"))
         kind = request_class(method, url)
@@ -196,6 +275,7 @@ class BotSession(requests.Session):
         while True:
             self._wait_pause(pkey, kind, deadline)
             self.pacer.acquire(kind, key, self._sleep)
+            self._within_limits(method, url, kind, cost, over_limit)
             if end is not None:
                 left = max(0.1, end - time.monotonic())
                 kwargs["timeout"] = (min(s.timeout, left), min(read, left))
@@ -203,7 +283,7 @@ class BotSession(requests.Session):
                 with self._one_at_a_time if kind != MOVE and not stream else contextlib.nullcontext():
                     response = super().request(method, url, *args, **kwargs)
             except (requests.ConnectionError, requests.Timeout) as err:
-                if stream or attempt >= s.retries or _past(deadline) or _past(end, 1.0):
+                if stream or attempt >= max_tries or _past(deadline) or _past(end, 1.0):
                     # Name the server, the path and the cause (never the token: it travels in a header).
                     limits = kwargs["timeout"]
                     connect, read_s = limits if isinstance(limits, tuple) else (limits, limits)
@@ -221,7 +301,7 @@ class BotSession(requests.Session):
                     log.warning("rate limited: paused", endpoint=pkey, pause_s=round(pause, 1),
                                 limit=limit.key if limit is not None else None)
                     if (stream or kind == CHAT or not retry_429 or (limit is not None and limit.key == BOT_GAMES_KEY)
-                            or attempt >= s.retries or _past(deadline)):
+                            or attempt >= max_tries or _past(deadline)):
                         return response
                     response.close()
                     attempt += 1
@@ -229,7 +309,7 @@ class BotSession(requests.Session):
                 if kind == MOVE and response.status_code < 400 and self.pause_left(pkey) > 0:
                     with self._lock:  # lichess accepts this game's moves again: its pause is over
                         self._paused_until.pop(pkey, None)
-                if response.status_code < 500 or stream or attempt >= s.retries or _past(deadline):
+                if response.status_code < 500 or stream or attempt >= max_tries or _past(deadline):
                     return response
                 log.warning("http retry", endpoint=key, status=response.status_code, attempt=attempt + 1)
                 response.close()

@@ -76,7 +76,7 @@ class Account:
 def parse_account(d: JSON) -> Account:
     """An ``/api/account`` answer or an ``/api/bot/online`` line. Raises MalformedEvent."""
     perfs = {k: Perf(int_(v, "rating"), int_(v, "games")) for k, v in obj(d, "perfs").items()
-             if isinstance(v, Mapping)}
+             if isinstance(v, Mapping) and "rating" in v}  # an object without a rating is not a perf we know
     name = str_(d, "username") or str_(d, "id")
     return Account(id=str_(d, "id", name.lower()), username=name, title=opt_str(d, "title"), perfs=perfs,
                    tos_violation=bool_(d, "tosViolation"), disabled=bool_(d, "disabled"))

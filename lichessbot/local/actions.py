@@ -152,23 +152,23 @@ class GameRoutes:
         if action == "abort":
             if not abortable(g):
                 return h.reply(400, {"error": "This game can no longer be aborted"})
-            h.reply(200, {"ok": True})
             finish(g, "aborted", None, now)
+            h.reply(200, {"ok": True})
             return self._changed(g)
         if action == "resign":
             if g.over:
                 return h.reply(400, {"error": "This game cannot be resigned"})
-            h.reply(200, {"ok": True})
             if abortable(g):  # lila BotPlayer.resign: an abortable game is aborted
                 finish(g, "aborted", None, now)
             else:
                 finish(g, "resign", color_name(not white), now)
+            h.reply(200, {"ok": True})
             return self._changed(g)
         if action in ("draw", "takeback") and arg is not None:
             yes = arg.lower() in ("yes", "true", "1", "y")
-            h.reply(200, {"ok": True})
             changed = (offer_draw(g, white, now) if yes else decline_draw(g, white)) if action == "draw" \
                 else takeback(g, white, yes, now)
+            h.reply(200, {"ok": True})  # after the change, as lila answers once the round has it
             if changed:
                 self._changed(g)
             return None
@@ -183,9 +183,9 @@ class GameRoutes:
         (BotPlayer ``claimVictory``: ``mightClaimWin.so``)."""
         if g.over or g.claim_at is None or now < g.claim_at:
             return h.reply(200, {"ok": True})
-        h.reply(200, {"ok": True})
         finish(g, "draw" if action == "claim-draw" else "timeout", None if action == "claim-draw"
                else color_name(white), now)
+        h.reply(200, {"ok": True})
         return self._changed(g)
 
     def _chat(self, h: Handler, me: Account, g: Game, white: bool, body: dict[str, Any]) -> None:
@@ -196,10 +196,9 @@ class GameRoutes:
             why = "error.required" if not text.strip() else f"error.maxLength {MAX_CHAT}"
             return h.reply(400, {"text": [why], "error": {"text": [why]}})
         with self.lock:
+            if not (me.bot and _LINK.search(text)):  # lila drops a bot's link silently
+                self.post_chat(g, me, room, text)
             h.reply(200, {"ok": True})
-            if me.bot and _LINK.search(text):  # lila drops a bot's link silently
-                return None
-            self.post_chat(g, me, room, text)
             return None
 
     def post_chat(self, g: Game, me: Account, room: str, text: str) -> None:

@@ -86,11 +86,20 @@ class PageRoutes:
         return None
 
     def _serve_export(self, h: Handler, gid: str) -> None:
+        """The PGN, or with ``Accept: application/json`` the game's JSON (lila app/controllers/Game.scala
+        ``exportOne``; lichess-org/api games-exportOneGame: ``id``, ``rated``, ``variant``, ``speed``, ``status``
+        by name, ``winner`` when there is one)."""
         with self.lock:
             g = self.games.get(gid)
             text = None if g is None else pgn(g, f"{self.url}/{gid}")
+            summary: dict[str, Any] = {} if g is None else {
+                "id": g.id, "rated": g.rated, "variant": g.variant, "speed": g.speed, "perf": g.speed,
+                "status": g.status, "source": g.source, "moves": " ".join(m.uci() for m in g.board.move_stack),
+                **({"winner": g.winner} if g.winner else {})}
         if text is None:
             return h.reply(404, {"error": "No such game"})
+        if "application/json" in h.headers.get("Accept", ""):
+            return h.reply(200, summary)
         h.send(200, text.encode("utf-8"), "application/x-chess-pgn; charset=utf-8",
                {"Content-Disposition": f'attachment; filename="lichessbot_{gid}.pgn"'})
         return None

@@ -95,7 +95,8 @@ def _end_of_play(g: Game) -> tuple[str, str | None] | None:
 def apply_move(g: Game, move: chess.Move, now: float) -> None:
     """Play ``move`` for the side to move at ``now``: its clock is charged and gets the increment once the
     clocks run (no lag compensation, as lila gives bots none: modules/round/src/main/MovePlayer.scala); the
-    opponent's draw offer lapses (the mover's own stands) and takeback proposals end; the game may end."""
+    opponent's draw offer and takeback proposal are declined by the move, the mover's own stand (lila
+    MovePlayer.scala ``postHumanOrBotPlay``); the game may end."""
     mover = g.board.turn
     if clock_running(g):
         left = remaining(g, mover, now) + g.increment_ms
@@ -107,7 +108,7 @@ def apply_move(g: Game, move: chess.Move, now: float) -> None:
     g.board.push(move)
     g.clocks.append(g.wtime if mover else g.btime)
     g.seat(not mover).offering_draw = False
-    g.white.proposing_takeback = g.black.proposing_takeback = False
+    g.seat(not mover).proposing_takeback = False
     end = _end_of_play(g)
     if end is not None:
         finish(g, *end, now)

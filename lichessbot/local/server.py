@@ -17,6 +17,7 @@ are ``time.monotonic()`` seconds; clocks milliseconds."""
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import secrets
@@ -39,6 +40,24 @@ __all__ = ["LocalLichess"]
 
 #: Seconds between the clock thread's looks at the games.
 TICK = 0.02
+def _urgency(a: tuple[dict[str, Any], float], b: tuple[dict[str, Any], float]) -> int:
+    """lila's order of a player's games, most urgent first (modules/game/src/main/Pov.scala ``priority``): games on
+    the player's move first; among those, under 30 s left before more, then not yet moved before moved, then the
+    least time left; among the others the freshest (last moved) first. ``a``/``b``: (game info, last move time)."""
+    (ia, ta), (ib, tb) = a, b
+    if ia["isMyTurn"] != ib["isMyTurn"]:
+        return -1 if ia["isMyTurn"] else 1
+    if not ia["isMyTurn"]:
+        return -1 if ta > tb else 1 if ta < tb else 0
+    inf = 2**31
+    sa, sb = ia.get("secondsLeft", inf), ib.get("secondsLeft", inf)
+    if (sa < 30) != (sb < 30):
+        return -1 if sa < 30 else 1
+    if ia["hasMoved"] != ib["hasMoved"]:
+        return 1 if ia["hasMoved"] else -1
+    return -1 if sa < sb else 1 if sa > sb else 0
+
+
 #: Games ``/api/account/playing`` lists by default and at most (lila app/controllers/Account.scala ``doNowPlaying``).
 PLAYING_NB, PLAYING_MAX = 9, 50
 _ID_CHARS = string.ascii_letters + string.digits
@@ -273,8 +292,9 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         now = time.monotonic()
         with self.lock:
             mine = [(g, g.color_of(me)) for g in self.games.values() if not g.over]
-            playing = [game_info(g, white, now) for g, white in mine if white is not None][:nb]
-        h.reply(200, {"nowPlaying": playing})
+            infos = [(game_info(g, white, now), g.last_move_at) for g, white in mine if white is not None]
+        infos.sort(key=functools.cmp_to_key(_urgency))
+        h.reply(200, {"nowPlaying": [info for info, _ in infos[:nb]]})
 
     def _serve_online(self, h: Handler, query: dict[str, list[str]]) -> None:
         """lila PlayApi ``botOnlineApi``: the bots online (here: this server's bots with an open event stream,

@@ -19,11 +19,17 @@ import chess
 from lichessbot.online.http import Answer, SourceFailure
 from lichessbot.online.types import OnlineMove
 
-__all__ = ["Request", "Source", "WrongAnswer", "expect", "legal_move", "load_json", "position_key"]
+__all__ = ["Busy", "Request", "Source", "WrongAnswer", "expect", "legal_move", "load_json", "position_key"]
 
 
 class WrongAnswer(SourceFailure):
     """An answer that cannot be read, or that names an illegal move (a failure of the source)."""
+
+
+class Busy(SourceFailure):
+    """The server said, in an ordinary answer, that it will not answer now (chessdb's ``rate limit
+    exceeded`` with HTTP 200: more than its few queries a second from one address). This lookup is
+    skipped: not a failure of the source (no switch-off), not an answer (nothing cached), never a move."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,15 @@ https://www.chessdb.cn/cloudbookc_api_en.html, and its server noobpwnftw/chessdb
 * ``queryall``: ``move:m,score:S,rank:R,note:...|move:...`` best first. In positions of its Syzygy tables
   S is ``25000 - plies`` for a win (plies to zeroing after the move), ``20000 - plies`` for a cursed win,
   0 for a draw, the negatives for losses, ``??`` when unknown.
-* no move: ``unknown``, ``nobestmove``, ``checkmate``, ``stalemate``, ``invalid board``.
+* no move: ``unknown``, ``nobestmove``, ``checkmate``, ``stalemate``, ``invalid board``;
+* ``rate limit exceeded`` with HTTP 200: more queries from our address in the current second than it
+  allows (cdb.php: ``QLimit::`` per address, 5 a second by default): the lookup is skipped
+  (:class:`~lichessbot.online.base.Busy`), never read as an answer;
+* within 7 pieces (and not Chess960) it answers from its Syzygy tables, ``querypv`` too: ``score`` is then
+  ``+-25000 - |dtz|`` (a win or a loss), ``+-20000 - |dtz|`` (cursed win, blessed loss) or 0, and
+  ``depth`` is the DTZ of its move from the opponent's view (cdb.php, the ``egtbresult`` branch of
+  ``querypv``), not a search depth: such an answer is read as the tables' verdict (WDL and DTZ, no
+  ``min_depth``), never as a centipawn score.
 
 Book choice as lichess-bot (lib/engine_wrapper.py ``get_chessdb_move``): ``best`` = querypv's first
 move when its depth is at least ``min_depth``, ``good`` = querybest, ``all`` = query. Tables (queryall)
@@ -25,10 +33,10 @@ from dataclasses import dataclass
 import chess
 
 from lichessbot.config.online import ChessdbBookConfig, OnlineEgtbConfig
-from lichessbot.online.base import Request, WrongAnswer, legal_move, position_key
+from lichessbot.online.base import Busy, Request, WrongAnswer, legal_move, position_key
 from lichessbot.online.egtb import TableAnswer, TableMove, choose_table_move, covered, table_key
 from lichessbot.online.http import Answer
-from lichessbot.online.types import CHESSDB, EGTB, OnlineMove
+from lichessbot.online.types import CHESSDB, EGTB, WDL_WORDS, OnlineMove
 
 __all__ = ["ChessdbBook", "ChessdbTablebase", "parse_fields"]
 
@@ -36,6 +44,10 @@ __all__ = ["ChessdbBook", "ChessdbTablebase", "parse_fields"]
 NO_MOVE = frozenset({"unknown", "nobestmove", "checkmate", "stalemate", "invalid board"})
 #: Scores of its tables (cdb.php: 25000 - plies for a win, 20000 - plies for a cursed win).
 WIN_SCORE, CURSED_SCORE = 25_000, 20_000
+#: Its answer when our address asked too often this second (cdb.php, with HTTP 200).
+RATE_LIMITED = "rate limit exceeded"
+#: Pieces (kings included) up to which it answers from its Syzygy tables (cdb.php ``count_pieces( $row ) <= 7``).
+TABLE_PIECES = 7
 _ACTIONS = {"best": "querypv", "good": "querybest", "all": "query"}
 
 
@@ -65,11 +77,20 @@ def _int(text: str, what: str) -> int:
 @dataclass(frozen=True)
 class BookAnswer:
     """chessdb's book answer: moves (one for querybest/query; the line for querypv) and, for querypv,
-    the score (side to move, cp) and depth."""
+    the score (side to move, cp) and depth; or, for a querypv answered from its tables, ``wdl`` (ours after
+    the move: 2 win ... -2 loss) and ``dtz`` (plies to zeroing after the move) instead of cp and depth."""
 
     moves: tuple[str, ...]
     cp: int | None = None
     depth: int | None = None
+    wdl: int | None = None
+    dtz: int | None = None
+
+
+def _busy(text: str) -> None:
+    """:class:`Busy` for chessdb's rate-limit answer."""
+    if text == RATE_LIMITED:
+        raise Busy("chessdb: rate limit exceeded")
 
 
 class ChessdbBook:
@@ -92,14 +113,18 @@ class ChessdbBook:
         text = answer.text.strip().rstrip("\x00")
         if answer.status != 200:
             raise WrongAnswer(f"answer {answer.status}")
+        _busy(text)
         if text in NO_MOVE:
             return None
         if self.config.move_quality == "best":
             fields = parse_fields(text)
             if not {"score", "depth", "pv"} <= fields.keys():
                 raise WrongAnswer("a line without score, depth or pv")
-            return BookAnswer(tuple(fields["pv"].split("|")), _int(fields["score"], "score"),
-                              _int(fields["depth"], "depth"))
+            score, depth = _int(fields["score"], "score"), _int(fields["depth"], "depth")
+            moves = tuple(fields["pv"].split("|"))
+            if chess.popcount(board.occupied) <= TABLE_PIECES:  # its tables: a verdict, not a search
+                return BookAnswer(moves[:1], wdl=score_wdl(score), dtz=abs(depth))
+            return BookAnswer(moves, score, depth)
         first = text.split("|")[0]
         fields = parse_fields(first)
         uci = fields.get("move") or fields.get("egtb")
@@ -110,6 +135,12 @@ class ChessdbBook:
     def choose(self, board: chess.Board, parsed: BookAnswer | None, rng: random.Random) -> OnlineMove | None:
         if parsed is None or not parsed.moves:
             return None
+        if parsed.wdl is not None:  # its tables' move: exact, whatever min_depth says
+            move = legal_move(board, parsed.moves[0])
+            note = f"chessdb: tablebase {WDL_WORDS[parsed.wdl]}"
+            if parsed.wdl != 0 and parsed.dtz is not None:
+                note += f", DTZ {parsed.dtz} after the move"
+            return OnlineMove(CHESSDB, note, move, wdl=parsed.wdl, dtz=parsed.dtz)
         if parsed.depth is not None and parsed.depth < self.config.min_depth:
             return None
         move = legal_move(board, parsed.moves[0])
@@ -156,6 +187,7 @@ class ChessdbTablebase:
         text = answer.text.strip().rstrip("\x00")
         if answer.status != 200:
             raise WrongAnswer(f"answer {answer.status}")
+        _busy(text)
         if text in NO_MOVE:
             return TableAnswer((), None)
         rows = []

@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-__all__ = ["AnswerCache", "SourceHealth"]
+__all__ = ["AnswerCache", "DailyBudget", "SourceHealth"]
 
 log = structlog.get_logger("lichessbot.online")
 
@@ -103,3 +103,47 @@ class SourceHealth:
             self.switched_off += 1
         log.warning("online source switched off", source=source, reason=reason, failures_in_a_row=n,
                     seconds=round(seconds))
+
+
+class DailyBudget:
+    """Requests a source may send in a day, counted as lila counts them: a fixed window that opens at the
+    first request and lasts a day (lila modules/memo/src/main/RateLimit.scala: ``clearAt = now + duration``
+    at the first request of a window), not a rolling one. At the cap the source is not asked until the window
+    closes (logged once, ``online source daily budget spent``).
+
+    Args:
+        name: the source (logs).
+        per_day: requests a window allows (0: none; lila's cloud eval, app/controllers/Api.scala
+            ``cloudEval``: 3,000 a day per address, a request with a token costing 1).
+        clock: monotonic seconds (tests).
+    """
+
+    DAY_S = 86_400.0
+
+    def __init__(self, name: str, per_day: int, clock: Callable[[], float]):
+        self.name, self.per_day = name, per_day
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._window_end: float | None = None
+        self.used = 0
+        self._logged = False
+
+    def take(self) -> bool:
+        """Count one request; False (nothing counted) when the day's budget is spent."""
+        with self._lock:
+            now = self._clock()
+            if self._window_end is None or now >= self._window_end:
+                self._window_end, self.used, self._logged = now + self.DAY_S, 0, False
+            if self.used < self.per_day:
+                self.used += 1
+                return True
+            if not self._logged:
+                self._logged = True
+                log.warning("online source daily budget spent", source=self.name, requests=self.used,
+                            seconds_left=round(self._window_end - now))
+            return False
+
+    def refund(self) -> None:
+        """Give back the request of the last :meth:`take` (it was never sent: no time left for it)."""
+        with self._lock:
+            self.used = max(0, self.used - 1)

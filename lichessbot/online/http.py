@@ -7,8 +7,10 @@
 * Requests to lichess (explorer, cloud eval, tablebase) take a token from the bot's pacer first
   (:class:`Pacer`, e.g. :class:`lichessbot.lichess.pacing.Pacer`) in the ``other`` class, which never
   delays a move post; a wait for a token that would pass the deadline gives up instead. They carry the
-  bot's token (the explorer requires one: lichess-org/api doc/specs/tags/openingexplorer, ``OAuth2``);
-  other servers never see it. The token is never in a log line or an error message.
+  bot's token (the explorer requires one: lichess-org/api doc/specs/tags/openingexplorer, ``OAuth2``)
+  only when their URL is lichess's own (:func:`lichess_url`: lichess.org, lichess.ovh and their
+  subdomains, or the server the bot plays on); a source pointed anywhere else is neither paced nor sent
+  the token. Other servers never see it. The token is never in a log line or an error message.
 * A connection error, a timeout or a 5xx is retried ``retries`` times while time is left; 404 is an
   answer (cloud eval: no evaluation of that position); 429 is :class:`RateLimited` at once (lichess
   asks for a full minute's pause: https://lichess.org/page/api-tips); any other status is a failure.
@@ -23,13 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 import requests
 
 from lichessbot import __version__
 from lichessbot.errors import LichessbotError
 
-__all__ = ["MIN_REQUEST_S", "Answer", "Fetcher", "NotAsked", "Pacer", "RateLimited", "SourceFailure"]
+__all__ = ["LICHESS_DOMAINS", "MIN_REQUEST_S", "Answer", "Fetcher", "NotAsked", "Pacer", "RateLimited",
+           "SourceFailure", "lichess_url"]
 
 #: A request is not started with less time than this left (seconds; ours: below it even a nearby
 #: server's answer would arrive too late).
@@ -42,6 +46,31 @@ RETRY_PAUSE_S = 0.1
 WORKERS = 8
 #: The pacer's class of these requests (lichessbot.lichess.pacing.OTHER: they wait for a token, moves never).
 PACER_CLASS = "other"
+#: lichess's own domains: lichess.org (the site, explorer.lichess.org, tablebase.lichess.org) and
+#: lichess.ovh (the servers' own names, e.g. explorer.lichess.ovh, tablebase.lichess.ovh; lichess-org/api
+#: doc/specs/lichess-api.yaml ``servers``). Only these (and the bot's own server) get the bot's token.
+LICHESS_DOMAINS = ("lichess.org", "lichess.ovh")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+
+
+def lichess_url(url: str, own: str | None = None) -> bool:
+    """Whether ``url`` is lichess's own, so it may get the bot's token: https on lichess.org, lichess.ovh
+    or one of their subdomains (:data:`LICHESS_DOMAINS`), or the same scheme, host and port as ``own`` (the
+    server the bot plays on, which has the token anyway: ``lichessbot play --local``, a test server).
+    A look-alike (``lichess.org.example.com``, ``notlichess.org``) is not."""
+    scheme, host, port = _origin(url)
+    if own and (scheme, host, port) == _origin(own):
+        return True
+    return scheme == "https" and any(host == d or host.endswith("." + d) for d in LICHESS_DOMAINS)
 
 
 class Pacer(Protocol):

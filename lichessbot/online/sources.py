@@ -11,7 +11,13 @@ search. A source never costs the game:
   games whose starting clock is longer than ``max_time`` (lichess-bot's meaning);
 * **cache**: answers (moves and "no move here") are kept per position, failures never;
 * **switch-off**: ``switch_off_after`` failed lookups in a row (timeouts, errors, unreadable answers,
-  illegal moves) switch a source off for ``switch_off_time`` seconds, logged once; a 429 at once;
+  illegal moves) switch a source off for ``switch_off_time`` seconds, logged once; a 429 at once; a
+  server that says it is busy in an ordinary answer (chessdb's ``rate limit exceeded``) costs that one
+  lookup only (skipped: no switch-off, nothing cached);
+* **daily budget**: cloud evals stop for the rest of lichess's day window after
+  ``max_requests_per_day`` requests (:class:`~lichessbot.online.health.DailyBudget`);
+* **token**: lichess's sources get the bot's token and take from its request budget only when their URL
+  is lichess's own (:func:`~lichessbot.online.http.lichess_url`);
 * **books stop**: after ``max_out_of_book_moves`` positions of a game where the books answered without a
   move (a failure does not count), and past
   ``max_depth`` full moves, the online books are not asked in that game (the tables still are).
@@ -30,14 +36,14 @@ import chess
 import structlog
 
 from lichessbot.config.online import OnlineMovesConfig
-from lichessbot.online.base import Source, WrongAnswer
+from lichessbot.online.base import Busy, Source, WrongAnswer
 from lichessbot.online.chessdb import ChessdbBook, ChessdbTablebase
 from lichessbot.online.cloud import CloudAnalysis
 from lichessbot.online.egtb import LichessTablebase
 from lichessbot.online.explorer import OpeningExplorer
-from lichessbot.online.health import AnswerCache, SourceHealth
-from lichessbot.online.http import MIN_REQUEST_S, Fetcher, NotAsked, Pacer, RateLimited, SourceFailure
-from lichessbot.online.types import OnlineMove
+from lichessbot.online.health import AnswerCache, DailyBudget, SourceHealth
+from lichessbot.online.http import MIN_REQUEST_S, Fetcher, NotAsked, Pacer, RateLimited, SourceFailure, lichess_url
+from lichessbot.online.types import CLOUD, OnlineMove
 from lichessbot.timeman import Clock
 
 __all__ = ["OnlineGame", "OnlineMoves", "lookup_budget"]
@@ -67,15 +73,20 @@ class OnlineMoves:
         token: the bot's lichess token (sent to lichess's servers only; never logged).
         pacer: the bot's request budget (:class:`lichessbot.lichess.pacing.Pacer`), or None.
         username: our account's name (the explorer's ``player`` source when ``player_name`` is empty).
+        lichess: the server the bot plays on (config ``url``): besides lichess's own hosts, the only one
+            whose sources get the token (``lichessbot play --local``, test servers).
         rng: random choices (cloud ``good``).
         clock: monotonic seconds (tests).
     """
 
     def __init__(self, config: OnlineMovesConfig, *, token: str | None = None, pacer: Pacer | None = None,
-                 username: str = "", rng: random.Random | None = None,
+                 username: str = "", lichess: str | None = None, rng: random.Random | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.config = config
         self.username = username
+        self.lichess = lichess
+        self.skipped = 0  # lookups skipped because a server said it was busy (chessdb's rate limit)
+        self.budgets = {CLOUD: DailyBudget(CLOUD, config.lichess_cloud_analysis.max_requests_per_day, clock)}
         self.rng = rng or random.Random()
         self._clock = clock
         self.fetcher = Fetcher(token=token, pacer=pacer, retries=config.max_retries, clock=clock)
@@ -136,14 +147,24 @@ class OnlineMoves:
         if request is None:
             return None, False
         t0 = self._clock()
+        budget = self.budgets.get(source.name)
         try:
             hit, parsed = self.cache.get(request.key)
             if not hit:
-                answer = self.fetcher.get(request.url, request.params, deadline=deadline, lichess=source.lichess,
+                if budget is not None and not budget.take():
+                    return None, False
+                trusted = source.lichess and lichess_url(request.url, self.lichess)
+                answer = self.fetcher.get(request.url, request.params, deadline=deadline, lichess=trusted,
                                           endpoint=request.endpoint, ndjson=request.ndjson)
                 parsed = source.parse(board, answer)
             move = source.choose(board, parsed, self.rng)
         except NotAsked:
+            if budget is not None:
+                budget.refund()
+            return None, False
+        except Busy as err:
+            self.skipped += 1
+            log.info("online lookup skipped", source=source.name, reason=err.reason)
             return None, False
         except RateLimited as err:
             self.health.failed(source.name, err.reason, rate_limited=True)

@@ -1,5 +1,5 @@
-"""The one HTML page (inline CSS and JS, nothing fetched from elsewhere): overview at ``/``, a game at
-``/games/<id>``. It loads ``/api/status`` (and ``/api/games/<id>``) once, then follows ``/api/events``
+"""The one HTML page (inline CSS and JS, nothing fetched from elsewhere): overview at ``/`` (with a box for
+the operator's commands, ``POST /api/command``), a game at ``/games/<id>``. It loads ``/api/status`` (and ``/api/games/<id>``) once, then follows ``/api/events``
 (server-sent events). Text from lichess (names) is set with ``textContent``, never as HTML; the SVGs
 are the server's own.
 """
@@ -32,7 +32,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 <main>
 <section id="overview">
  <div class="cols">
-  <div><h3>Service</h3><table class="kv" id="service"></table></div>
+  <div><h3>Service</h3><table class="kv" id="service"></table>
+   <h3>Commands</h3><form id="cmdform"><input id="cmd" size="34" placeholder="help" autocomplete="off">
+   <button type="submit">run</button></form><pre id="cmdout" class="muted"></pre></div>
   <div><h3>Games</h3><table id="games"><thead><tr><th>game</th><th>white</th><th>black</th><th>speed</th>
    <th>plies</th><th>status</th><th>result</th><th>nps</th></tr></thead><tbody></tbody></table>
    <h3>Challenges <span class="muted" id="verdicts"></span></h3><table id="challenges"><thead><tr><th>challenger</th>
@@ -133,6 +135,12 @@ async function load(){
  es.addEventListener("status", e=>renderStatus(JSON.parse(e.data)));
  es.addEventListener("game", e=>renderGame(JSON.parse(e.data)));
 }
+document.getElementById("cmdform").addEventListener("submit", async ev=>{ ev.preventDefault();
+ const input=document.getElementById("cmd"), out=document.getElementById("cmdout"), line=input.value.trim();
+ if(!line) return;
+ const r=await fetch("/api/command",{method:"POST",headers:{"Content-Type":"application/json"},
+  body:JSON.stringify({command:line})});
+ const body=await r.json(); out.textContent="> "+line+"\n"+(body.answer||body.error||""); input.value=""; });
 setInterval(tickClocks, 100);
 load();
 </script>

@@ -1,6 +1,6 @@
 """The status web server: a Starlette app served by uvicorn in its own thread, reading a :class:`StatusHub`.
 
-Endpoints (all GET; JSON unless said):
+Endpoints (GET but one; JSON unless said):
 
 * ``/`` and ``/games/{id}``: the page (HTML).
 * ``/api/status``: ``{"service": {...}, "challenges": {...}, "games": [summary, ...]}`` (oldest first).
@@ -13,6 +13,10 @@ Endpoints (all GET; JSON unless said):
 * ``/api/events[?game=id]``: server-sent events: ``status`` (as ``/api/status``) and, with ``game``,
   ``game`` (as ``/api/games/{id}``), sent at once and then whenever the hub changes (checked every
   ``EVENT_PERIOD`` s).
+* ``POST /api/command`` (JSON ``{"command": "..."}``): an operator command (the bot's set,
+  lichessbot/bot/service/commands.py), answered ``{"answer": "..."}``. Only from the machine itself
+  (127.0.0.1, ::1) unless ``remote_commands``; only as JSON (a form another site's page could post is
+  refused: 415), so a browser never sends it across sites without a preflight this server does not answer.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -74,9 +79,34 @@ def health_json(hub: StatusHub, now: float | None = None) -> tuple[bool, dict[st
     return healthy, {"healthy": healthy, "why": why, **body}
 
 
-def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlette:
-    """The Starlette app over ``hub``; event streams end once ``stopping`` is set."""
+#: The addresses commands come from when ``remote_commands`` is off.
+LOCAL = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+
+
+def make_app(hub: StatusHub, stopping: threading.Event | None = None,
+             commands: Callable[[str, str], str] | None = None, remote_commands: bool = False) -> Starlette:
+    """The Starlette app over ``hub``; event streams end once ``stopping`` is set; ``commands(line, origin)``
+    runs an operator command (None: ``/api/command`` answers 404)."""
     stopping = stopping or threading.Event()
+
+    async def command(request: Request) -> Response:
+        if commands is None:
+            return JSONResponse({"error": "no commands here"}, 404)
+        client = request.client.host if request.client is not None else ""
+        if not remote_commands and client not in LOCAL:
+            return JSONResponse({"error": "commands are taken from this machine only (status.remote_commands)"},
+                                403)
+        if "application/json" not in request.headers.get("content-type", ""):
+            return JSONResponse({"error": "send the command as JSON"}, 415)
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, 400)
+        line = body.get("command") if isinstance(body, dict) else None
+        if not isinstance(line, str) or not line.strip() or len(line) > 500:
+            return JSONResponse({"error": "no command"}, 400)
+        answer = await run_in_threadpool(commands, line, "status page")
+        return JSONResponse({"answer": answer})
 
     async def page(_request: Request) -> Response:
         return HTMLResponse(PAGE)
@@ -135,6 +165,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None) -> Starlet
         Route("/api/games/{game_id}/board.svg", svg(board_svg)),
         Route("/api/games/{game_id}/eval.svg", svg(eval_svg)),
         Route("/api/games/{game_id}/summary.svg", svg(summary_svg)),
+        Route("/api/command", command, methods=["POST"]),
     ])
 
 
@@ -145,8 +176,10 @@ class StatusServer:
     second or two. Raises OSError from ``start()`` when the address cannot be bound.
     """
 
-    def __init__(self, hub: StatusHub, host: str = "127.0.0.1", port: int = 8080) -> None:
+    def __init__(self, hub: StatusHub, host: str = "127.0.0.1", port: int = 8080, *,
+                 commands: Callable[[str, str], str] | None = None, remote_commands: bool = False) -> None:
         self.hub, self.host, self.port = hub, host, port
+        self.commands, self.remote_commands = commands, remote_commands
         self._stopping = threading.Event()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -162,7 +195,8 @@ class StatusServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(make_app(self.hub, self._stopping), log_level="warning", access_log=False,
+        config = uvicorn.Config(make_app(self.hub, self._stopping, self.commands, self.remote_commands),
+                                log_level="warning", access_log=False,
                                 lifespan="off", timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},

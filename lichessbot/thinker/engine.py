@@ -23,6 +23,7 @@ from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
 from lichessbot.engine.service import EvalService
 from lichessbot.engine.triton import TritonEvaluator
+from lichessbot.gaviota import gaviota_tables
 from lichessbot.online import OnlineGame, OnlineMoves
 from lichessbot.search import Searcher
 from lichessbot.strength import table_from_config, table_mismatch
@@ -102,6 +103,8 @@ class Engine:
         self.book = _book(settings)
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = _tables(settings)
+        #: The Gaviota tables at the root (``tablebases.gaviota``), or None.
+        self.gaviota = gaviota_tables(settings.tablebases.gaviota)
         #: The strength table of engine.strength (docs/strength.md), read when a level may be played.
         self.strength_table = _strength_table(settings)
         self._warn_mismatch()
@@ -187,7 +190,7 @@ class Engine:
     def move_sources(self, online: OnlineGame | None = None) -> tuple[MoveSource, ...]:
         """The sources a game asks before searching, in order: the book, ``online``'s books (one game's online
         sources), the tables, ``online``'s tables (docs/online.md)."""
-        return move_sources(book=self.book, tablebases=self.tablebases, online=online)
+        return move_sources(book=self.book, tablebases=self.tablebases, online=online, gaviota=self.gaviota)
 
     def use_online(self, online: OnlineMoves | None) -> None:
         """Ask ``online`` (built by the bot service with its token, pacer and account, or by ``lichessbot uci
@@ -210,6 +213,8 @@ class Engine:
             return
         book = _book(settings) if (settings.book, settings.book_seed) != (old.book, old.book_seed) else self.book
         tables = _tables(settings) if settings.tablebases != old.tablebases else self.tablebases
+        gaviota = (gaviota_tables(settings.tablebases.gaviota) if settings.tablebases.gaviota != old.tablebases.gaviota
+                   else self.gaviota)
         same_strength = (settings.engine.strength, settings.names) == (old.engine.strength, old.names)
         table = self.strength_table if same_strength else _strength_table(settings)
         network = any(getattr(settings.engine, f) != getattr(old.engine, f) for f in NETWORK_FIELDS)
@@ -224,6 +229,7 @@ class Engine:
             if network or settings.tablebases != old.tablebases or settings.engine.search != old.engine.search:
                 self.generation += 1
             self.settings, self.book, self.tablebases, self.strength_table = settings, book, tables, table
+            self.gaviota = gaviota
 
     def _warn_mismatch(self) -> None:
         if self.strength_table is not None:

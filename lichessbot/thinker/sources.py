@@ -2,8 +2,8 @@
 docs/online.md, "Order of the sources").
 
 The order: the local book (:class:`BookSource`), the online books (:class:`OnlineBookSource`: chessdb, cloud
-eval, opening explorer), the local tables (:class:`TablebaseSource`), the online tables
-(:class:`OnlineTableSource`); the first source with a move decides and nothing is searched. The online
+eval, opening explorer), the local tables (:class:`TablebaseSource`, then :class:`GaviotaSource`), the online
+tables (:class:`OnlineTableSource`); the first source with a move decides and nothing is searched. The online
 tables' ``suggest`` answers a :class:`~lichessbot.thinker.types.SearchOnly`: the search then keeps to
 their moves.
 """
@@ -15,13 +15,14 @@ from typing import Literal, Protocol
 import chess
 
 from lichessbot.book import Book
+from lichessbot.gaviota import GaviotaTables
 from lichessbot.online import OnlineGame, OnlineMove
 from lichessbot.tablebase import Tablebases
 from lichessbot.thinker.types import Decision, MoveRequest, SearchOnly
 from lichessbot.timeman import Clock
 
-__all__ = ["BookSource", "MoveSource", "OnlineBookSource", "OnlineTableSource", "TablebaseSource", "move_sources",
-           "online_budget"]
+__all__ = ["BookSource", "GaviotaSource", "MoveSource", "OnlineBookSource", "OnlineTableSource", "TablebaseSource",
+           "move_sources", "online_budget"]
 
 #: The share of a UCI ``go movetime`` that the online lookups of one move may take (seconds x this).
 MOVETIME_SHARE = 0.25
@@ -65,7 +66,28 @@ class TablebaseSource:
         found = self.tablebases.root_move(board)
         if found is None:
             return None
-        return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe())
+        return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe(),
+                        tablebase_wdl=found.wdl)
+
+
+class GaviotaSource:
+    """The Gaviota tables at the root (:meth:`~lichessbot.gaviota.GaviotaTables.root_move`), after the Syzygy
+    tables (lichess-bot's order): their move, played at once, or (``suggest``) the moves that keep their
+    result, for the search."""
+
+    name = "gaviota"
+
+    def __init__(self, tables: GaviotaTables) -> None:
+        self.tables = tables
+
+    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
+        found = self.tables.root_move(board)
+        if found is None:
+            return None
+        if len(found.moves) > 1:
+            return SearchOnly(moves=found.moves, note=found.describe(), source=self.name)
+        return Decision(move=found.moves[0], source="tablebase", tablebase_score=found.score, note=found.describe(),
+                        tablebase_wdl=found.wdl)
 
 
 def online_budget(request: MoveRequest) -> float | None:
@@ -82,7 +104,8 @@ OnlineName = Literal["online_book", "online_tablebase"]
 def _decision(found: OnlineMove, source: OnlineName) -> Decision | SearchOnly:
     if found.move is None:
         return SearchOnly(moves=found.search_moves, note=found.note, source=found.source)
-    return Decision(move=found.move, source=source, note=found.note, tablebase_score=found.score)
+    return Decision(move=found.move, source=source, note=found.note, tablebase_score=found.score,
+                    tablebase_wdl=found.wdl)
 
 
 class _OnlineSource:
@@ -128,7 +151,7 @@ class OnlineTableSource(_OnlineSource):
 
 
 def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = None,
-                 online: OnlineGame | None = None) -> tuple[MoveSource, ...]:
+                 online: OnlineGame | None = None, gaviota: GaviotaTables | None = None) -> tuple[MoveSource, ...]:
     """The sources in the order they are asked: the local book, the online books, the local tables, the
     online tables (docs/online.md). ``online``: this game's online sources (one :class:`OnlineGame` per
     game: it counts the positions out of book), or None."""
@@ -139,6 +162,8 @@ def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = No
         sources.append(OnlineBookSource(online))
     if tablebases is not None:
         sources.append(TablebaseSource(tablebases))
+    if gaviota is not None:
+        sources.append(GaviotaSource(gaviota))
     if online is not None and online.online.tables:
         sources.append(OnlineTableSource(online))
     return tuple(sources)

@@ -67,6 +67,9 @@ class Decision:
             2 moves keep it"), "fallback" when the engine failed; "" otherwise.
         tablebase_score: the tables' score of a (local or online) tablebase move (a search's score is its
             result's).
+        tablebase_wdl: the tables' verdict of that move, our view: 2 win, 1 cursed win, 0 draw, -1 blessed
+            loss, -2 loss (lichess-bot's egtb WDL: ``resign_for_egtb_minus_two``, ``offer_draw_for_egtb_zero``);
+            None for every other move.
         book: the book entry of a book move (file, weight), None otherwise.
     """
 
@@ -76,6 +79,7 @@ class Decision:
     note: str = ""
     tablebase_score: Score | None = None
     book: BookMove | None = None
+    tablebase_wdl: int | None = None
 
     @property
     def score(self) -> Score | None:

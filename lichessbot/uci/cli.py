@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)  # ConfigError: one line, exit status 2
         token = config.resolved_token()
         configure_logging(level=getattr(args, "log_level", None) or "warning", secrets=[token or ""])
-        online = OnlineMoves(config.online_moves, token=token)
+        online = OnlineMoves(config.online_moves, token=token, lichess=config.url)
         engine.use_online(online)
     try:
         for line in sys.stdin:

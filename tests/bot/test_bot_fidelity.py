@@ -21,6 +21,7 @@ from tests.fake_lichess import (
     random_mover,
     resign_after,
     scripted,
+    staller,
 )
 
 TOKEN = "lip_Fidelity0Token1"
@@ -225,3 +226,24 @@ def test_a_challenge_canceled_before_our_answer_is_not_answered(server):
         assert _ended(server, first, 10)
         time.sleep(0.3)
     assert server.answer_attempts[second] == 0 and server.answer_attempts[first] == 1
+
+
+@pytest.mark.slow
+def test_a_challenge_game_whose_opponent_never_moves_is_aborted_by_the_bot(server):
+    """lila expires a game for a missing first move only when its source is expirable (lobby, arena, pool, swiss:
+    Source.expirable); a challenge's game waits forever, so the bot aborts it itself after abort_time (issue 40).
+    The test server keeps lila's rule: a friend game never ends by itself."""
+    with BotRun(server, StandInEngine(), {"abort_time": 1}):
+        gid = server.challenge(opponent=staller(), bot_color="black")  # white, the opponent, never moves
+        assert _ended(server, gid, 10)
+    assert server.games[gid].status == "aborted"
+    assert any(p == f"/api/bot/game/{gid}/abort" for _, p, _ in server.requests)
+
+
+def test_the_test_server_never_expires_a_challenge_game_but_an_arena_game_ends_nostart(server):
+    server.first_move_s = 0.3
+    friend = server.start_game(opponent=staller(), bot_color="black")
+    arena = server.start_game(opponent=staller(), bot_color="black", tournament="arena01")
+    assert server.wait_for(lambda: server.games[arena].over, 5)
+    assert (server.games[arena].status, server.games[arena].winner) == ("noStart", "black")
+    assert not server.games[friend].over

@@ -138,7 +138,8 @@ def test_malformed_lines_are_skipped(server, engine, logs):
         cid = server.challenge(opponent=resign_after(12))
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() >= 2, 10)
         server.push_game_raw(cid, b"{garbage\n")
-        server.push_game_raw(cid, b'{"type": "gameState", "moves": "e2e4 zz99"}\n')  # unparsable moves: resync
+        server.push_game_raw(cid, b'{"type": "gameState", "moves": "e2e4 zz99", "wtime": 60000, "btime": 60000, '
+                                  b'"winc": 0, "binc": 0, "status": "started"}\n')  # unparsable moves: resync
         server.push_event_raw(b"not json at all\n")
         assert server.wait_for(lambda: server.games[cid].over, 15)
         game = server.games[cid]

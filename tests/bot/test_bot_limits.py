@@ -115,3 +115,20 @@ def test_a_bot_game_without_a_challenge_counts_from_gamefull_and_the_count_survi
         assert _answer(server, cid) == ("decline", "later")  # 1 in the last 24 h: max_bot_games_per_day
         human = server.challenge(challenger="alice", opponent=resign_after(2))
         assert server.wait_for(lambda: human in server.games, 10)
+
+
+def test_bot_games_count_in_lilas_fixed_day_window_not_a_rolling_one(server, tmp_path):
+    """lila's 100 games a day between bots (BotLimit over memo RateLimit) is a window of a day that opens at the
+    first game: games at -24.5 h, -1 h and -45 min all fell in a window that closed 30 minutes ago, so a bot's
+    challenge is accepted now, by the bot (its own count: max_bot_games_per_day 2) and by lila (its limit 2),
+    where a rolling 24 h would count two games and refuse (issue 40, point 6)."""
+    now = time.time()
+    starts = [now - 24.5 * 3600, now - 3600, now - 2700]
+    (tmp_path / "mm.json").write_text(json.dumps({"bot_games": {f"old{i}": t for i, t in enumerate(starts)}}))
+    server.bot_games_per_day, server.bot_game_starts = 2, list(starts)
+    with _bot(server, tmp_path, challenge={"max_bot_games_per_day": 2, "concurrency": 2}):
+        cid = server.challenge(challenger="Rival", title="BOT", opponent=resign_after(2))
+        assert _answer(server, cid) == ("accept", None)
+    assert server.bot_limit_refusals == 0
+    server.bot_game_starts = [now - 3600, now - 2700]  # a window opened an hour ago: two games in it, lila refuses
+    assert server._bot_limit_answer("Rival") is not None and server._bot_limit_answer("Rival")[0] == 429

@@ -160,3 +160,22 @@ def test_logs_redact_the_token_everywhere():
     assert "lip_SUPERSECRET" not in text and text.count("***") >= 5
     first = json.loads(text.splitlines()[0])
     assert first["game_id"] == "g1" and first["level"] == "info"
+
+
+def test_bot_games_are_counted_in_lilas_fixed_day_window_from_its_first_game():
+    """lila BotLimit over memo RateLimit: the window opens at the first game and closes a day later, whatever
+    games came meanwhile (issue 40, point 6); a rolling window would still count the late game."""
+    from lichessbot.bot.challenges.records import BOT_GAMES_KEPT, DeclineRecords
+
+    rec = DeclineRecords()
+    t0 = 1_000_000.0
+    rec.count_bot_game("g1", t0)
+    rec.count_bot_game("g2", t0 + 23 * 3600)
+    assert rec.bot_games_in_day(t0 + 23 * 3600) == 2
+    assert rec.bot_window_ends(t0 + 3600) == t0 + BOT_GAMES_KEPT
+    assert rec.bot_games_in_day(t0 + BOT_GAMES_KEPT + 1) == 0  # the window closed: g2 no longer counts
+    rec.count_bot_game("g3", t0 + BOT_GAMES_KEPT + 10)  # opens the next window
+    assert rec.bot_games_in_day(t0 + BOT_GAMES_KEPT + 20) == 1
+    assert rec.bot_window_ends(t0 + BOT_GAMES_KEPT + 20) == t0 + BOT_GAMES_KEPT + 10 + BOT_GAMES_KEPT
+    rec.prune(t0 + BOT_GAMES_KEPT + 20)
+    assert set(rec.bot_games) == {"g3"}

@@ -36,3 +36,32 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_b
     assert not g.rejected_posts  # after the takeback the bot moved from the position lichess gave
     answers = [p for _, p, _ in server.requests if "/takeback/" in p]
     assert [a.rsplit("/", 1)[1] for a in answers] == ["yes", "no"]
+
+
+@pytest.mark.slow
+def test_a_takeback_yes_whose_answer_is_lost_is_never_posted_again():
+    """lila answers every takeback post with 200 and reads a yes without the opponent's proposal as a proposal of
+    ours (round Takebacker.yes): a yes that reached lila but whose answer was lost must not be sent again
+    (issue 40, point 4). The test server counts such proposals."""
+    config = {"max_takebacks_accepted": 2}
+    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config):
+        server.lose_takeback_answers = 1
+        gid = server.challenge(opponent=resign_after(12), limit=120, increment=1)
+        assert server.wait_for(lambda: gid in server.games, 10)
+        _offer_at(server, gid, 4)
+        g = server.games[gid]
+        assert server.wait_for(lambda: g.over, 20)
+    assert g.takebacks == 1 and g.bot_proposals == 0
+    assert [p.rsplit("/", 1)[1] for _, p, _ in server.requests if "/takeback/" in p] == ["yes"]
+
+
+@pytest.mark.slow
+def test_takeback_offers_in_an_arena_game_are_declined():
+    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(),
+                                                                         {"max_takebacks_accepted": 5}):
+        gid = server.start_game(opponent=resign_after(10), tournament="arena001", limit=120, increment=1)
+        _offer_at(server, gid, 4)
+        g = server.games[gid]
+        assert server.wait_for(lambda: g.over, 20)
+    assert g.takebacks == 0 and g.bot_proposals == 0
+    assert [p.rsplit("/", 1)[1] for _, p, _ in server.requests if "/takeback/" in p] == ["no"]

@@ -27,3 +27,18 @@ def test_queue_names_the_challengers_waiting_for_a_slot():
         server.say(gid, "!wait")
         assert _said(server, gid, WAIT_REPLY)  # the opponent has not moved: the game could still be aborted
     assert WAIT_REFUSAL not in [t for _, t in server.games[gid].chat]
+
+
+def test_a_greeting_with_a_link_is_never_posted_and_lines_fit_lilas_140_units():
+    """lila drops a bot's chat line with a link silently, with 200 (chat ChatApi.makeLine, hasLinks), and refuses a
+    line over 140 UTF-16 units with a 400 (issue 40, point 5): the bot never posts the first, and cuts the second."""
+    config = {"greeting": {"hello": "Hi! My rules: lichess.org/@/TestBot", "hello_spectators": "😀" * 90}}
+    with FakeLichess() as server, BotRun(server, StandInEngine(), config) as bot:
+        gid = server.challenge(opponent=staller(), bot_color="black")
+        assert server.wait_for(lambda: any(r == "spectator" for r, _ in server.games.get(gid).chat)
+                               if gid in server.games else False, 10)
+        chats = [(m, p, st) for m, p, st in server.requests if p.endswith("/chat")]
+        assert bot.service.chat is not None and bot.service.chat.refused == 1
+    assert all(st == 200 for _, _, st in chats) and len(chats) == 1  # the spectator greeting only, no 400
+    (room, text), = server.games[gid].chat
+    assert room == "spectator" and len(text.encode("utf-16-le")) // 2 <= 140 and text.endswith("…")

@@ -273,6 +273,20 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_position_is_thought_agai
     assert again == [AnswerTakeback(accept=False, ply=3)]  # the limit is reached
 
 
+def test_an_offer_our_move_declined_is_not_answered():
+    """The opponent's offer came while we thought, and our move went out before its state was read: lila declined
+    the offer with our move (round MovePlayer: ``Takeback(player, false)``), so a yes now would propose a takeback
+    of ours (found by the 100-game soak). An offer shown after our move is answered."""
+    core, _ = started({"max_takebacks_accepted": 2})
+    play(core, T0)
+    core.on_event(state("a2a3 e7e5"), T0 + 1)
+    ours = play(core, T0 + 1)[0].move.uci()
+    assert core.on_event(state("a2a3 e7e5", btakeback=True), T0 + 2) == []  # sent before lila had our move
+    assert core.on_event(state(f"a2a3 e7e5 {ours}"), T0 + 3) == []
+    offer = core.on_event(state(f"a2a3 e7e5 {ours}", btakeback=True), T0 + 4)
+    assert offer == [AnswerTakeback(accept=True, ply=3)]
+
+
 def test_a_takeback_answer_that_failed_is_given_again():
     core, _ = started()
     play(core, T0)

@@ -372,3 +372,40 @@ def test_lichess_decline_keys_are_read_in_any_case_and_an_unknown_one_is_generic
     ch = parse_challenge({"id": "c", "status": "declined", "declineReasonKey": key})
     assert ch.decline_reason_key is reason
     assert parse_challenge({"id": "c"}).decline_reason_key is None
+
+
+@pytest.mark.slow
+def test_a_challenge_accepted_at_the_moment_we_would_cancel_it_is_played_not_aborted(server, tmp_path):
+    """lila answers a cancel of an accepted challenge with 200 and aborts the new game (Challenge.apiCancel). The
+    opponent accepts just before our challenge_expiry while its gameStart lags on the event stream: the verdict
+    on the challenge's keep-alive stream (ChallengeKeepAliveStream) tells the bot not to cancel (issue 40, point 3)."""
+    server.add_bot("Late", player=lambda: resign_after(6))
+    server.answer_after = 0.85  # challenge_expiry is 1.0 s
+    server.game_start_lag = 1.0
+    with run_bot(server, tmp_path):
+        assert server.wait_for(lambda: server.outgoing, 10)
+        cid = server.outgoing[0]["id"]
+        assert server.wait_for(lambda: cid in server.games and server.games[cid].over, 20)
+    game = server.games[cid]
+    assert server.kept_alive >= 1 and server.aborted_by_cancel == 0
+    assert game.status != "aborted" and game.posts  # played
+
+
+def test_a_429_on_creating_a_challenge_never_holds_the_answers_to_challenges_we_receive(server, tmp_path):
+    """lila limits each endpoint on its own (issue 40, point 7): lichess's 429 (an HTML page, no ratelimit body) on
+    our challenge creation pauses our creations only; a challenge we receive meanwhile is answered at once (it
+    used to wait the 60 s pause of every request but moves)."""
+    from lichessbot.lichess.client import ClientSettings
+
+    server.add_bot("Alpha")
+    server.fail_next("challenge", 429)
+    config = {"matchmaking": {"allow_matchmaking": True, "decline_file": str(tmp_path / "mm.json"), **FAST}}
+    settings = ClientSettings(timeout=3.0, move_timeout=1.0, stream_read_timeout=1.5, retries=3, backoff=0.05,
+                              rate_limit_pause=60.0, pace_rate=50.0, pace_burst=20.0)  # lichess's full minute
+    with BotRun(server, StandInEngine(), config, matchmaker=MatchmakerOptions(tick=0.05), settings=settings):
+        assert server.wait_for(lambda: server.rate_limited["challenge"] == 1, 10)
+        t0 = time.monotonic()
+        cid = server.challenge(challenger="carol", opponent=resign_after(2))
+        assert server.wait_for(lambda: cid in server.answers, 10)
+        assert time.monotonic() - t0 < 5  # not the 60 s pause
+    assert server.answers[cid][0] == "accept" and server.outgoing == []  # no second creation within the pause

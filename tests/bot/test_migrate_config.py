@@ -16,7 +16,7 @@ LICHESS_BOT = Path(__file__).resolve().parents[1] / "data" / "lichess_bot_config
 CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
            "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
            "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory",
-           "quit_after_all_games_finish", "max_takebacks_accepted"}
+           "quit_after_all_games_finish", "max_takebacks_accepted", "pgn_file_grouping"}
 
 
 def _leaves(data: dict, prefix: str = "") -> list[str]:
@@ -113,15 +113,17 @@ def test_help_is_plain_text(capsys):
 def test_syzygy_tables_carry_over_when_enabled_and_are_dropped_with_that_reason_when_not():
     src = {"engine": {"lichess_bot_tbs": {"syzygy": {"enabled": True, "paths": ["tb/syzygy"], "max_pieces": 6,
                                                      "move_quality": "best"},
-                                          "gaviota": {"enabled": True, "paths": ["tb/gaviota"]}}}}
+                                          "gaviota": {"enabled": True, "paths": "tb/gaviota", "max_pieces": 5,
+                                                      "min_dtm_to_consider_as_wdl_1": 110}}}}
     ours, dropped = migrate(src)
-    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6}
+    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6, "gaviota": {
+        "enabled": True, "paths": ["tb/gaviota"], "max_pieces": 5, "min_dtm_to_consider_as_wdl_1": 110}}
     why = dict(dropped)
-    assert "Syzygy only" in why["engine.lichess_bot_tbs.gaviota"]
+    assert "engine.lichess_bot_tbs.gaviota" not in why  # lichess-bot's Gaviota keys carry over (issue 40)
     assert "best" in why["engine.lichess_bot_tbs.syzygy.move_quality"]
     src["engine"]["lichess_bot_tbs"]["syzygy"]["enabled"] = False
     ours, dropped = migrate(src)
-    assert "tablebases" not in ours and "disabled" in dict(dropped)["engine.lichess_bot_tbs.syzygy"]
+    assert "syzygy" not in ours["tablebases"] and "disabled" in dict(dropped)["engine.lichess_bot_tbs.syzygy"]
 
 
 def test_a_relative_rating_difference_is_not_turned_into_absolute_ratings_and_quitting_carries_over():

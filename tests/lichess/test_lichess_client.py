@@ -10,7 +10,8 @@ import pytest
 
 from lichessbot.lichess.client import ClientSettings, LichessClient, LichessError, endpoint_key
 from lichessbot.lichess.events import ChallengeEvent, Connected, DeclineReason
-from lichessbot.lichess.pacing import CHAT, MOVE, NON_MOVE, OTHER, Pacer, RequestDropped, pause_key
+from lichessbot.lichess.limits import ACCOUNT, ANSWER, CHALLENGE, EVENT_STREAM
+from lichessbot.lichess.pacing import CHAT, MOVE, OTHER, Pacer, RequestDropped, pause_key
 from lichessbot.lichess.streams import ReconnectingStream, event_stream, game_stream
 from tests.fake_lichess import FakeLichess, staller
 
@@ -56,16 +57,21 @@ def test_429_on_a_move_pauses_that_games_moves_only_for_the_bodys_ratelimit_seco
     assert server.games[gid].chat == [("player", "not paused")]
 
 
-def test_a_real_429_with_an_html_body_pauses_every_request_but_moves_for_a_minute(server):
+def test_a_real_429_with_an_html_body_pauses_its_endpoint_class_for_a_minute_and_nothing_else(server):
+    """lila limits each endpoint on its own: a 429 on a challenge answer pauses the answers (a full minute
+    without lila's body: api-tips), never the account, challenge creations, the event stream or moves."""
     client = LichessClient(server.token, server.url, ClientSettings(retries=0, backoff=0.01))
     gid = _game(server, client)
-    cid = server.challenge()
-    server.fail_next("challenge", 429)
+    cid, other = server.challenge(), server.challenge()
+    server.fail_next("answer", 429)
     with pytest.raises(LichessError) as err:
         client.decline_challenge(cid, DeclineReason.LATER)
     assert err.value.status == 429 and "<" not in str(err.value)
-    assert 59 < client.session.pause_left(NON_MOVE) <= 60  # lichess: wait a full minute
-    assert 59 < client.session.pause_left(pause_key("GET", server.url + "/api/account", "GET /api/account"))
+    assert 59 < client.session.pause_left(ANSWER) <= 60  # lichess: wait a full minute
+    assert pause_key("POST", server.url + f"/api/challenge/{other}/accept", "x") == ANSWER
+    for key in (ACCOUNT, CHALLENGE, EVENT_STREAM):
+        assert client.session.pause_left(key) == 0.0
+    client.account()  # not paused: another class
     client.make_move(gid, "e2e4")  # moves are another class
     assert server.games[gid].posts == [(0, "e2e4", False)]
 

@@ -39,16 +39,26 @@ class BotLimitRoutes:
     def _count_bot_game(self) -> None:
         self.bot_game_starts.append(time.time())
 
+    def _window_start(self, now: float) -> float | None:
+        """The epoch second lila's current window opened (its first game; the next game after a window closes opens
+        the next one: memo RateLimit's ``clearAt``), or None when no window is open at ``now``."""
+        start: float | None = None
+        for t in sorted(self.bot_game_starts):
+            if start is None or t >= start + DAY:
+                start = t
+        return None if start is None or now >= start + DAY else start
+
     def _bot_limit_answer(self, opponent: str) -> tuple[int, dict[str, Any]] | None:
         """The refusal of a game against bot ``opponent`` now, or None (allowed)."""
         now = time.time()
-        window = [t for t in self.bot_game_starts if now - t < DAY]
+        start = self._window_start(now)
+        window = [] if start is None else [t for t in self.bot_game_starts if start <= t <= now]
         if self.bot_games_per_day is not None and len(window) >= self.bot_games_per_day:
             self.bot_limit_refusals += 1
+            ends = (start if start is not None else now) + DAY  # no window open: one would open now
             return 429, {"error": f"You played {self.bot_games_per_day} games against other bots today, please "
                                   "wait before challenging another bot.",
-                         "ratelimit": {"key": "bot.vsBot.day",
-                                       "seconds": max(1, int(min(window, default=now) + DAY - now))}}
+                         "ratelimit": {"key": "bot.vsBot.day", "seconds": max(1, int(ends - now))}}
         until = self.limited_bots.get(opponent.lower(), 0.0)
         if until > now:
             self.bot_limit_refusals += 1

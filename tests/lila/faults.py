@@ -5,8 +5,8 @@ account endpoints with their test knobs (a mixin of :class:`tests.lila.server.Fa
 * ``quota=(rate, burst)``: one token bucket per account across all non-stream endpoints; a request over it gets a
   **429 with an HTML body and no Retry-After** (lichess's front), or lila's ``JsonLimited`` body with
   ``ratelimit.seconds`` = ``limit_seconds`` when that is set;
-* ``fail_next(kind, status)``: the next requests of ``kind`` (move, chat, challenge, action, broadcast, account,
-  playing) get ``status``; ``move_failures``: answers of the next move posts;
+* ``fail_next(kind, status)``: the next requests of ``kind`` (move, chat, challenge, answer, action, broadcast,
+  account, playing) get ``status``; ``move_failures``: answers of the next move posts;
 * ``stall_moves``: the next move posts hang this many seconds, then are cut unanswered;
 * ``latency=(min, max)``: seconds added to every answer (the way up: a move is played when it arrives);
 * ``stream_latency=(min, max)``: seconds each streamed line reaches the bot after the server sent it (the way
@@ -32,12 +32,12 @@ TOO_MANY_HTML = (b"<!DOCTYPE html><html><head><title>429 Too Many Requests</titl
 
 
 def request_kind(method: str, parts: list[str]) -> str:
-    """The kind of an API request for quotas and injected failures: move, chat, action, challenge, broadcast,
-    playing or account (``parts``: the path split on ``/``)."""
+    """The kind of an API request for quotas and injected failures: move, chat, action, challenge (a creation),
+    answer (accept, decline, cancel), broadcast, playing or account (``parts``: the path split on ``/``)."""
     if parts[:3] == ["api", "bot", "game"] and len(parts) >= 5:
         return {"move": "move", "chat": "chat"}.get(parts[4], "action")
     if parts[:2] == ["api", "challenge"]:
-        return "challenge"
+        return "challenge" if len(parts) == 3 else "answer"  # a creation, or an answer to one (accept/decline/cancel)
     if parts[:2] == ["api", "broadcast"]:
         return "broadcast"
     if parts[:2] == ["api", "account"] and parts[2:3] == ["playing"]:

@@ -33,6 +33,7 @@ class FakeGame(Game):
     posts: list[tuple[int, str, bool]] = field(default_factory=list)  # (ply, uci, offering_draw) accepted
     rejected_posts: list[tuple[int, str, int]] = field(default_factory=list)  # (ply, uci, status)
     takebacks: int = 0              # takebacks the bot accepted
+    bot_proposals: int = 0          # takeback yes posted without the opponent's proposal (a proposal of ours)
     stream_connections: int = 0
     blackout_until: float = 0.0     # stream connections wait until then before gameFull
     blackout_push: bool = False     # the next push is replaced by cutting the streams

@@ -9,12 +9,19 @@
   otherwise 200 with the challenge, a ``challenge`` event (our own, ``direction: out``), and after
   ``answer_after`` seconds the bot's policy answers: accept (``gameStart``; the server plays the game),
   decline (``challengeDeclined`` with ``declineReason`` and ``declineReasonKey``), or nothing;
-* ``POST /api/challenge/{id}/cancel``: our pending challenge is canceled (``challengeCanceled``); else 404.
+* ``keepAliveStream=true``: the answer is NDJSON, the challenge first, then ``{"done": "accepted" | "declined" |
+  "canceled"}`` as soon as it is answered (lila modules/challenge/src/main/ChallengeKeepAliveStream.scala);
+* ``POST /api/challenge/{id}/cancel``: our pending challenge is canceled (``challengeCanceled``); an accepted one
+  whose game has fewer than 2 plies: **200 and that game is aborted** (lila app/controllers/Challenge.scala
+  ``apiCancel``, counted in ``aborted_by_cancel``); else 404;
+* ``game_start_lag``: seconds the ``gameStart`` of an accepted challenge of ours takes to reach the event stream
+  (lila's event stream may lag behind the keep-alive stream).
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.local.model import Account
+from lichessbot.local.rules import abortable, finish
 from lichessbot.local.views import challenge_json
 from tests.lila.game import FakeChallenge
 from tests.lila.players import Opponent, random_mover
@@ -76,6 +84,10 @@ class MatchmakingRoutes:
         self.online_nb_asked = 0                           # nb of the last /api/bot/online
         self.answer_after = 0.05
         self.answer_delay_reply = 0.0  # seconds the reply to a creation is held back (the bot answers first)
+        self.kept_alive = 0                                # challenges created with keepAliveStream
+        self.aborted_by_cancel = 0                         # games lila aborted because our cancel came after them
+        self.game_start_lag = 0.0                          # seconds our accepted challenges' gameStart lags
+        self._lagging: set[str] = set()
 
     def add_bot(self, name: str, rating: int = 1500, *, policy: str | Callable[[dict[str, Any]], str] = ACCEPT,
                 games: int = 100, tos_violation: bool = False, player: Callable[[], Opponent] | None = None) -> None:
@@ -136,9 +148,18 @@ class MatchmakingRoutes:
             self._event(self.bot.id, self._challenge_event(ch, self.bot))
             policy = self.bot_policies[user["id"]]
             public = challenge_json(ch, self.url, "out")
+            keep_alive = str(form.get("keepAliveStream", "false")).lower() in ("true", "1")
+            watcher: queue.Queue[Any] = queue.Queue()
+            if keep_alive:
+                self.kept_alive += 1
+                ch.watchers.append(watcher)
+                watcher.put(public)
         threading.Thread(target=self._bot_answers, args=(ch, policy), daemon=True).start()
         time.sleep(self.answer_delay_reply)
-        h.reply(200, public)
+        if keep_alive:
+            h.stream(watcher, 60.0, self._stopping)  # lila sends nothing between the challenge and its verdict
+        else:
+            h.reply(200, public)
         return None
 
     def _outgoing(self, user: dict[str, Any], variant: str, rated: bool, limit: int | None, inc: int,
@@ -166,6 +187,8 @@ class MatchmakingRoutes:
             if answer == ACCEPT:
                 self.outgoing_status[ch.id] = "accepted"
                 self.answers[ch.id] = ("accept", None)
+                if self.game_start_lag:
+                    self._lagging.add(ch.id)
                 self._start_game(ch)
             else:
                 self.outgoing_status[ch.id] = "declined"
@@ -176,9 +199,27 @@ class MatchmakingRoutes:
                 public["declineReasonKey"] = answer.lower()  # lila: DeclineReason.key = toString.toLowerCase
                 self._event(self.bot.id, {"type": "challengeDeclined", "challenge": public})
 
+    def _game_started(self, g: Any) -> None:
+        with self.lock:
+            lag = self.game_start_lag if g.id in self._lagging else 0.0
+            self._lagging.discard(g.id)
+        if lag:
+            threading.Timer(lag, super()._game_started, args=(g,)).start()  # type: ignore[misc]
+        else:
+            super()._game_started(g)  # type: ignore[misc]
+
     def _cancel_outgoing(self, h: Any, cid: str) -> None:
         with self.lock:
-            if self.outgoing_status.get(cid) != "created":
+            status = self.outgoing_status.get(cid)
+            if status == "accepted":  # lila apiCancel: no challenge any more, but its game: aborted if abortable
+                g = self.games.get(cid)
+                if g is None or not abortable(g):
+                    return h.reply(400, {"error": "The game can no longer be aborted"})
+                self.aborted_by_cancel += 1
+                finish(g, "aborted", None, time.monotonic())
+                self._broadcast_state(g)
+                return h.reply(200, {"ok": True})
+            if status != "created":
                 return h.reply(404, {"error": "No such challenge"})
             self.outgoing_status[cid] = "canceled"
             self.canceled.add(cid)

@@ -1,7 +1,9 @@
 """The test server's routes over the embedded lichess's (a mixin of :class:`tests.lila.server.FakeLichess`): only
 the server's token is known, faults come first, the test-only endpoints (arenas, broadcasts, the online bots'
 challenges) are served, the bot's answers to challenges are recorded, and the game actions the tests pin keep the
-test server's strictness (a takeback answer without an offer is a 400, a claim before ``claimWinInSeconds`` too)."""
+test server's strictness (a claim before ``claimWinInSeconds`` is a 400). Takeback answers are lila's: 200 whatever
+happens, a ``yes`` without the opponent's proposal proposes one (counted in the game's ``bot_proposals``);
+``lose_takeback_answers``: the next answers are handled but their answer is lost (the connection cut)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,8 @@ class TestRoutes:
             return self._serve_account(h)
         if (method == "POST" and parts[:2] == ["api", "tournament"] and len(parts) == 4
                 and parts[3] in ("join", "withdraw")) or (method == "GET" and parts[:2] == ["api", "team"]
-                                                          and parts[3:] == ["arena"]):
+                                                          and parts[3:] == ["arena"]) \
+                or (method == "GET" and parts[:2] == ["api", "tournament"] and len(parts) == 3):
             return self._serve_arena(h, method, parts, query, body)
         if method == "POST" and parts[:3] == ["api", "broadcast", "round"] and parts[4:] == ["push"]:
             return self._push_broadcast(h, parts[3], h.raw)
@@ -69,6 +72,9 @@ class TestRoutes:
                 self.answering -= 1
         with self.lock:
             self.answer_attempts[cid] += 1
+            if action == "accept" and cid in self.cancel_on_accept:  # the challenger's cancel gets there first
+                self.cancel_on_accept.discard(cid)
+                self.cancel_challenge(cid)
             ch = self.challenges.get(cid)
             if action == "accept" and ch is not None and ch.status == "created":
                 if (limited := self._accept_limit(ch)) is not None:
@@ -100,12 +106,21 @@ class TestRoutes:
         return super()._chat(h, me, g, white, body)
 
     def _command(self, h: Handler, g: Game, white: bool, action: str, arg: str | None) -> None:
-        if action == "takeback" and arg is not None:
-            if not g.opp_takeback or g.over or arg not in ("yes", "no"):
-                return h.reply(400, {"error": "No takeback to answer"})
+        if action == "takeback" and arg in ("yes", "no"):
+            # lila round Takebacker: 200 whatever happens; a yes without the opponent's proposal is our own
+            # proposal (counted: a post a bot should never make)
             if arg == "yes":
-                g.takebacks += 1
+                if g.opp_takeback and not g.over and g.tournament is None:
+                    g.takebacks += 1
+                elif not g.over:
+                    g.bot_proposals += 1
             takeback(g, white, arg == "yes", time.monotonic())
+            if self.lose_takeback_answers > 0:  # handled, but the answer is lost on the way: the connection is cut
+                self.lose_takeback_answers -= 1
+                self._changed(g)
+                h.close_connection = True
+                h.connection.shutdown(2)
+                return None
             h.reply(200, {"ok": True})
             return self._changed(g)
         return super()._command(h, g, white, action, arg)

@@ -6,7 +6,8 @@ real clocks) with the bot's opponents played by the server and every test-only s
   ``start_game``, ``rematch``, ``cancel_challenge``, ``say``, ``opponent_gone``, ``propose_takeback``;
 * only the server's token is known (another gets a 401); ``title=None``: an account not yet BOT;
 * faults (:mod:`tests.lila.faults`): quota, injected answers, stalled moves, latency; streams dropped
-  (``drop_event_streams``, ``drop_game_streams``, ``blackout``), ``skip_game_finish``, raw lines
+  (``drop_event_streams``, ``drop_game_streams``, ``blackout``, ``drop_rate``: a share of all pushes),
+  ``cancel_on_accept`` (a challenger who cancels the moment the bot accepts), ``skip_game_finish``, raw lines
   (``push_event_raw``, ``push_game_raw``), ``duplicate_states``, ``castling_as_rook``, ``chat_status``/``chat_delay``,
   ``ignore_claims``, ``answer_delay``; ``no_start_after``: a game without both first moves after that many seconds
   ends ``noStart`` (the product's first-move expiry is off here);
@@ -17,6 +18,7 @@ Bookkeeping the tests read: ``answers`` (challenge id -> ("accept", None) | ("de
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import Counter
@@ -28,7 +30,7 @@ import chess
 from lichessbot.local import LocalLichess
 from lichessbot.local.http import DROP
 from lichessbot.local.model import Account, Challenge, Game
-from lichessbot.local.rules import apply_move, finish, flag
+from lichessbot.local.rules import apply_move, expiry, finish, flag
 from lichessbot.local.views import challenge_json, game_info
 from tests.lila.arenas import ArenaRoutes
 from tests.lila.botlimit import BotLimitRoutes
@@ -58,6 +60,12 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
         self.bot.title = title
         self.opponent_delay = opponent_delay
         self.no_start_after = no_start_after
+        self.lose_takeback_answers = 0  # the next takeback answers are handled, their answers lost
+        self.drop_rate = 0.0            # share of pushes (game and event streams) that cut the stream instead
+        self.streams_dropped = 0
+        self.cancel_on_accept: set[str] = set()  # these challengers cancel the moment the bot accepts
+        self._rng = random.Random(0)
+        self.first_move_s: float | None = None  # a test's first-move time of arena games (None: lila's table)
         self.answers: dict[str, tuple[str, str | None]] = {}
         self.answer_attempts: Counter[str] = Counter()
         self.canceled: set[str] = set()
@@ -207,6 +215,11 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
     def _game_info(self, g: FakeGame) -> dict[str, Any]:
         return game_info(g, g.bot_white, time.monotonic())
 
+    def _first_move_expired(self, g: Game, now: float) -> bool:
+        if self.first_move_s is None:
+            return expiry(g, now) == 0.0
+        return g.has_clock and g.ply() < 2 and now >= g.last_move_at + self.first_move_s
+
     def _finish(self, g: Game, status: str, winner: str | None) -> None:
         with self.lock:
             finish(g, status, winner, time.monotonic())
@@ -258,14 +271,25 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
             g.opp_takeback = True
             self._game_push(g, self._state(g, time.monotonic()))
 
-    # the clocks: no first-move expiry here, ``no_start_after`` instead ------------------------------------
+    # the clocks and lila's first-move expiry -----------------------------------------------------------------
     def _tick(self, now: float) -> None:
+        """lila's clocks, and its first-move expiry where lila has one: only games of an expirable source (lobby,
+        arena, pool, swiss: lila ``Source.expirable``; here the arena games) end ``noStart`` when a side misses
+        its first move (round ``RoundGame.timeForFirstMove``, tournament column), the other side winning, and
+        the non-mover is withdrawn from its arena (tournament ``TournamentApi.withdrawNonMover``). A friend game
+        (a challenge's) never expires: a bot must abort it itself. ``no_start_after`` (a test's switch) ends any
+        game without both first moves after that many seconds."""
         with self.lock:
             for g in list(self.games.values()):
                 if g.over:
                     continue
                 if self.no_start_after is not None and g.ply() < 2 and now - g.started_at > self.no_start_after:
                     self._finish(g, "noStart", None)
+                elif g.tournament is not None and self._first_move_expired(g, now):
+                    mover_white = g.board.turn == chess.WHITE
+                    self._finish(g, "noStart", "black" if mover_white else "white")
+                    if isinstance(g, FakeGame) and mover_white == g.bot_white:
+                        self.withdraw_non_mover(g.tournament)
                 elif flag(g, now):
                     self._broadcast_state(g)
 
@@ -274,6 +298,9 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
         with self.lock:
             if isinstance(g, FakeGame) and g.blackout_push and obj is not DROP:
                 g.blackout_push = False
+                obj = DROP
+            elif self.drop_rate and obj is not DROP and "bot" in kinds and self._rng.random() < self.drop_rate:
+                self.streams_dropped += 1  # the game's streams are cut instead of this push
                 obj = DROP
             super()._game_push(g, obj, kinds)
             if self.duplicate_states and isinstance(obj, dict) and obj.get("type") == "gameState":
@@ -321,6 +348,15 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
 
     def drop_event_streams(self) -> None:
         self._event(self.bot.id, DROP)
+
+    def _event(self, account_id: str, obj: Any) -> None:
+        """``drop_rate``: each event to the bot cuts its event stream instead, that often (lila sends the pending
+        challenges and the ongoing games again when the stream is opened again; a lost ``gameFinish`` is for the
+        playing list to tell)."""
+        if self.drop_rate and obj is not DROP and account_id == self.bot.id and self._rng.random() < self.drop_rate:
+            self.streams_dropped += 1
+            obj = DROP
+        super()._event(account_id, obj)  # type: ignore[misc]
 
     def drop_game_streams(self, game_id: str) -> None:
         self._game_push(self.games[game_id], DROP)

@@ -103,6 +103,34 @@ def test_a_resignation_ends_the_game_and_both_pgns_have_clocks_and_evals(local):
     assert all(n.clock() is not None for n in moves) and sum(n.eval() is not None for n in moves) >= 3
 
 
+@pytest.mark.parametrize("action", ["draw", "resign"])
+def test_a_board_command_is_answered_once_the_game_has_it(local, monkeypatch, action):
+    """lila answers a Board API command after the round applied it: a client that reads the game after the 200 sees
+    its offer or its resignation (the draw test failed now and then when the answer came first). The change is
+    slowed here so that an answer sent before it would be read first."""
+    import lichessbot.local.actions as actions
+
+    name = "offer_draw" if action == "draw" else "finish"
+    slow = getattr(actions, name)
+
+    def slowed(*args, **kw):
+        time.sleep(0.3)
+        return slow(*args, **kw)
+    me = local.person()
+    gid = _challenge(me)
+    _started(local, gid)
+    me.board.make_move(gid, "e2e4")
+    local.turn(gid, True)
+    monkeypatch.setattr(actions, name, slowed)
+    g = local.server.games[gid]
+    if action == "draw":
+        me.board.offer_draw(gid)
+        assert g.white.offering_draw
+    else:
+        me.board.resign_game(gid)
+        assert (g.over, g.status, g.winner) == (True, "resign", "black")
+
+
 def test_a_game_never_begun_is_aborted(local):
     me = local.person()
     gid = _challenge(me)

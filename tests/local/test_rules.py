@@ -105,6 +105,18 @@ def test_takebacks_take_back_one_move_or_two():
     assert g.ply() == 1 and not g.white.proposing_takeback
 
 
+def test_a_move_declines_the_opponents_takeback_proposal_and_the_movers_own_stands():
+    """lila MovePlayer.scala ``postHumanOrBotPlay``: a move declines ``pov.opponent``'s proposal only."""
+    g = game()
+    play(g, ("e2e4", T0))
+    assert takeback(g, True, True, T0 + 1) and g.white.proposing_takeback  # white asks, black to move
+    play(g, ("e7e5", T0 + 2))  # black moves instead of answering: white's proposal is declined
+    assert not g.white.proposing_takeback
+    assert takeback(g, True, True, T0 + 3) and g.white.proposing_takeback  # white asks on its own turn ...
+    play(g, ("g1f3", T0 + 4))
+    assert g.white.proposing_takeback  # ... and moves: its own proposal stands for black to answer
+
+
 def test_the_mate_and_the_draws_lichess_sees_at_once():
     g = game("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
     play(g, ("a1a8", T0))

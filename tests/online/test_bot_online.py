@@ -55,7 +55,9 @@ def test_an_opening_position_gets_the_explorers_move_with_its_source_in_the_pgn(
     pgn = next(tmp_path.glob("*.pgn")).read_text()
     assert "1. g3 { explorer: masters, 1,000 games" in pgn
     asked = [r for r in services.requests if r[0] == "explorer"]
-    assert asked[0][1] == "/masters" and asked[0][3] == f"Bearer {TOKEN}"  # the explorer wants the bot's token
+    # The explorer wants a token, but this one is neither lichess's nor the server the bot plays on: it never
+    # gets the bot's token (issue 40: only lichess's own hosts may have it).
+    assert asked[0][1] == "/masters" and asked[0][3] is None
     assert any(e.get("event") == "move" and e.get("source") == "online_book" for e in log_events(logs))
 
 

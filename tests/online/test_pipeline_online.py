@@ -94,10 +94,11 @@ def test_lichessbot_uci_with_config_asks_the_online_sources_of_the_file(services
     start = chess.Board()
     services.explorer[("lichess", start.epd())] = explorer_json(start, {"g1f3": (60, 30, 10)})
     config = tmp_path / "config.yml"
-    config.write_text("token: lip_FileToken0\nonline_moves:\n  lichess_opening_explorer:\n    enabled: true\n"
-                      f"    source: lichess\n    url: {services.url}\n")
+    config.write_text(f"token: lip_FileToken0\nurl: {services.url}\nonline_moves:\n  lichess_opening_explorer:\n"
+                      f"    enabled: true\n    source: lichess\n    url: {services.url}\n")
     done = subprocess.run([sys.executable, "-m", "lichessbot", "uci", "--config", str(config)], capture_output=True,
                           text=True, timeout=60, input="position startpos\ngo wtime 60000 btime 60000\nquit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "bestmove g1f3"
+    # the token of the file goes to the explorer because it is on the file's lichess server (``url``)
     assert services.requests[0][1:] == ("/lichess", services.requests[0][2], "Bearer lip_FileToken0")

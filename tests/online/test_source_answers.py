@@ -30,13 +30,14 @@ def _explorer(db: str = "masters", **more):
 def test_the_explorer_plays_the_best_move_by_its_sort_among_moves_with_min_games(services, make_online, sort,
                                                                                   expected, note):
     services.explorer[("masters", AFTER_E4.epd())] = explorer_json(AFTER_E4, ROWS)
-    game = make_online(_explorer(sort=sort), token=TOKEN).game("g1")
+    game = make_online(_explorer(sort=sort), token=TOKEN, lichess=services.url).game("g1")
     found = game.book_move(AFTER_E4, CLOCK)
     assert found is not None and found.move == chess.Move.from_uci(expected)  # e7e6 scores 100 % in 6 games
     assert (found.source, found.note, found.search_moves) == (EXPLORER, note, ())
     (service, path, params, auth), = services.requests
     assert (path, params["fen"], params["moves"], params["topGames"]) == ("/masters", AFTER_E4.fen(), "100", "0")
-    assert auth == f"Bearer {TOKEN}"  # the explorer needs the token (OAuth2 in lichess-org/api)
+    assert auth == f"Bearer {TOKEN}"  # the explorer needs the token (OAuth2 in lichess-org/api); this server is
+    # the one the bot plays on (lichess=), so it may have it
 
 
 def test_the_lichess_database_and_a_players_stream_are_asked_with_their_parameters(services, make_online):
@@ -129,7 +130,7 @@ ENDGAME_MOVES = [("h2h5", "loss", -14), ("g2g4", "loss", -20), ("e2e3", "draw", 
 
 def test_lichess_tables_best_plays_the_first_move_with_its_dtz(services, make_online):
     services.tablebase[ENDGAME.epd()] = tablebase_json(ENDGAME, "win", 15, ENDGAME_MOVES)
-    online = make_online(_tables(), token=TOKEN)
+    online = make_online(_tables(), token=TOKEN, lichess=services.url)
     found = online.game().table_move(ENDGAME, CLOCK)
     assert found is not None and found.move.uci() == "h2h5" and found.search_moves == ()
     assert (found.source, found.note, found.wdl, found.dtz) == (EGTB, "tablebase win, DTZ 15", 2, 15)
@@ -193,7 +194,7 @@ def test_only_lichess_requests_go_through_the_pacer(services, make_online):
     start = chess.Board()
     services.chessdb[("querybest", start.epd())] = "unknown"
     online = make_online({"chessdb_book": {"enabled": True}, "lichess_cloud_analysis": {"enabled": True},
-                          **_explorer()}, pacer=Pacer())
+                          **_explorer()}, pacer=Pacer(), lichess=services.url)
     assert online.game().book_move(start, CLOCK) is None
     assert [r[0] for r in services.requests] == ["chessdb", "cloud", "explorer"]  # lichess-bot's order
     assert taken == [("other", "GET /api/cloud-eval"), ("other", "GET explorer/masters")]

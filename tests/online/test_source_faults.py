@@ -142,7 +142,7 @@ def test_a_pacer_wait_past_the_budget_gives_up_without_a_request(services, make_
             waits.append(5.0)
             sleep(5.0)  # the bot's budget is short: 5 s to the next token
 
-    online = make_online({"lichess_cloud_analysis": {"enabled": True}}, pacer=SlowPacer())
+    online = make_online({"lichess_cloud_analysis": {"enabled": True}}, pacer=SlowPacer(), lichess=services.url)
     found, took = _timed(lambda: online.game().book_move(START, BULLET))
     assert found is None and took < 0.3 and waits and services.requests == []
     for _ in range(3):

@@ -69,6 +69,11 @@ class Admission:
         self.records = records if records is not None else DeclineRecords.load(config.records_file(), clock())
         self.rules = ChallengeRules(config.challenge, self.records, self.save_records, clock=clock,
                                     monotonic=monotonic)
+        #: Lowercase names of ``challenge.online_block_list`` (declined), and those the matchmaker never
+        #: challenges (``matchmaking.online_block_list``, with the challenge lists when
+        #: ``include_challenge_block_list``): set by the service as it refreshes the lists.
+        self.online_blocked: frozenset[str] = frozenset()
+        self.matchmaking_blocked: frozenset[str] = frozenset()
 
     def save_records(self) -> None:
         """Write the records (a failure is logged: the bot plays on with them in memory)."""
@@ -119,6 +124,8 @@ class Admission:
             self.finished.add(old)
             log.info("rematch offered: its game is over", game_id=old)
         live = self._live()[1]
+        if ch.challenger_name.lower() in self.online_blocked:
+            return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is in an online block list")
         verdict = decide(self.config.challenge, ch, 0)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)
@@ -211,20 +218,34 @@ class Admission:
         with self._lock:
             return gid not in self.finished
 
-    def resync(self, ongoing: Iterable[GameInfo], asked: float) -> set[str]:
+    def resync(self, ongoing: Iterable[GameInfo], asked: float, complete: bool = True) -> set[str]:
         """The server's list of ongoing games (asked at monotonic ``asked``) is the truth: slots of games no
-        longer listed are freed (not those started while asking). Returns the freed game ids."""
+        longer listed are freed (not those started while asking). Returns the freed game ids.
+
+        ``complete`` False: the list was cut at lichess's maximum (``/api/account/playing`` lists 50 games
+        at most), so a game missing from it may still run: listed games are added, nothing is freed (the
+        caller asks lichess about each of :meth:`unlisted` instead)."""
         ongoing = list(ongoing)
         realtime = {g.game_id for g in ongoing if not g.correspondence}
         corr = {g.game_id for g in ongoing if g.correspondence}
         with self._lock:
             for g in ongoing:
                 self.rules.game_started(g)
+            if not complete:
+                self.running |= realtime - self.finished
+                self.correspondence |= corr - self.finished
+                return set()
             recent = {gid for gid, t in self.started_at.items() if t >= asked - 1.0}  # gameStart while asking
             freed = self.running - realtime - recent
             self.running = realtime | (self.running & recent)
             self.correspondence = corr | (self.correspondence & recent)
         return freed
+
+    def unlisted(self, ongoing: Iterable[GameInfo]) -> set[str]:
+        """The real-time games holding a slot that ``ongoing`` does not list."""
+        listed = {g.game_id for g in ongoing}
+        with self._lock:
+            return self.running - listed
 
     # slots -----------------------------------------------------------------------------------------
     def _live(self) -> tuple[set[str], set[str]]:
@@ -249,6 +270,12 @@ class Admission:
         with self._lock:
             self.pending[key] = self._monotonic()
             self.rules.note(key, bot, True)
+
+    def hold(self, cid: str) -> None:
+        """Hold a slot for challenge ``cid`` of ours (the operator's) until its game starts or it is declined or
+        canceled (PENDING_TTL seconds at most), so that a stop waits for its game."""
+        with self._lock:
+            self.pending[cid] = self._monotonic()
 
     def release(self, key: str) -> None:
         with self._lock:

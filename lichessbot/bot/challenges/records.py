@@ -4,8 +4,10 @@ games, ``bot.vsBot.day``; each opponent's bot-vs-bot games), and the games again
 
 Times kept here are wall-clock epoch seconds (they survive a restart). A decline's *aspect* is
 ``(aspect, value)`` (:func:`lichessbot.bot.matchmaking.choice.decline_aspect`); ``("", "")`` is the whole
-bot. The games against bots are kept one day: ``challenge.max_bot_games_per_day`` counts those started in
-the last 24 hours, lila's rolling window (not a UTC day).
+bot. The games against bots are counted as lila counts them (modules/bot/src/main/BotLimit.scala over
+modules/memo/src/main/RateLimit.scala): a fixed window of one day that opens at the first game and closes a
+day later (``clearAt = now + 1 day`` at the first game); the next game after it opens the next window. Not a
+rolling window, not a UTC day: ``challenge.max_bot_games_per_day`` counts the games of the current window.
 """
 
 from __future__ import annotations
@@ -20,15 +22,15 @@ from lichessbot.bot.challenges.filter import SPEEDS
 
 __all__ = ["BOT_GAMES_KEPT", "DeclineRecords"]
 
-#: Seconds a started bot game counts (and stays in the records): lila's window of its bot-vs-bot limit,
-#: one day from each game (modules/bot/src/main/BotLimit.scala ``RateLimit[UserId](100, 1.day, ...)``).
+#: Seconds of lila's window of its bot-vs-bot limit, from the window's first game
+#: (modules/bot/src/main/BotLimit.scala ``RateLimit[UserId](100, 1.day, ...)``).
 BOT_GAMES_KEPT = 86400.0
 
 
 class DeclineRecords:
     """Declines by opponent (lowercase name) and aspect, each until an epoch second; the time until
     which lichess's daily limit pauses matchmaking (``paused_until``, epoch seconds); and the games
-    against bots started in the last day (``bot_games``: game id -> epoch second). Shared by the
+    against bots of lila's current window (``bot_games``: game id -> epoch second). Shared by the
     matchmaker and the admission rules: every method takes ``lock``."""
 
     def __init__(self) -> None:
@@ -66,7 +68,25 @@ class DeclineRecords:
         with self.lock:
             self.until = {k: t for k, t in self.until.items() if t > now}
             self.opponent_limited = {k: t for k, t in self.opponent_limited.items() if t > now}
-            self.bot_games = {g: t for g, t in self.bot_games.items() if now - t < BOT_GAMES_KEPT}
+            start = self._window_start(now)
+            self.bot_games = {g: t for g, t in self.bot_games.items() if start is not None and t >= start}
+
+    def _window_start(self, now: float) -> float | None:
+        """The epoch second lila's current window of bot games opened (its first game), or None when no window
+        is open at ``now`` (none yet, or the last one closed). Call under the lock."""
+        start: float | None = None
+        for t in sorted(self.bot_games.values()):
+            if start is None or t >= start + BOT_GAMES_KEPT:
+                start = t  # this game opens a new window
+        if start is None or now >= start + BOT_GAMES_KEPT:
+            return None
+        return start
+
+    def bot_window_ends(self, now: float) -> float | None:
+        """The epoch second the current window of bot games closes (None: no window open at ``now``)."""
+        with self.lock:
+            start = self._window_start(now)
+            return None if start is None else start + BOT_GAMES_KEPT
 
     def count_bot_game(self, game_id: str, now: float) -> bool:
         """Record a game against a bot started at epoch second ``now``; False if it was already counted."""
@@ -77,9 +97,10 @@ class DeclineRecords:
             return True
 
     def bot_games_in_day(self, now: float) -> int:
-        """Games against bots started in the 24 hours before epoch second ``now`` (lila's rolling window)."""
+        """Games against bots in lila's window open at epoch second ``now`` (0 when none is open)."""
         with self.lock:
-            return sum(1 for t in self.bot_games.values() if 0 <= now - t < BOT_GAMES_KEPT)
+            start = self._window_start(now)
+            return 0 if start is None else sum(1 for t in self.bot_games.values() if start <= t <= now)
 
     def pause_bot_games(self, until: float) -> None:
         """lichess refused a game against a bot for our daily limit: none until epoch second ``until``."""

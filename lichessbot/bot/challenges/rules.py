@@ -8,8 +8,8 @@ depends on the games and challenges around it. Every rule declines with lichess'
   queued) may not exceed it;
 * ``max_recent_bot_challenges`` within ``recent_bot_challenge_age`` seconds: challenges taken (accepted or
   queued) from the same bot, rematches included;
-* ``max_bot_games_per_day``: games against bots started in the last 24 hours (lila's rolling window,
-  BotLimit), plus those accepted and not started
+* ``max_bot_games_per_day``: games against bots in lila's current window (a fixed day from the window's
+  first game, BotLimit over memo RateLimit), plus those accepted and not started
   yet (the count lives in :class:`~lichessbot.bot.challenges.records.DeclineRecords`, persisted in
   ``matchmaking.decline_file``); the matchmaker asks :meth:`ChallengeRules.bot_challenge_blocked` too;
 * a real-time challenge needs a slot: fewer than ``concurrency`` real-time games (running or accepted),
@@ -133,7 +133,7 @@ class ChallengeRules:
         return {n for n in names if self._with(n, live) >= self.config.max_simultaneous_games_per_user}
 
     def bot_games_today(self, live: Collection[str]) -> int:
-        """Games against bots started in the last 24 h, plus those of ``live`` accepted and not started yet."""
+        """Games against bots in lila's current window, plus those of ``live`` accepted and not started yet."""
         waiting = sum(1 for k in live if self.is_bot(k) and k not in self._started)
         return self.records.bot_games_in_day(self._clock()) + waiting
 
@@ -162,8 +162,8 @@ class ChallengeRules:
             return _later(f"{name} reached lichess's daily limit of games against bots for "
                           f"{until - self._clock():.0f} s more")
         if bot and (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return _later(f"{today} games against bots in the last 24 h (max_bot_games_per_day "
-                          f"{c.max_bot_games_per_day}; in the last 24 h)")
+            return _later(f"{today} games against bots in lichess's day window (max_bot_games_per_day "
+                          f"{c.max_bot_games_per_day})")
         return Verdict.yes()
 
     def take(self, ch: Challenge) -> None:
@@ -194,7 +194,8 @@ class ChallengeRules:
         if (paused := self.records.bot_games_paused_until) > self._clock():
             return f"lichess's daily limit of games against bots (bot.vsBot.day) for {paused - self._clock():.0f} s"
         if (today := self.bot_games_today(live)) >= c.max_bot_games_per_day:
-            return f"{today} games against bots in 24 h (max_bot_games_per_day {c.max_bot_games_per_day})"
+            return (f"{today} games against bots in lichess's day window "
+                    f"(max_bot_games_per_day {c.max_bot_games_per_day})")
         return None
 
     # the queue ---------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Games only *enqueue* lines; one sender thread posts them in order. A slow or failing chat call (lichess
 answers 400 when a chat is closed, 429 when too fast) is logged and dropped: it never delays a move.
-Lines are cut to lichess's 140 characters.
+Lines are cut to lichess's 140 UTF-16 units, and a line with a link is never posted (lichess drops a bot's
+links silently: :mod:`lichessbot.bot.chat.rules`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import chess
 import structlog
 
 from lichessbot import __version__
+from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
+from lichessbot.config import GreetingConfig
 from lichessbot.thinker import Decision
 
 __all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
-           "answer_command", "eval_line", "render_greeting"]
+           "answer_command", "eval_line", "greetings_with_links", "render_greeting"]
 
-#: lichess's limit on a chat line (characters).
-MAX_CHAT = 140
+#: lichess's limit on a chat line (UTF-16 units: :data:`lichessbot.bot.chat.rules.MAX_UNITS`).
+MAX_CHAT = MAX_UNITS
 #: The commands lichess-bot users know (lichess-bot lib/conversation.py: !help/!commands, !wait, !name, !eval,
 #: !queue; !howto from its earlier versions), in our words.
 HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
@@ -47,7 +50,8 @@ class ChatSender:
     """A daemon thread posting ``(game_id, room, text)`` with ``post(game_id, room, text)``.
 
     ``send`` never blocks and never raises. At most ``max_queued`` lines wait; more are dropped (logged
-    as ``request dropped``), so a slow or rate-limited chat never builds a backlog.
+    as ``request dropped``), so a slow or rate-limited chat never builds a backlog. A line with a link is
+    not sent (``refused``; logged ``chat line not sent``): lichess would answer 200 and drop it.
     """
 
     def __init__(self, post: Callable[[str, str, str], None], max_queued: int = 20):
@@ -58,16 +62,21 @@ class ChatSender:
         self._thread = threading.Thread(target=self._run, name="chat", daemon=True)
         self.sent = 0
         self.failed = 0
+        self.refused = 0  # lines with a link, never posted
         self._closing = threading.Event()
         self._thread.start()
 
     def send(self, game_id: str, room: str, text: str) -> None:
-        """Queue ``text`` (cut to 140 characters) for ``room`` ("player" or "spectator")."""
-        text = " ".join(text.split())
+        """Queue ``text`` (cut to 140 UTF-16 units) for ``room`` ("player" or "spectator"); a line with a
+        link is refused (lichess drops it silently)."""
+        text = fit(text)
         if not text:
             return
-        if len(text) > MAX_CHAT:
-            text = text[: MAX_CHAT - 1] + "…"
+        if has_link(text):
+            self.refused += 1
+            log.warning("chat line not sent", game_id=game_id, room=room,
+                        reason="it has a link: lichess drops a bot's chat lines with links (ChatApi.makeLine)")
+            return
         if self._q.qsize() >= self.max_queued:
             self.dropped += 1
             log.warning("request dropped", game_id=game_id, room=room, reason=f"{self.max_queued} chat lines "
@@ -131,7 +140,7 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     if decision.source == "book":
         return f"book move {board.san(decision.move)}"
     if decision.source in ("online_book", "tablebase", "online_tablebase"):
-        return f"{decision.note or decision.source} | {board.san(decision.move)}"[:MAX_CHAT]
+        return fit(f"{decision.note or decision.source} | {board.san(decision.move)}")
     sc = decision.score
     if sc is None:
         parts = ["eval ?"]
@@ -148,9 +157,14 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     for n in range(8, 0, -1):
         pv = _pv_san(board, decision.pv or (decision.move,), n)
         line = f"{head} | pv {' '.join(pv)}"
-        if len(line) <= MAX_CHAT:
+        if utf16_units(line) <= MAX_CHAT:
             return line
-    return head[:MAX_CHAT]
+    return fit(head)
+
+
+def greetings_with_links(greeting: GreetingConfig) -> list[str]:
+    """The ``greeting`` keys whose text has a link (lichess would drop those lines: they are never sent)."""
+    return [key for key, text in greeting.model_dump().items() if isinstance(text, str) and has_link(text)]
 
 
 def render_greeting(template: str, **values: str) -> str:

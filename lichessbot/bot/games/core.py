@@ -35,7 +35,7 @@ from lichessbot.bot.games.actions import (
 )
 from lichessbot.bot.games.pgn import GameRecord
 from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
-from lichessbot.bot.games.takeback import Takebacks, taken_back
+from lichessbot.bot.games.takeback import TakebackLedger, Takebacks, taken_back
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
 from lichessbot.thinker.protocol import Clock, Decision
@@ -61,7 +61,7 @@ class GameCore:
 
     def __init__(self, game_id: str, *, config: BotConfig, me: str, url: str, engine_name: str = "lichessbot",
                  queued: Callable[[], Sequence[str]] = tuple, rng: random.Random | None = None,
-                 log: FilteringBoundLogger | None = None) -> None:
+                 log: FilteringBoundLogger | None = None, takebacks: TakebackLedger | None = None) -> None:
         self.id, self.config = game_id, config
         self.username, self.me = me, me.lower()
         self.log: FilteringBoundLogger = (log if log is not None else
@@ -88,7 +88,7 @@ class GameCore:
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
-        self._takebacks = Takebacks(config.max_takebacks_accepted)
+        self._takebacks = Takebacks(config.max_takebacks_accepted, game_id, takebacks)
         self._our_moves = 0
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
@@ -141,6 +141,7 @@ class GameCore:
             self.log.error("we are neither white nor black in this game", white=ids[0], black=ids[1])
         variant = full.variant
         self.tournament = full.tournament_id
+        self._takebacks.no_takebacks = self.tournament is not None  # lila: never in arena games
         self.correspondence = full.clock is None or full.speed == "correspondence"
         if variant not in PLAYABLE_VARIANTS:
             raise Unplayable(f"the engine does not play {variant}")
@@ -199,7 +200,7 @@ class GameCore:
             self.record.moves = list(board.move_stack)
         self._opp_offers_draw = state.bdraw if self.color == chess.WHITE else state.wdraw
         actions: list[Action] = []
-        answer = self._takebacks.answer(state, self.color)
+        answer = None if self._moved_since(state) else self._takebacks.answer(state, self.color)
         if answer is not None and self.board is not None:
             actions.append(AnswerTakeback(answer, len(self.board.move_stack)))
         self._update_abort_timer(now)
@@ -207,9 +208,19 @@ class GameCore:
             self.saw_running = True
         else:
             self.over = True
+            self._takebacks.ledger.forget(self.id)
             self.record.status, self.record.winner = state.status, state.winner
             self.log.info("game over", status=state.status, winner=state.winner, plies=len(self.record.moves))
         return actions
+
+    def _moved_since(self, state: GameState) -> bool:
+        """Whether our move in ``state``'s position went out already: the state was sent before lila had it (it
+        waited in the queue while we thought). lila declines the opponent's takeback proposal with our move (round
+        ``MovePlayer.postHumanOrBotPlay``: ``Takeback(player, false)``), so the offer this state shows is gone, and
+        a yes to it would propose a takeback of ours; the state after our move shows the offers as they are."""
+        b = self.board
+        return (b is not None and state.running and b.turn == self.color
+                and len(b.move_stack) in self._posted)
 
     def takeback_posted(self, answer: AnswerTakeback, error: str | None) -> None:
         """The shell posted ``answer`` (``error`` None) or failed to (the offer is answered again if it stays).
@@ -322,7 +333,7 @@ class GameCore:
                 self.failures += 1
                 decision = Decision(move=self.rng.choice(list(board.legal_moves)), source="search", note="fallback")
             self._decided[ply] = decision
-            self._rules.add(decision.score_cp)
+            self._rules.add(decision.score_cp, decision.tablebase_wdl)
         decision = self._decided[ply]
         if self._rules.should_resign():
             self.log.info("resigning", scores=self._rules.scores[-self.config.draw_or_resign.resign_moves:])

@@ -30,9 +30,10 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.core import GameCore
-from lichessbot.bot.games.pgn import write_pgn
+from lichessbot.bot.games.pgn import game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import parse_moves
+from lichessbot.bot.games.takeback import TakebackLedger
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
@@ -52,10 +53,13 @@ class Game:
 
     def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
-                 status: StatusHub | None = None, queued: Callable[[], Sequence[str]] = tuple):
+                 status: StatusHub | None = None, queued: Callable[[], Sequence[str]] = tuple,
+                 takebacks: TakebackLedger | None = None):
         self.id = game_id
+        self._me = me  # our account's name (the PGN files of pgn_file_grouping opponent/all)
         self.client, self.thinker, self.config, self.chat = client, thinker, config, chat
-        self.core = GameCore(game_id, config=config, me=me, url=client.url, engine_name=engine_name, queued=queued)
+        self.core = GameCore(game_id, config=config, me=me, url=client.url, engine_name=engine_name, queued=queued,
+                             takebacks=takebacks)
         self.log = self.core.log
         self.quit = threading.Event()
         self._q: queue.Queue[Connected | GameEvent | object] = queue.Queue()
@@ -189,6 +193,10 @@ class Game:
             except LichessError as err:
                 self.log.info("claim refused; retrying while the opponent is gone", error=str(err))
         elif isinstance(action, AnswerTakeback):
+            if action.accept and self._newer_state_queued():
+                # the offer may be gone in that state: a yes without it would propose a takeback of ours
+                core.takeback_posted(action, "a newer game state is waiting")
+                return
             try:
                 client.answer_takeback(gid, action.accept)
             except LichessError as err:  # the offer may be gone meanwhile; a new state brings it back if not
@@ -233,15 +241,20 @@ class Game:
             done = str(err)
         self.log.error("leaving a game the engine cannot play", reason=action.why, action=kind, result=done)
 
+    def _newer_state_queued(self) -> bool:
+        """Whether a game state the core has not seen yet waits in the queue."""
+        with self._q.mutex:
+            return any(isinstance(e, GameState) for e in self._q.queue)
+
     # the end -----------------------------------------------------------------------------------
     def _finish(self) -> None:
         core = self.core
         self._do(core.finish())
         if core.over and not core.abandoned and self.config.pgn_directory and core.initial is not None:
             try:
-                path = write_pgn(core.record, self.config.pgn_directory)
+                path = write_pgn(core.record, self.config.pgn_directory, self.config.pgn_file_grouping, self._me)
                 self.log.info("pgn saved", path=str(path))
-                write_eval_svg(self.snapshot(), path.with_suffix(".svg"))
+                write_eval_svg(self.snapshot(), path.with_name(game_stem(core.record) + ".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
         self.log.info("game thread done", over=core.over, failures=core.failures)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,10 @@ import chess.pgn
 from lichessbot.lichess.events import GameFull
 from lichessbot.thinker.protocol import Decision
 
-__all__ = ["GameRecord", "result_string", "to_pgn", "write_pgn"]
+__all__ = ["GameRecord", "game_stem", "result_string", "to_pgn", "write_pgn"]
+
+#: One game appended to a shared file at a time (every game thread of the bot writes through here).
+_APPEND = threading.Lock()
 
 
 @dataclass
@@ -121,10 +125,30 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:40] or "_"
 
 
-def write_pgn(record: GameRecord, directory: str | Path) -> Path:
-    """Write ``<directory>/<white>-vs-<black>-<game_id>.pgn`` (directory created) and return its path."""
+def game_stem(record: GameRecord) -> str:
+    """``<white>-vs-<black>-<game_id>``: the name of the game's own files (its PGN with ``game`` grouping, its
+    eval chart)."""
+    return f"{_safe(record.white)}-vs-{_safe(record.black)}-{_safe(record.game_id)}"
+
+
+def write_pgn(record: GameRecord, directory: str | Path, grouping: str = "game", me: str = "") -> Path:
+    """Write the game into ``directory`` (created) and return the file's path. ``grouping`` (lichess-bot's
+    ``pgn_file_grouping``): ``game``: its own file ``<white>-vs-<black>-<game_id>.pgn``; ``opponent``: appended
+    to ``<me> games vs. <opponent>.pgn``; ``all``: appended to ``<me> games.pgn`` (``me``: our account's name;
+    lichess-bot lib/lichess_bot.py ``get_game_file_path``'s names). Games in a shared file are separated by a
+    blank line, one writer at a time."""
+    d = Path(directory).expanduser()
+    d.mkdir(parents=True, exist_ok=True)
+    if grouping in ("opponent", "all"):
+        mine = me.lower()
+        opponent = record.black if record.white.lower() == mine else record.white
+        name = f"{_safe(me)} games.pgn" if grouping == "all" else f"{_safe(me)} games vs. {_safe(opponent)}.pgn"
+        path = d / name
+        with _APPEND, path.open("a", encoding="utf-8") as f:
+            f.write(to_pgn(record) + "\n\n")
+        return path
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{_safe(record.white)}-vs-{_safe(record.black)}-{_safe(record.game_id)}.pgn"
+    path = d / f"{game_stem(record)}.pgn"
     path.write_text(to_pgn(record) + "\n", encoding="utf-8")
     return path

@@ -67,5 +67,7 @@ def service_figures(engine: Any, client: Any, service: dict[str, object]) -> dic
     pacer = getattr(session, "pacer", None)
     if session is not None and pacer is not None:  # the request budget: waits, chat lines given up, 429 pauses
         figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
-                               "tokens": round(pacer.tokens, 1), "paused": session.pauses()}
+                               "tokens": round(pacer.tokens, 1), "paused": session.pauses(),
+                               "deferred_by_limit": getattr(session, "deferred_by_limit", 0),
+                               "refused_by_limit": getattr(session, "refused_by_limit", 0)}
     return figures

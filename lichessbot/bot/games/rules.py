@@ -60,14 +60,19 @@ def post_patience(clock_ms: int, move_overhead_ms: int) -> float:
 
 
 class ScoreRules:
-    """Resign and draw decisions from our searched scores (centipawns, our view; None: book move)."""
+    """Resign and draw decisions from our searched scores (centipawns, our view; None: book move) and from the
+    endgame tables' verdict of our last move (lichess-bot lib/engine_wrapper.py: ``resign_for_egtb_minus_two``,
+    ``offer_draw_for_egtb_zero``)."""
 
     def __init__(self, config: DrawOrResignConfig):
         self.config = config
         self.scores: list[int | None] = []
+        self.tablebase_wdl: int | None = None  # the tables' WDL of our last move (our view), None: not theirs
 
-    def add(self, score_cp: int | None) -> None:
+    def add(self, score_cp: int | None, tablebase_wdl: int | None = None) -> None:
+        """Our move's score and, for a move of the tables (Syzygy, Gaviota, online), their WDL."""
         self.scores.append(score_cp)
+        self.tablebase_wdl = tablebase_wdl
 
     def _last(self, n: int) -> list[int] | None:
         tail = self.scores[-n:]
@@ -76,13 +81,19 @@ class ScoreRules:
         return tail  # type: ignore[return-value]
 
     def should_resign(self) -> bool:
-        """Each of our last ``resign_moves`` scores is <= ``resign_score`` (and resigning is enabled)."""
+        """Each of our last ``resign_moves`` scores is <= ``resign_score``, or the tables say our last move loses
+        (WDL -2, ``resign_for_egtb_minus_two``); resigning enabled."""
         c = self.config
+        if c.resign_enabled and c.resign_for_egtb_minus_two and self.tablebase_wdl == -2:
+            return True
         tail = self._last(c.resign_moves) if c.resign_enabled else None
         return tail is not None and all(s <= c.resign_score for s in tail)
 
     def should_offer_draw(self) -> bool:
-        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score`` (and enabled)."""
+        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score``, or the tables say our last
+        move draws (WDL 0, ``offer_draw_for_egtb_zero``); offers enabled."""
         c = self.config
+        if c.offer_draw_enabled and c.offer_draw_for_egtb_zero and self.tablebase_wdl == 0:
+            return True
         tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
         return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)

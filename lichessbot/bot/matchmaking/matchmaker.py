@@ -52,6 +52,7 @@ from lichessbot.lichess.events import (
     GameStart,
     StreamEvent,
 )
+from lichessbot.lichess.keepalive import KeptChallenge
 from lichessbot.lichess.users import BOT_GAMES_KEY
 
 __all__ = ["Matchmaker", "MatchmakerOptions"]
@@ -79,11 +80,13 @@ class MatchmakerOptions:
 
 @dataclass
 class _Outstanding:
-    """Our challenge waiting for an answer: its id, when it was made (monotonic s) and to whom."""
+    """Our challenge waiting for an answer: its id, when it was made (monotonic s), to whom, and its keep-alive
+    stream (lila's verdict comes there first: lichessbot/lichess/keepalive.py)."""
 
     id: str
     at: float
     username: str
+    kept: KeptChallenge | None = None
 
 
 class Matchmaker:
@@ -112,6 +115,8 @@ class Matchmaker:
         self._creating = False                            # a creation request is in flight
         self._early: list[StreamEvent] = []               # answers that came before lichess's reply to it
         self._unseen: dict[str, float] = {}               # answered, per lichess, but no event yet: id -> time
+        #: Paused by the operator (``matchmaking off``): no new challenge until ``matchmaking on``.
+        self.paused = False
 
     # events (called by the service's event thread) ---------------------------------------------
     def on_event(self, event: Connected | StreamEvent) -> None:
@@ -128,6 +133,9 @@ class Matchmaker:
             with self._lock:
                 ours = self.outstanding is not None and self.outstanding.id == eid
                 if ours:
+                    assert self.outstanding is not None
+                    if self.outstanding.kept is not None:
+                        self.outstanding.kept.close()
                     self.outstanding = None
                     if isinstance(event, GameStart):
                         self.accepted += 1
@@ -193,7 +201,7 @@ class Matchmaker:
                 self.admission.release(cid)
             if self._unseen:
                 return  # an answer lichess gave is still on its way: the slot stays held
-        if self._stopping.is_set() or self._clock() < max(self.records.paused_until,
+        if self.paused or self._stopping.is_set() or self._clock() < max(self.records.paused_until,
                                                           self.records.bot_games_paused_until):
             return
         if now - self.idle_since < self.mm.challenge_timeout * 60 or now - self.last_challenge < self.mm.min_wait:
@@ -225,7 +233,7 @@ class Matchmaker:
             return
         name = self._rng.choice([None, *self.mm.overrides])
         self.drawn[name or "default"] += 1
-        busy_with = self.admission.busy_with()
+        busy_with = self.admission.busy_with() | self.admission.matchmaking_blocked  # + the online block lists
         with self._lock:
             self.records.prune(self._clock())
             choice, why = choose(self.mm.with_override(name), self.config.challenge, self.me, online, self.records,
@@ -248,7 +256,9 @@ class Matchmaker:
         """Create the challenge; on success it is the outstanding one (returned), else None."""
         now = self.last_challenge
         try:
-            created = self.client.create_challenge(choice.username, choice.form())
+            kept = self.client.create_kept_challenge(choice.username, choice.form(),
+                                                     hold_s=self.mm.challenge_expiry + 30)
+            created = kept.challenge
         except ChallengeLimited as err:
             pause = err.seconds if err.seconds is not None else self.mm.daily_limit_pause
             with self._lock:
@@ -272,7 +282,7 @@ class Matchmaker:
         self.created += 1
         self.admission.reserve(cid, choice.username)
         with self._lock:
-            self.outstanding = _Outstanding(cid, now, choice.username)
+            self.outstanding = _Outstanding(cid, now, choice.username, kept)
         log.info("challenge created", challenge_id=cid, opponent=choice.username, variant=choice.variant,
                  speed=choice.speed, rated=choice.rated, tc=f"{choice.base}+{choice.increment}" if not choice.days
                  else f"{choice.days}d", why=why)
@@ -282,6 +292,17 @@ class Matchmaker:
         with self._lock:
             out, self.outstanding = self.outstanding, None
         if out is None:
+            return
+        verdict = out.kept.done if out.kept is not None else None
+        if verdict is not None:
+            # lila answered it on the keep-alive stream (its event may still be on the way): never cancel an
+            # accepted challenge, lila would abort the new game (Challenge.apiCancel)
+            log.info("challenge not canceled: lichess answered it", challenge_id=out.id, done=verdict)
+            with self._lock:
+                self._unseen[out.id] = time.monotonic()
+            self.admission.reserve(out.id, out.username)
+            if out.kept is not None:
+                out.kept.close()
             return
         try:
             self.client.cancel_challenge(out.id)
@@ -294,3 +315,7 @@ class Matchmaker:
         self.admission.release(out.id)
         self.canceled += 1
         log.info("challenge canceled", challenge_id=out.id, opponent=out.username, why=why)
+        if out.kept is not None:
+            if out.kept.wait(1.0) == "accepted":  # the acceptance crossed our cancel: lila aborted the game
+                log.warning("our cancel crossed the acceptance: lichess aborts that game", challenge_id=out.id)
+            out.kept.close()

@@ -2,16 +2,21 @@
 and run the bot service until SIGTERM or Ctrl-C (the stop policy: :mod:`lichessbot.bot.service.stopping`;
 its handlers are set first, so a signal during start-up ends the command at once). ``--health-file``: a
 heartbeat for ``lichessbot health`` (:mod:`lichessbot.bot.service.health`). ``lichessbot play --local``: the
-same bot on a lichess embedded in the process (:mod:`lichessbot.bot.service.local`), under the same stop policy."""
+same bot on a lichess embedded in the process (:mod:`lichessbot.bot.service.local`), under the same stop policy.
+Each line typed on its standard input is an operator command (``help`` lists them; ``quit`` stops as a first
+signal does, without the grace period's deadline: :mod:`lichessbot.bot.service.commands`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.commands import read_commands
 from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat
 from lichessbot.bot.service.local import add_local_arguments, run_local
 from lichessbot.bot.service.service import BotService
@@ -68,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _attach(stopper: StopPolicy, service: BotService, config: BotConfig) -> None:
+    """Signals stop ``service`` from now on, and the operator's commands are read from this terminal (its
+    standard input; the answers go to its standard output)."""
     stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit)
+    threading.Thread(target=read_commands, args=(sys.stdin, service.commands.run, sys.stdout.write),
+                     name="commands", daemon=True).start()
 
 
 def _tensorrt_may_run(config: BotConfig) -> bool:

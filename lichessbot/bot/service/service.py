@@ -20,6 +20,7 @@ left running on lichess, or resigned (aborted before both sides moved) with ``re
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Protocol
@@ -29,14 +30,24 @@ import structlog
 from lichessbot.bot.arenas.player import ArenaPlayer
 from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
-from lichessbot.bot.chat.lines import ChatSender
+from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
 from lichessbot.bot.games.game import Game
-from lichessbot.bot.games.publish import service_figures
+from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.attached import (
+    check_unlisted,
+    publish_status,
+    set_matchmaking,
+    start_online,
+    start_status_page,
+    use_online,
+)
+from lichessbot.bot.service.blocklists import BlockListKeeper
+from lichessbot.bot.service.commands import OperatorCommands
 from lichessbot.bot.service.health import stream_budget
 from lichessbot.config import BotConfig
-from lichessbot.lichess.client import LichessClient, LichessError
+from lichessbot.lichess.client import PLAYING_MAX, LichessClient, LichessError
 from lichessbot.lichess.events import (
     Account,
     ChallengeCanceled,
@@ -44,6 +55,7 @@ from lichessbot.lichess.events import (
     ChallengeEvent,
     Connected,
     GameFinish,
+    GameFull,
     GameInfo,
     GameStart,
     StreamEvent,
@@ -72,16 +84,6 @@ class EngineLike(Protocol):
     def new_game(self, game_id: str | None = None) -> Thinker:
         """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""
         ...
-
-
-def _use_online(engine: EngineLike, online: OnlineMoves | None) -> bool:
-    """Hand ``online`` (None: take them back) to an engine that asks online sources (``use_online``, the real
-    engine's); False for one that does not (stand-ins of the tests and benchmarks)."""
-    use = getattr(engine, "use_online", None)
-    if use is None:
-        return False
-    use(online)
-    return True
 
 
 class BotService:
@@ -128,8 +130,20 @@ class BotService:
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/bot/matchmaking/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
-        #: Section tournaments (lichessbot/bot/arenas/player.py): joins arenas, withdraws at a graceful stop.
-        self.arenas = ArenaPlayer(config.tournaments, client, self._stopping) if config.tournaments.enabled else None
+        #: The online block lists (challenge/matchmaking online_block_list), read before the first challenge.
+        self.block_lists = BlockListKeeper(config, self.admission, self._stopping)
+        #: Section tournaments (lichessbot/bot/arenas/player.py): joins arenas, withdraws at a graceful stop; the
+        #: operator's ``join`` and ``leave`` too.
+        self.arenas = ArenaPlayer(config.tournaments, client, self._stopping)
+        self._mm_options = matchmaker_options
+        self._mm_thread: threading.Thread | None = None
+        #: Takebacks accepted per running game, kept across restarts (state_directory/takebacks.json).
+        self.takebacks = TakebackLedger(None if config.records_file() is None
+                                        else os.path.join(config.state_directory, LEDGER_FILE))
+        #: The ``gameFull`` of the last game started (the operator's ``rematch``).
+        self.last_full: GameFull | None = None
+        #: The operator's commands (terminal and status page; lichessbot/bot/service/commands.py).
+        self.commands = OperatorCommands(self)
 
     # control -----------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -150,6 +164,22 @@ class BotService:
         """Games running plus accepted challenges not started yet."""
         return self.admission.busy()
 
+    def stopping(self) -> bool:
+        """Whether the service stops taking games (a graceful stop or quit)."""
+        return self._stopping.is_set()
+
+    def set_matchmaking(self, on: bool) -> str:
+        """The operator's ``matchmaking on|off`` (:func:`lichessbot.bot.service.attached.set_matchmaking`)."""
+        if self.matchmaker is None and on and not self._stopping.is_set():
+            self.matchmaker = Matchmaker(self.config, self.client, self.admission, self._stopping, self._mm_options)
+            self._start_matchmaker()
+        return set_matchmaking(self.matchmaker, on, self._stopping.is_set())
+
+    def _start_matchmaker(self) -> None:
+        if self.matchmaker is not None and self._mm_thread is None and not self._done.is_set():
+            self._mm_thread = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
+            self._mm_thread.start()
+
     def event_stream_silence(self) -> float:
         """Seconds since the event stream's last line or opening (before that: since made). Any thread."""
         alive_at = self._events.alive_at if self._events is not None else None
@@ -164,8 +194,12 @@ class BotService:
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
         self.chat = ChatSender(self.client.post_chat)
-        self._start_online()
-        self._start_status_page()
+        for key in greetings_with_links(self.config.greeting):
+            log.warning("greeting never sent", key=f"greeting.{key}", reason="it has a link: lichess drops a bot's "
+                        "chat lines with links")
+        self.online = start_online(self)
+        self.block_lists.start()
+        self.status_server = start_status_page(self)
         self._answers = ChallengeAnswers(self.client, self.status,
                                          lambda cid, err: self.admission.answer_failed(cid, err.status,
                                                                                        err.rate_limit))
@@ -173,14 +207,9 @@ class BotService:
         answers.start()
         events = threading.Thread(target=self._read_events, name="events", daemon=True)
         events.start()
-        arenas = None
-        if self.arenas is not None:
-            arenas = threading.Thread(target=self.arenas.run, name="arenas", daemon=True)
-            arenas.start()
-        matchmaker = None
-        if self.matchmaker is not None:
-            matchmaker = threading.Thread(target=self.matchmaker.run, name="matchmaker", daemon=True)
-            matchmaker.start()
+        arenas = threading.Thread(target=self.arenas.run, name="arenas", daemon=True)
+        arenas.start()
+        self._start_matchmaker()
         now = time.monotonic()
         self._next_check = now + self.config.playing_check_period
         self._next_checkin = now + self.config.correspondence.checkin_period
@@ -192,7 +221,7 @@ class BotService:
                 self._start_correspondence()
                 self._answer(self.admission.serve())
                 self._periodic_checks()
-                self._publish_status()
+                publish_status(self)
                 if self._fatal is not None or self._quit.is_set():
                     break
                 if self._stopping.is_set() and not self._threads and self.admission.busy() == 0:
@@ -212,18 +241,17 @@ class BotService:
                 t.join(timeout=15)
             self._answers.close()
             answers.join(timeout=15)
-            if matchmaker is not None and self.matchmaker is not None:
-                self._stopping.set()
+            self._stopping.set()  # quit or a fatal error: matchmaking ends, arenas are withdrawn from too
+            if self._mm_thread is not None and self.matchmaker is not None:
                 self.matchmaker.wake()
-                matchmaker.join(timeout=15)
-            if arenas is not None:
-                self._stopping.set()  # quit or a fatal error: withdraw too
-                arenas.join(timeout=15)
+                self._mm_thread.join(timeout=15)
+            self.arenas.wake()
+            arenas.join(timeout=15)
             if self._checker is not None:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
             if self.online is not None:
-                _use_online(self.engine, None)
+                use_online(self.engine, None)
                 self.online.close()
             if self.status_server is not None:
                 self.status_server.stop()
@@ -231,46 +259,6 @@ class BotService:
         if self._fatal is not None:
             raise self._fatal
         return 0
-
-    def _start_online(self) -> None:
-        """Build the online sources (one for every game: its cache and switch-offs are shared) with the bot's
-        token, its client's request budget (``other`` requests: a move post never waits for them) and its
-        account name, and hand them to the engine."""
-        online = OnlineMoves(self.config.online_moves, token=self._token, pacer=self.client.session.pacer,
-                             username=self.me)
-        if not online.enabled or not _use_online(self.engine, online):
-            online.close()
-            return
-        self.online = online
-        log.info("online sources", books=[s.name for s, _, _ in online.books],
-                 tables=[s.name for s, _, _ in online.tables])
-
-    def _start_status_page(self) -> None:
-        """Serve the status page (``status.enabled``); a port that cannot be bound is logged, not fatal."""
-        if self.status is None:
-            return
-        from lichessbot.status.server import StatusServer  # noqa: PLC0415 - the web stack loads only for the page
-
-        sc = self.config.status
-        try:
-            self.status_server = StatusServer(self.status, sc.host, sc.port).start()
-            log.info("status page", url=self.status_server.url)
-        except OSError as err:
-            log.error("status page not started", host=sc.host, port=sc.port, error=str(err))
-        self._publish_status()
-
-    def _publish_status(self) -> None:
-        """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
-        if self.status is None:
-            return
-        counts = self.admission.figures()
-        self.status.publish_service(service_figures(self.engine, self.client, {
-            "username": self.me, "games_running": counts["games_running"],
-            "correspondence_games": counts["correspondence_games"], "games_started": self.games_played,
-            "concurrency": self.config.challenge.concurrency, "stopping": self._stopping.is_set(),
-            "playing_checks": self.playing_checks, "challenges_queued": counts["challenges_queued"],
-            "bot_games_today": counts["bot_games_today"], "health_budget_s": self.health_budget_s,
-            "event_stream_silent_s": round(self.event_stream_silence(), 1)}))
 
     def _reap(self) -> None:
         """Forget the games whose threads ended; a game seen over frees its slot even if gameFinish never comes."""
@@ -333,6 +321,7 @@ class BotService:
         elif isinstance(event, GameFinish):
             game = event.game
             self.admission.game_finished(game.game_id)
+            self.arenas.game_finished(game)
             log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
         elif isinstance(event, (ChallengeCanceled, ChallengeDeclined)):
             cid = event.challenge.id
@@ -341,6 +330,10 @@ class BotService:
             self.admission.canceled(cid)
         else:
             log.debug("event ignored", type=event.type)
+
+    def _game_full(self, gid: str, full: GameFull) -> None:
+        self.last_full = full
+        self.admission.game_full(gid, full)
 
     def _answer(self, decided: list[tuple[Any, Verdict]]) -> None:
         assert self._answers is not None  # run() sets it before it reads the event stream
@@ -360,7 +353,10 @@ class BotService:
         self.playing_checks += 1
         if self._done.is_set():
             return
-        freed = self.admission.resync(ongoing, asked)
+        complete = len(ongoing) < PLAYING_MAX
+        freed = self.admission.resync(ongoing, asked, complete)
+        if not complete:  # lichess lists 50 games at most: a game left out is asked about on its own
+            freed |= check_unlisted(self.client, self.admission, ongoing)
         if freed:
             log.warning("slots freed: games no longer ongoing", games=sorted(freed))
         for g in ongoing:
@@ -400,8 +396,8 @@ class BotService:
             assert self.chat is not None
             game = Game(gid, client=self.client, thinker=self.engine.new_game(gid), config=self.config, me=self.me,
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
-                        status=self.status, queued=self.admission.queued_names)
-            game.on_full = lambda full, gid=gid: self.admission.game_full(gid, full)
+                        status=self.status, queued=self.admission.queued_names, takebacks=self.takebacks)
+            game.on_full = lambda full, gid=gid: self._game_full(gid, full)
             if self._quit.is_set():
                 game.resign_on_quit = self._resign
                 game.quit.set()

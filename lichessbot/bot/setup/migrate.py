@@ -1,8 +1,9 @@
 """``lichessbot migrate-config LICHESS_BOT_CONFIG``: turn a lichess-bot ``config.yml`` into ours.
 
 What carries over: token, url, ponder, the polyglot book, Syzygy tablebases (``lichess_bot_tbs.syzygy``:
-paths, max_pieces), ``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``,
-``move_overhead``, ``pgn_directory``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and
+paths, max_pieces), Gaviota tablebases (``lichess_bot_tbs.gaviota`` -> ``tablebases.gaviota``, the same keys),
+``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``, ``move_overhead``,
+``pgn_directory``, ``pgn_file_grouping``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and
 ``correspondence`` and ``matchmaking`` where our config has those sections. A key of a carried section
 is kept when our config has a key of the same name (lichessbot.config uses lichess-bot's names where the
 meaning is the same) and its value passes our checks. Everything else is dropped and listed with the
@@ -57,22 +58,16 @@ LICHESS_BOT_KEYS: dict[str, str] = {
     "engine.polyglot": "here: book (enabled, paths.standard/chess960, selection, min_weight, max_depth in "
     "full moves)",
     "engine.draw_or_resign": "here: draw_or_resign, at the top level",
-    "engine.lichess_bot_tbs.gaviota": "Gaviota tables are not read here: Syzygy only (tablebases.syzygy)",
     "engine.lichess_bot_tbs.syzygy.move_quality": "here the tablebase move is always the best one (lichess-bot's "
                                                   "move_quality best)",
     "move_overhead": "here: timeman.move_overhead (ms)",
     "max_concurrent_games": "here: challenge.concurrency",
     "fake_think_time": "not supported: the bot always plays as soon as the search ends",
     "rate_limiting_delay": "not needed: requests are paced by the lichess client",
-    "pgn_file_grouping": "not supported: one PGN file per game under pgn_directory",
-    "engine.draw_or_resign.resign_for_egtb_minus_two": "no tablebase rule for resigning here: resign by resign_score",
-    "engine.draw_or_resign.offer_draw_for_egtb_zero": "no tablebase rule for draws here: draws by offer_draw_score",
     "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
     "challenge.rating_difference": "not carried: it is relative to our rating, and challenge.min_rating/max_rating "
                                    "here are absolute ratings (set them from the bot's rating)",
-    "challenge.online_block_list": "no online block lists here: use challenge.block_list",
     "correspondence": "correspondence settings are not supported in this build",
-    "matchmaking.online_block_list": "no online block lists here: use matchmaking.block_list",
     "matchmaking.permablock_after_declined_challenge": "declines are kept in matchmaking.decline_file for "
                                                        "matchmaking.decline_hours",
 }
@@ -121,7 +116,8 @@ def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
                 drop("token", "a placeholder, not a token: set LICHESS_BOT_TOKEN")
         elif key == "url":
             out["url"] = str(value).rstrip("/")
-        elif key in ("abort_time", "pgn_directory", "quit_after_all_games_finish", "max_takebacks_accepted"):
+        elif key in ("abort_time", "pgn_directory", "pgn_file_grouping", "quit_after_all_games_finish",
+                     "max_takebacks_accepted"):
             out[key] = value
         elif key == "move_overhead":
             out.setdefault("timeman", {})["move_overhead"] = value
@@ -177,10 +173,21 @@ def _engine(eng: ConfigData, out: ConfigData, drop: Drop) -> None:
 
 def _tablebases(tbs: ConfigData, out: ConfigData, drop: Drop) -> None:
     """lichess-bot's ``engine.lichess_bot_tbs`` into our ``tablebases``: Syzygy ``paths`` and ``max_pieces``
-    when ``enabled``; disabled Syzygy is dropped with that reason; anything else (Gaviota, ``move_quality``)
-    with where it stands here."""
+    when ``enabled`` (disabled Syzygy is dropped with that reason; its ``move_quality`` with where it stands
+    here); Gaviota as it is into ``tablebases.gaviota`` (the same keys)."""
     for kind, sub in tbs.items():
         path = f"engine.lichess_bot_tbs.{kind}"
+        if kind == "gaviota" and isinstance(sub, dict):
+            keys = ("enabled", "paths", "max_pieces", "move_quality", "min_dtm_to_consider_as_wdl_1")
+            gaviota = {k: ([v] if k == "paths" and isinstance(v, str) else v) for k, v in sub.items() if k in keys}
+            for k in sub:
+                if k not in keys:
+                    drop(f"{path}.{k}")
+            if gaviota.get("enabled"):
+                out.setdefault("tablebases", {})["gaviota"] = gaviota
+            else:
+                drop(path, "disabled in lichess-bot: no Gaviota tables here either")
+            continue
         if kind != "syzygy" or not isinstance(sub, dict):
             drop(path)
             continue

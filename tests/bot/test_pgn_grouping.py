@@ -1,0 +1,39 @@
+"""``pgn_file_grouping`` (lichess-bot's key, issue 40): one file per game, per opponent, or one file for all,
+every game whole and readable (games appended to a shared file one at a time)."""
+
+from __future__ import annotations
+
+import chess.pgn
+import pytest
+
+from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
+
+
+def _games(path) -> list[chess.pgn.Game]:
+    out = []
+    with path.open(encoding="utf-8") as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            out.append(game)
+    return out
+
+
+@pytest.mark.parametrize(("grouping", "files"), [
+    ("game", None),
+    ("opponent", {"TestBot games vs. alice.pgn": 2, "TestBot games vs. bob.pgn": 1}),
+    ("all", {"TestBot games.pgn": 3}),
+])
+def test_games_are_grouped_into_files_as_configured(tmp_path, grouping, files):
+    with FakeLichess() as server, BotRun(server, StandInEngine(), {"pgn_directory": str(tmp_path),
+                                                                   "pgn_file_grouping": grouping}) as bot:
+        ids = [bot.play(challenger=name, opponent=resign_after(4), limit=60).id for name in ("alice", "bob", "alice")]
+        assert server.wait_for(lambda: sum(len(_games(p)) for p in tmp_path.glob("*.pgn")) == 3, 10)
+    pgns = {p.name: _games(p) for p in tmp_path.glob("*.pgn")}
+    if files is None:
+        assert len(pgns) == 3 and all(any(gid in name for gid in ids) for name in pgns)
+    else:
+        assert {name: len(games) for name, games in pgns.items()} == files
+    seen = sorted(g.headers["Site"].rsplit("/", 1)[-1] for games in pgns.values() for g in games)
+    assert seen == sorted(ids)
+    assert all(g.headers["Result"] == "1-0" and len(list(g.mainline_moves())) >= 4
+               for games in pgns.values() for g in games)
+    assert len(list(tmp_path.glob("*.svg"))) == 3  # each game keeps its own eval chart
