@@ -11,6 +11,8 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
+
 from lichessbot.bot.service.health import STALE_AFTER, Heartbeat, stream_budget, verdict
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine
 from tests.tcp_proxy import TcpProxy
@@ -40,6 +42,7 @@ def _wait(predicate, timeout: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_health_flips_when_the_event_stream_dies_and_back_when_it_returns(tmp_path):
     path = tmp_path / "health.json"
     with FakeLichess() as server, TcpProxy(("127.0.0.1", int(server.url.rsplit(":", 1)[1]))) as proxy:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
@@ -25,6 +27,7 @@ def _play(engine, config: dict) -> list[dict]:
     return [json.loads(line) for line in buf.getvalue().splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_a_game_learns_its_move_overhead_from_lichess_clocks_and_charges_it(engine):
     lines = _play(engine, {"timeman": {"move_overhead": 1000}})
     (learned,) = [e for e in lines if e["event"] == "move overhead"]
@@ -37,6 +40,7 @@ def test_a_game_learns_its_move_overhead_from_lichess_clocks_and_charges_it(engi
     assert charged[-1] == learned["estimate_ms"] or charged[-1] < 1000
 
 
+@pytest.mark.slow
 def test_a_bot_that_does_not_learn_charges_the_configured_overhead(engine):
     lines = _play(engine, {"timeman": {"learn_overhead": False}})
     assert not [e for e in lines if e["event"] == "move overhead"]

@@ -92,6 +92,7 @@ def test_a_signal_during_start_up_ends_the_command_at_once(tmp_path):
     assert "stopped during start-up" in err and took < 5, (took, err[-2000:])
 
 
+@pytest.mark.slow
 def test_sigterm_mid_game_leaves_the_game_within_the_grace_period_and_the_next_start_resumes_it(tmp_path):
     health = tmp_path / "health.json"
     with FakeLichess(token=TOKEN, opponent_delay=0.5) as server:

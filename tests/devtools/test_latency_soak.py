@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
 import requests
 
 from devtools.latency_soak import soak_game
@@ -24,6 +25,7 @@ def test_streamed_lines_arrive_late_by_the_stream_latency():
         assert b"gameFull" in first and time.monotonic() - t >= 0.3
 
 
+@pytest.mark.slow
 def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):
     buf = io.StringIO()
     configure_logging(stream=buf, json=True, level="info")
@@ -38,6 +40,7 @@ def test_a_soak_game_learns_the_round_trip_and_keeps_its_clock(engine):
     assert 0.0 < g.clock_share < 1.0 and g.min_clock_ms is not None
 
 
+@pytest.mark.slow
 def test_a_game_id_that_comes_again_on_a_new_server_reads_only_its_own_log(engine):
     buf = io.StringIO()
     configure_logging(stream=buf, json=True, level="info")

@@ -61,6 +61,7 @@ def test_a_draw_offer_is_accepted_as_the_bots_config_says(tmp_path, tiny_net):
         assert (g.status, g.winner) == ("draw", None)
 
 
+@pytest.mark.slow
 def test_the_person_loses_on_time_while_nobody_is_connected(local):
     guest = requests.post(local.server.url + "/local/session", timeout=5).json()["token"]
     me = local.person(guest)  # the page's guest: it may play bullet (a Board API token may not, as on lichess)

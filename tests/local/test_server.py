@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 
+import pytest
 import requests
 
 from lichessbot.local import LocalLichess
@@ -158,6 +159,7 @@ def test_a_keep_alive_challenge_answers_until_it_is_accepted():
         assert shown["declineReason"].startswith("This time control is too fast for me")
 
 
+@pytest.mark.slow
 def test_the_clock_thread_ends_a_game_nobody_watches():
     with LocalLichess(BOT) as server:
         a, b = _guest(server), _guest(server)

@@ -262,6 +262,7 @@ class _SlowNet(FakeEvaluator):
         return super().run(planes, **kw)
 
 
+@pytest.mark.slow
 def test_the_move_comes_as_soon_as_the_search_stops_not_after_the_batch_at_the_network():
     # lc0 sends bestmove when the stop fires (search.cc MaybeTriggerStop); the batch still at the network is
     # backed up afterwards, so a stopped search does not wait one more network call.

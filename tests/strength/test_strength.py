@@ -163,6 +163,7 @@ def test_strength_config_errors_name_the_key(tmp_path):
         Engine(cfg)
 
 
+@pytest.mark.slow
 def test_a_weakened_thinker_takes_its_share_of_the_move_budget(tiny_net, tmp_path):
     from lichessbot.thinker.engine import Engine
     from lichessbot.timeman import Clock

@@ -8,6 +8,7 @@ import re
 import time
 
 import chess
+import pytest
 
 from lichessbot.uci import UciEngine
 
@@ -40,6 +41,7 @@ def _overheads(eng: UciEngine, out: io.StringIO, moves: int, lag_s: float) -> li
     return charged
 
 
+@pytest.mark.slow
 def test_the_engine_learns_the_gui_overhead_and_charges_at_least_move_overhead(tiny_net):
     out = io.StringIO()
     eng = UciEngine(out=out)
