@@ -1,6 +1,7 @@
 //! Setting the position: the game replayed, the old tree's subtree kept when the game continues it
 //! (lc0 src/search/classic/node.cc `NodeTree::ResetToPosition`, `TrimTreeAtHead`), the ponder anchor,
-//! and lc0's check that two-fold draws below a new root still have their cycle in the tree.
+//! and lc0's check that two-fold draws below a new root still have their cycle in the tree (those that
+//! do not are reverted, the rest of the subtree is kept).
 
 use shakmaty::{CastlingMode, Chess, Color, Position};
 
@@ -56,7 +57,9 @@ impl Search {
             Some(node) => {
                 // lc0 MakeMove: a terminal node that becomes the root is searched again.
                 self.tree.nodes[node as usize].terminal = TERMINAL_NONE;
-                if self.anchor.is_none() { self.tree.compact(node) } else { node }
+                let root = if self.anchor.is_none() { self.tree.compact(node) } else { node };
+                self.revert_stale_two_folds(root);
+                root
             }
             None => {
                 if self.anchor.is_none() {
@@ -131,17 +134,27 @@ impl Search {
         if u32::from(nd.reps) != positions.last().map_or(0, |p| p.repetitions.min(255)) {
             return None;
         }
-        self.two_folds_valid(node).then_some(node)
+        Some(node)
     }
 
-    /// False when a two-fold draw below `root` no longer has its whole cycle inside the tree (lc0
-    /// search.cc `EnsureNodeTwoFoldCorrectForDepth`); the caller then starts a fresh tree.
-    fn two_folds_valid(&self, root: u32) -> bool {
-        let mut stack = vec![(root, 0u32)];
+    /// lc0 search.cc `EnsureNodeTwoFoldCorrectForDepth`, for the whole kept subtree at once when the root
+    /// moves down (lc0 does it lazily, as picks pass a node): a two-fold draw whose cycle no longer lies
+    /// inside the tree (its depth below the new `root` is less than its cycle, so the first occurrence is
+    /// now before the root) becomes an ordinary, unvisited node again, and its visits are taken out of
+    /// each node from it up to `root` (node.cc `RevertTerminalVisits` with the draw's value: WL 0, D 1,
+    /// M its cycle plus the plies up from it; then `MakeNotTerminal`). The rest of the subtree is kept.
+    /// Returns the visits taken out of `root`.
+    fn revert_stale_two_folds(&mut self, root: u32) -> u32 {
+        let mut reverted = 0;
+        let mut stack = vec![(root, 0usize)];
+        let mut path: Vec<u32> = Vec::new();
         while let Some((x, depth)) = stack.pop() {
-            let nd = &self.tree.nodes[x as usize];
-            if nd.terminal == TERMINAL_TWOFOLD && (depth < 4 || depth < u32::from(nd.cycle)) {
-                return false;
+            path.truncate(depth);
+            path.push(x);
+            let nd = self.tree.nodes[x as usize];
+            if nd.terminal == TERMINAL_TWOFOLD && (depth < 4 || depth < usize::from(nd.cycle)) {
+                reverted += self.revert_two_fold(&path);
+                continue;
             }
             let mut c = nd.first_child;
             while c != NONE {
@@ -149,6 +162,52 @@ impl Search {
                 c = self.tree.nodes[c as usize].sibling;
             }
         }
-        true
+        reverted
+    }
+
+    /// Take the visits of the two-fold draw at the end of `path` (root first) out of every node of the
+    /// path (lc0 node.cc `RevertTerminalVisits`) and make it a fresh node (`MakeNotTerminal`: a two-fold
+    /// draw has no edges, so it keeps no visits). Returns the visits taken out.
+    fn revert_two_fold(&mut self, path: &[u32]) -> u32 {
+        let last = path[path.len() - 1] as usize;
+        let Node { wl, d, m, n: t, index, .. } = self.tree.nodes[last];
+        let (d, m) = (f64::from(d), f64::from(m));
+        for (k, &x) in path.iter().rev().enumerate() {
+            let nd = &mut self.tree.nodes[x as usize];
+            let n_new = i64::from(nd.n) - i64::from(t);
+            if n_new <= 0 {
+                nd.wl = 0.0;
+                nd.d = 1.0;
+                nd.m = 0.0;
+                nd.n = 0;
+            } else {
+                // The draw's WL is 0 whichever side looks at it: no sign to switch (lc0's comment).
+                let (tf, nf) = (f64::from(t), n_new as f64);
+                nd.wl -= tf * (wl - nd.wl) / nf;
+                nd.d = (f64::from(nd.d) - tf * (d - f64::from(nd.d)) / nf) as f32;
+                nd.m = (f64::from(nd.m) - tf * (m + k as f64 - f64::from(nd.m)) / nf) as f32;
+                nd.n = n_new as u32;
+            }
+        }
+        if t > 0 && path.len() > 1 {
+            // Its edge no longer counts in the parent's visited policy (lc0 computes it from the children).
+            let parent = path[path.len() - 2] as usize;
+            let e = (self.tree.nodes[parent].edges + u32::from(index)) as usize;
+            let p = f64::from(decompress_p(self.tree.edges[e].p));
+            self.tree.nodes[parent].vp = (self.tree.nodes[parent].vp - p).max(0.0);
+        }
+        let nd = &mut self.tree.nodes[last];
+        nd.terminal = TERMINAL_NONE;
+        nd.state = FRESH;
+        nd.num_edges = 0;
+        nd.wl = 0.0;
+        nd.d = 0.0;
+        nd.m = 0.0;
+        nd.v0 = 0.0;
+        nd.n = 0;
+        nd.lower = -1;
+        nd.upper = 1;
+        nd.cycle = 0;
+        t
     }
 }

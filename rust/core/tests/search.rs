@@ -205,3 +205,50 @@ fn a_two_fold_draw_leaves_its_bounds_open() {
     assert_eq!((nd.terminal, nd.wl), (2, 0.0), "a two-fold draw");
     assert_eq!((nd.lower, nd.upper), (-1, 1), "its bounds stay open");
 }
+
+#[test]
+fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_new_root() {
+    // Searched from the start position, g1f3 g8f6 f3g1 f6g8 is a two-fold draw (cycle 4 in the tree). After
+    // g1f3 g8f6 are played, its cycle begins before the new root: lc0 search.cc
+    // `EnsureNodeTwoFoldCorrectForDepth` makes it an ordinary node again and takes its visits out of every
+    // ancestor up to the new root (node.cc `RevertTerminalVisits`); the rest of the subtree is kept.
+    let mut row = [0f32; POLICY_SIZE];
+    for uci in ["g1f3", "f3g1"] {
+        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
+        row[i as usize] = 1.359 * 50f32.ln();
+    }
+    let mut s = search(8, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run_with(&mut s, 2000, &row);
+    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    let (node, _) = s.node_at(&shuffle).expect("the knights go back");
+    let draw_visits = s.tree.nodes[node as usize].n;
+    assert_eq!(s.tree.nodes[node as usize].terminal, 2, "a two-fold draw");
+    assert!(draw_visits > 0);
+    let (kept_node, _) = s.node_at(&shuffle[..2]).unwrap();
+    let kept = s.tree.nodes[kept_node as usize].n;
+
+    let reused = s.set_position(START, &shuffle[..2], false, false).unwrap();
+    assert_eq!(reused, kept - draw_visits, "the subtree is kept, less the draw's visits");
+    let (node, _) = s.node_at(&shuffle[2..]).expect("still in the tree");
+    let nd = s.tree.nodes[node as usize];
+    assert_eq!((nd.terminal, nd.n), (0, 0), "no longer a draw, and unvisited");
+    // Every node keeps N = 1 + the children's N (the root's own evaluation and its playouts).
+    let mut stack = vec![s.root];
+    while let Some(x) = stack.pop() {
+        let nd = s.tree.nodes[x as usize];
+        let mut c = nd.first_child;
+        let mut sum = 0;
+        while c != u32::MAX {
+            sum += s.tree.nodes[c as usize].n;
+            stack.push(c);
+            c = s.tree.nodes[c as usize].sibling;
+        }
+        if nd.n > 0 && nd.terminal == 0 && nd.num_edges > 0 {
+            assert_eq!(nd.n, 1 + sum, "node {x}");
+        }
+    }
+    // The searched position goes on from there, and the node is searched again.
+    run_with(&mut s, u64::from(reused) + 400, &row);
+    assert!(s.tree.nodes[s.node_at(&shuffle[2..]).unwrap().0 as usize].n > 0);
+}
