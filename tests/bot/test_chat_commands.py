@@ -37,6 +37,8 @@ def test_a_greeting_with_a_link_is_never_posted_and_lines_fit_lilas_140_units():
         gid = server.challenge(opponent=staller(), bot_color="black")
         assert server.wait_for(lambda: any(r == "spectator" for r, _ in server.games.get(gid).chat)
                                if gid in server.games else False, 10)
+        # The server logs a request once it has answered it, a moment after the game has the line.
+        assert server.wait_for(lambda: any(p.endswith("/chat") for _, p, _ in server.requests), 5)
         chats = [(m, p, st) for m, p, st in server.requests if p.endswith("/chat")]
         assert bot.service.chat is not None and bot.service.chat.refused == 1
     assert all(st == 200 for _, _, st in chats) and len(chats) == 1  # the spectator greeting only, no 400
