@@ -143,9 +143,7 @@ impl Search {
     /// now before the root) becomes an ordinary, unvisited node again, and its visits are taken out of
     /// each node from it up to `root` (node.cc `RevertTerminalVisits` with the draw's value: WL 0, D 1,
     /// M its cycle plus the plies up from it; then `MakeNotTerminal`). The rest of the subtree is kept.
-    /// Returns the visits taken out of `root`.
-    fn revert_stale_two_folds(&mut self, root: u32) -> u32 {
-        let mut reverted = 0;
+    fn revert_stale_two_folds(&mut self, root: u32) {
         let mut stack = vec![(root, 0usize)];
         let mut path: Vec<u32> = Vec::new();
         while let Some((x, depth)) = stack.pop() {
@@ -153,7 +151,7 @@ impl Search {
             path.push(x);
             let nd = self.tree.nodes[x as usize];
             if nd.terminal == TERMINAL_TWOFOLD && (depth < 4 || depth < usize::from(nd.cycle)) {
-                reverted += self.revert_two_fold(&path);
+                self.revert_two_fold(&path);
                 continue;
             }
             let mut c = nd.first_child;
@@ -162,13 +160,12 @@ impl Search {
                 c = self.tree.nodes[c as usize].sibling;
             }
         }
-        reverted
     }
 
     /// Take the visits of the two-fold draw at the end of `path` (root first) out of every node of the
     /// path (lc0 node.cc `RevertTerminalVisits`) and make it a fresh node (`MakeNotTerminal`: a two-fold
-    /// draw has no edges, so it keeps no visits). Returns the visits taken out.
-    fn revert_two_fold(&mut self, path: &[u32]) -> u32 {
+    /// draw has no edges, so it keeps no visits).
+    fn revert_two_fold(&mut self, path: &[u32]) {
         let last = path[path.len() - 1] as usize;
         let Node { wl, d, m, n: t, index, .. } = self.tree.nodes[last];
         let (d, m) = (f64::from(d), f64::from(m));
@@ -196,18 +193,6 @@ impl Search {
             let p = f64::from(decompress_p(self.tree.edges[e].p));
             self.tree.nodes[parent].vp = (self.tree.nodes[parent].vp - p).max(0.0);
         }
-        let nd = &mut self.tree.nodes[last];
-        nd.terminal = TERMINAL_NONE;
-        nd.state = FRESH;
-        nd.num_edges = 0;
-        nd.wl = 0.0;
-        nd.d = 0.0;
-        nd.m = 0.0;
-        nd.v0 = 0.0;
-        nd.n = 0;
-        nd.lower = -1;
-        nd.upper = 1;
-        nd.cycle = 0;
-        t
+        self.tree.nodes[last].make_not_terminal();
     }
 }

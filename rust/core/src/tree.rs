@@ -92,6 +92,12 @@ impl Node {
         self.upper = b;
     }
 
+    /// lc0 node.cc `MakeNotTerminal` for a terminal without edges (a two-fold draw): an unvisited node
+    /// again, to be expanded by the next pick; its place among its siblings and its repetition count stay.
+    pub(crate) fn make_not_terminal(&mut self) {
+        *self = Node { sibling: self.sibling, reps: self.reps, in_flight: self.in_flight, ..Node::new(self.index) };
+    }
+
     fn new(index: u8) -> Node {
         Node {
             wl: 0.0,

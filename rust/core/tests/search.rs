@@ -8,6 +8,7 @@ use std::sync::Arc;
 use lichessbot_core::cache::NNCache;
 use lichessbot_core::params::Params;
 use lichessbot_core::search::{PLANES_PER_POSITION, POLICY_SIZE, Search};
+use lichessbot_core::tree::{NONE, decompress_p};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -40,6 +41,22 @@ fn run_with(s: &mut Search, nodes: u64, row: &[f32]) -> usize {
     rows_total
 }
 
+/// The knights out and back, g1f3 g8f6 f3g1 f6g8: the start position again after four plies.
+fn knight_shuffle() -> Vec<String> {
+    ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect()
+}
+
+/// Logits that give the knights' moves (mover's view: g1f3 and f3g1, black's mirrored) 50 times the prior
+/// of any other move at the policy temperature 1.359.
+fn knight_logits() -> [f32; POLICY_SIZE] {
+    let mut row = [0f32; POLICY_SIZE];
+    for uci in ["g1f3", "f3g1"] {
+        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
+        row[i as usize] = 1.359 * 50f32.ln();
+    }
+    row
+}
+
 #[test]
 fn nodes_limit_is_exact_and_uniform_priors_stay_uniform() {
     let mut s = search(16, 0);
@@ -66,14 +83,9 @@ fn mate_in_one_is_proven_and_ranked_first() {
 
 #[test]
 fn a_repetition_begun_before_the_root_is_not_a_two_fold_draw() {
-    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    let shuffle = knight_shuffle();
     // The cycle g1f3 g8f6 f3g1 f6g8 begins before the root: no two-fold draw below it.
-    // The knights' moves (mover's view: g1f3 and f3g1, black's mirrored) get 50 times the prior.
-    let mut row = [0f32; POLICY_SIZE];
-    for uci in ["g1f3", "f3g1"] {
-        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
-        row[i as usize] = 1.359 * 50f32.ln();
-    }
+    let row = knight_logits();
     let mut s2 = search(8, 0);
     s2.set_position(START, &shuffle[..2], false, false).unwrap();
     run_with(&mut s2, 300, &row);
@@ -191,15 +203,11 @@ fn a_two_fold_draw_leaves_its_bounds_open() {
     // g1f3 g8f6 f3g1 f6g8 repeats the root inside the tree (ply 4, cycle 4): a two-fold draw with value
     // 0, but, unlike a draw by the rules, not a certainty that could prove its parent (lc0 node.cc
     // `MakeTerminal` sets no bounds for `Terminal::TwoFold`).
-    let mut row = [0f32; POLICY_SIZE];
-    for uci in ["g1f3", "f3g1"] {
-        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
-        row[i as usize] = 1.359 * 50f32.ln();
-    }
+    let row = knight_logits();
     let mut s = search(8, 0);
     s.set_position(START, &[], false, false).unwrap();
     run_with(&mut s, 400, &row);
-    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    let shuffle = knight_shuffle();
     let (node, _) = s.node_at(&shuffle).expect("the knights go back");
     let nd = &s.tree.nodes[node as usize];
     assert_eq!((nd.terminal, nd.wl), (2, 0.0), "a two-fold draw");
@@ -212,15 +220,11 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     // g1f3 g8f6 are played, its cycle begins before the new root: lc0 search.cc
     // `EnsureNodeTwoFoldCorrectForDepth` makes it an ordinary node again and takes its visits out of every
     // ancestor up to the new root (node.cc `RevertTerminalVisits`); the rest of the subtree is kept.
-    let mut row = [0f32; POLICY_SIZE];
-    for uci in ["g1f3", "f3g1"] {
-        let i = (0..POLICY_SIZE as u16).find(|&i| lichessbot_core::policy::move_uci(i) == uci).unwrap();
-        row[i as usize] = 1.359 * 50f32.ln();
-    }
+    let row = knight_logits();
     let mut s = search(8, 0);
     s.set_position(START, &[], false, false).unwrap();
     run_with(&mut s, 2000, &row);
-    let shuffle: Vec<String> = ["g1f3", "g8f6", "f3g1", "f6g8"].iter().map(|m| m.to_string()).collect();
+    let shuffle = knight_shuffle();
     let (node, _) = s.node_at(&shuffle).expect("the knights go back");
     let draw_visits = s.tree.nodes[node as usize].n;
     assert_eq!(s.tree.nodes[node as usize].terminal, 2, "a two-fold draw");
@@ -233,19 +237,29 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     let (node, _) = s.node_at(&shuffle[2..]).expect("still in the tree");
     let nd = s.tree.nodes[node as usize];
     assert_eq!((nd.terminal, nd.n), (0, 0), "no longer a draw, and unvisited");
-    // Every node keeps N = 1 + the children's N (the root's own evaluation and its playouts).
+    // Every expanded node keeps what its visits say: N = 1 + the children's N (its own evaluation and the
+    // playouts through it), N * D = 0.4 (the evaluation's D, see `run`) + the children's N * D, and the
+    // visited policy = the priors of the children with visits (lc0 `GetVisitedPolicy`).
     let mut stack = vec![s.root];
     while let Some(x) = stack.pop() {
         let nd = s.tree.nodes[x as usize];
+        let (mut n, mut nd_sum, mut vp) = (0u32, 0f64, 0f64);
         let mut c = nd.first_child;
-        let mut sum = 0;
-        while c != u32::MAX {
-            sum += s.tree.nodes[c as usize].n;
+        while c != NONE {
+            let ch = s.tree.nodes[c as usize];
+            n += ch.n;
+            nd_sum += f64::from(ch.n) * f64::from(ch.d);
+            if ch.n > 0 {
+                vp += f64::from(decompress_p(s.tree.edges[(nd.edges + u32::from(ch.index)) as usize].p));
+            }
             stack.push(c);
-            c = s.tree.nodes[c as usize].sibling;
+            c = ch.sibling;
         }
         if nd.n > 0 && nd.terminal == 0 && nd.num_edges > 0 {
-            assert_eq!(nd.n, 1 + sum, "node {x}");
+            assert_eq!(nd.n, 1 + n, "N of node {x}");
+            let want = 0.4 + nd_sum;
+            assert!((f64::from(nd.n) * f64::from(nd.d) - want).abs() < 1e-3 * want, "N * D of node {x}");
+            assert!((nd.vp - vp).abs() < 1e-6, "visited policy of node {x}: {} against {vp}", nd.vp);
         }
     }
     // The searched position goes on from there, and the node is searched again.
