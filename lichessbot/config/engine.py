@@ -134,7 +134,10 @@ class EngineConfig(Strict):
         "(faster than one batch over several threads); 0 = one per core (at most 8). "
         "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
     )
-    nn_cache_size: int = Field(200_000, ge=0, description="NNCacheSize: entries of the evaluation cache.")
+    nn_cache_size: int = Field(
+        2_000_000, ge=0, description="NNCacheSize: entries of the evaluation cache (lc0 v0.33's default, "
+        "src/neural/shared_params.cc; about 175 bytes an entry with 35 legal moves, docs/engine.md).",
+    )
     precision: Literal["fp32", "tf32", "fp16"] = Field(
         "fp32", description="Network precision on a GPU: fp32 (TF32 off on CUDA), tf32 (TF32 tensor cores for "
         "fp32 convolutions), or fp16 (a float16 copy of the network on CUDA, TensorRT's fp16 engines). Measure "

@@ -83,7 +83,7 @@ class Evaluator:
     precision.
     """
 
-    def __init__(self, network: Network, *, backend: str = Backend.AUTO, threads: int = 0, cache_size: int = 200_000,
+    def __init__(self, network: Network, *, backend: str = Backend.AUTO, threads: int = 0, cache_size: int = 2_000_000,
                  precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
                  buckets: bool | None = None, compact: bool = False) -> None:
         self.network = network

@@ -66,7 +66,7 @@ class TritonEvaluator:
 
     provider = "triton"
 
-    def __init__(self, url: str, model: str = "lichessbot", *, input_format: int = 1, cache_size: int = 200_000,
+    def __init__(self, url: str, model: str = "lichessbot", *, input_format: int = 1, cache_size: int = 2_000_000,
                  timeout: float = 10.0) -> None:
         # Deferred on purpose: tritonclient is the optional [triton] extra; only backend "triton" needs it.
         import tritonclient.grpc as grpcclient  # noqa: PLC0415

@@ -45,6 +45,22 @@ def test_uci_answers_without_loading_the_network():
     assert eng.engine.evaluator is None
 
 
+def test_uci_advertises_lc0s_defaults_where_lc0_has_the_option():
+    """lc0 v0.33's defaults (src/search/classic/params.cc for the search; src/neural/shared_params.cc for
+    NNCacheSize): a user coming from lc0 gets the same engine without setting anything."""
+    out = io.StringIO()
+    UciEngine(out=out).handle("uci")
+    defaults = {}
+    for line in out.getvalue().splitlines():
+        words = line.split()
+        if words[:2] == ["option", "name"] and "default" in words:
+            defaults[words[2]] = words[words.index("default") + 1]
+    lc0 = {"CPuct": 1.745, "CPuctBase": 38739.0, "CPuctFactor": 3.894, "FpuValue": 0.33,
+           "PolicyTemperature": 1.359, "NNCacheSize": 2_000_000}
+    assert {name: float(defaults[name]) for name in lc0} == lc0
+    assert defaults["FpuStrategy"] == "reduction" and defaults["TwoFoldDraws"] == "true"
+
+
 def test_bad_input_gives_error_lines_and_the_engine_keeps_running(tiny_net):
     eng, out = _engine(tiny_net)
     bad = ["setoption name NoSuchOption value 3", "setoption name MinibatchSize value 2000",

@@ -1,6 +1,6 @@
 //! The NN cache: network results keyed by position hash and repetition count, bounded, shared by
 //! every search of the process (lc0 src/neural/memcache.cc). Its size is `engine.nn_cache_size` (UCI
-//! `NNCacheSize`), 200,000 entries by default; lc0 v0.33's default is 2,000,000 (src/neural/shared_params.cc).
+//! `NNCacheSize`), 2,000,000 entries by default as lc0 v0.33 (src/neural/shared_params.cc).
 //!
 //! An entry holds what expansion needs: the priors of the legal moves in move-generation order
 //! (compressed as lc0 stores them, [`crate::tree::compress_p`]), W/D/L and moves left. When full,
