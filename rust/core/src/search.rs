@@ -268,8 +268,17 @@ impl Search {
                 budget -= 1;
                 ooo_left -= 1;
             } else if nd.state == PENDING {
-                self.collided.extend_from_slice(&self.path);
-                self.collided_lens.push(self.path.len() as u32);
+                // A collision: the leaf already waits for the network. It keeps the one visit in flight it
+                // has (lc0 search.cc `PickNodesToExtendTask`: `TryStartScoreUpdate` fails on it and adds
+                // nothing), while the collision's visit stays in flight on the nodes above it until the
+                // batch is gathered (lc0 `IncrementNInFlight` on the path, `CancelScoreUpdate` after the
+                // batch). Counting the collision on the leaf too made its U fall with each collision, so
+                // virtual loss spread a large batch over leaves PUCT would not pick yet, where lc0's
+                // batch ends on the collision budget (docs/search.md, "Minibatch").
+                self.tree.nodes[leaf as usize].in_flight -= 1;
+                let above = self.path.len() - 1;
+                self.collided.extend_from_slice(&self.path[..above]);
+                self.collided_lens.push(above as u32);
                 collisions -= 1;
                 if collisions <= 0 {
                     break;

@@ -266,3 +266,44 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     run_with(&mut s, u64::from(reused) + 400, &row);
     assert!(s.tree.nodes[s.node_at(&shuffle[2..]).unwrap().0 as usize].n > 0);
 }
+
+/// Search until the root has `nodes` visits with the logits `row` for every position and a value
+/// that differs from position to position: W/D/L drawn from a hash of the position's input planes
+/// (deterministic, so two searches of the same tree see the same values).
+fn run_hashed_values(s: &mut Search, nodes: u64, row: &[f32]) {
+    let mb = s.params.minibatch_size;
+    let mut planes = vec![0f32; mb * PLANES_PER_POSITION];
+    let logits: Vec<f32> = (0..mb).flat_map(|_| row.iter().copied()).collect();
+    while u64::from(s.root_node().n) < nodes {
+        let rows = s.gather(&mut planes, Some(nodes));
+        if rows > 0 {
+            let mut wdl = Vec::with_capacity(rows * 3);
+            for r in 0..rows {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for &x in &planes[r * PLANES_PER_POSITION..(r + 1) * PLANES_PER_POSITION] {
+                    h = (h ^ u64::from(x.to_bits())).wrapping_mul(0x100_0000_01b3);
+                }
+                let w = 0.1 + 0.6 * ((h >> 11) as f64 / (1u64 << 53) as f64) as f32;
+                wdl.extend_from_slice(&[w, 0.2, 0.8 - w]);
+            }
+            s.apply(&logits[..rows * POLICY_SIZE], &wdl, None).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_collision_adds_no_visit_in_flight_to_the_leaf_so_the_batch_ends_on_the_collision_budget() {
+    // lc0 search.cc `PickNodesToExtendTask`: a leaf already waiting for the network (a collision) takes no
+    // further visit in flight (`TryStartScoreUpdate` fails), so PUCT keeps choosing it while it is the
+    // best and the batch ends when the collision budget is spent. When each collision also lowered the
+    // leaf's U, virtual loss spread the batch over leaves PUCT would not pick yet. A tree of 800 visits
+    // (one playout at a time; knight moves 50 times likelier; values by hash), then one batch of up to
+    // 256: 39 leaves, where counting the collisions on the leaf gathered 63.
+    let mut s = search(1, 0);
+    s.set_position(START, &[], false, false).unwrap();
+    run_hashed_values(&mut s, 800, &knight_logits());
+    s.params.minibatch_size = 256;
+    let mut planes = vec![0f32; 256 * PLANES_PER_POSITION];
+    let rows = s.gather(&mut planes, None);
+    assert_eq!(rows, 39);
+}
