@@ -3,9 +3,13 @@ every game whole and readable (games appended to a shared file one at a time).""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import chess.pgn
 import pytest
 
+from lichessbot.bot.games import pgn as pgn_mod
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
 
 
@@ -37,3 +41,24 @@ def test_games_are_grouped_into_files_as_configured(tmp_path, grouping, files):
     assert all(g.headers["Result"] == "1-0" and len(list(g.mainline_moves())) >= 4
                for games in pgns.values() for g in games)
     assert len(list(tmp_path.glob("*.svg"))) == 3  # each game keeps its own eval chart
+
+
+def test_a_games_own_pgn_appears_whole_never_half_written(tmp_path, monkeypatch):
+    """With ``game`` grouping the file is written under a hidden name and renamed into place, so a reader
+    globbing ``*.pgn`` (a test once read one mid-write and found no game) sees the whole game or nothing."""
+    seen = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        seen.append((sorted(p.name for p in tmp_path.glob("*.pgn")), _games(Path(src))))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(pgn_mod.os, "replace", replace)
+    with FakeLichess() as server, BotRun(server, StandInEngine(), {"pgn_directory": str(tmp_path),
+                                                                   "pgn_file_grouping": "game"}) as bot:
+        gid = bot.play(challenger="alice", opponent=resign_after(4), limit=60).id
+        assert server.wait_for(lambda: len(list(tmp_path.glob("*.pgn"))) == 1, 10)
+    assert len(seen) == 1
+    visible, games = seen[0]
+    assert visible == [] and len(games) == 1 and games[0].headers["Site"].endswith(gid)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

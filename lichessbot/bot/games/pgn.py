@@ -8,6 +8,7 @@ Comments follow the lichess/ChessBase convention python-chess writes (``GameNode
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -150,5 +151,9 @@ def write_pgn(record: GameRecord, directory: str | Path, grouping: str = "game",
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"{game_stem(record)}.pgn"
-    path.write_text(to_pgn(record) + "\n", encoding="utf-8")
+    # Written whole under a hidden name, then renamed (atomic on one file system): a reader watching the
+    # directory for *.pgn (a stream overlay, a script, the tests) never opens a file half written.
+    tmp = d / f".{path.name}.tmp"
+    tmp.write_text(to_pgn(record) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
     return path
