@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
 from lichessbot.config.base import TOKEN_ENV, Strict
@@ -131,6 +131,13 @@ class BotConfig(Strict):
         """``matchmaking.decline_file`` resolved against ``state_directory`` (None: memory only)."""
         path = self.matchmaking.decline_file
         return None if path is None else os.path.join(self.state_directory, path)
+
+    @field_validator("pgn_directory", "state_directory")
+    @classmethod
+    def _home_expanded(cls, value: str | None) -> str | None:
+        """``~`` and ``~user`` expanded (:func:`os.path.expanduser`) once, here, so every reader of the path (the
+        PGN writer, the eval charts, the writability check at start, the records) means the same directory."""
+        return None if value is None else os.path.expanduser(value)
 
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:

@@ -62,3 +62,17 @@ def test_a_games_own_pgn_appears_whole_never_half_written(tmp_path, monkeypatch)
     visible, games = seen[0]
     assert visible == [] and len(games) == 1 and games[0].headers["Site"].endswith(gid)
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("grouping", ["game", "opponent", "all"])
+def test_a_home_relative_directory_means_the_home_directory_for_every_grouping(tmp_path, monkeypatch, grouping):
+    """``write_pgn`` called with ``~/...`` writes under the home directory whatever the grouping (``game``
+    grouping once made a directory named ``~`` in the working directory)."""
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    record = pgn_mod.GameRecord(game_id="abcd1234", site="https://lichess.org/abcd1234", white="TestBot", black="alice")
+    path = pgn_mod.write_pgn(record, "~/games", grouping, me="TestBot")
+    assert path.parent == home / "games" and path.exists()
+    assert list(cwd.iterdir()) == []

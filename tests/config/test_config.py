@@ -148,3 +148,19 @@ def test_backend_names_are_one_enum_everywhere():
     assert uci.choices == ONNX_BACKENDS and uci.default == Backend.AUTO
     with pytest.raises(ConfigError, match="engine.backend"):
         parse_config({"engine": {"backend": "gpu"}})
+
+
+def test_home_in_the_directories_is_expanded_once_for_every_reader(tmp_path, monkeypatch):
+    """``~`` in ``pgn_directory`` and ``state_directory`` means the home directory to every reader: the PGN
+    writer, the eval charts, the writability check at start and the records. Before, the writability check and
+    one-file-per-game PGNs took ``~`` as a directory named ``~`` under the working directory."""
+    from lichessbot.bot.service.writable import directories_written
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    config = parse_config({"pgn_directory": "~/games", "state_directory": "~/state"})
+    assert config.pgn_directory == str(tmp_path / "games")
+    assert config.records_file() is not None and config.records_file().startswith(str(tmp_path / "state"))
+    assert dict(directories_written(config, tensorrt=False)) == {
+        "state_directory": tmp_path / "state", "pgn_directory": tmp_path / "games"}
+    assert parse_config({"pgn_directory": None}).pgn_directory is None

@@ -148,8 +148,6 @@ def write_pgn(record: GameRecord, directory: str | Path, grouping: str = "game",
         with _APPEND, path.open("a", encoding="utf-8") as f:
             f.write(to_pgn(record) + "\n\n")
         return path
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     path = d / f"{game_stem(record)}.pgn"
     # Written whole under a hidden name, then renamed (atomic on one file system): a reader watching the
     # directory for *.pgn (a stream overlay, a script, the tests) never opens a file half written.
