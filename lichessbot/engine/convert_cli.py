@@ -9,7 +9,6 @@ Errors (missing, truncated or corrupt file, unsupported family) are one line, ex
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import onnx
 
 from lichessbot.engine.lc0_weights import load_pb_gz
 from lichessbot.engine.onnx_build import Lc0Net, build_model
+from lichessbot.files import write_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,12 +49,9 @@ def run(args: argparse.Namespace) -> int:
         onnx.checker.check_model(proto)
         model, what = proto.SerializeToString(), describe(net)
     out = Path(args.output)
-    tmp = out.with_name(out.name + ".tmp")
     try:
-        tmp.write_bytes(model)
-        os.replace(tmp, out)
+        write_atomic(out, model)
     except OSError as err:
-        tmp.unlink(missing_ok=True)
         print(f"lichessbot: cannot write {out}: {err.strerror or err}", file=sys.stderr)
         return 2
     print(f"wrote {out} ({what}; lc0 input format {input_format})")

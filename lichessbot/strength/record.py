@@ -21,12 +21,12 @@ copied next to the table (:func:`matches_dir`: ``--out strength.json`` -> ``stre
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lichessbot.files import write_atomic
 from lichessbot.strength.levels import StrengthError
 
 __all__ = ["MATCHES_FORMAT", "GameResult", "Ledger", "MatchRecord", "matches_dir"]
@@ -166,10 +166,8 @@ class Ledger:
         return sum((len(m.results) + 1) // 2 for m in self.matches)
 
     def _write(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps({"format": MATCHES_FORMAT, "matches": [m.to_json() for m in self.matches]},
-                                  indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"format": MATCHES_FORMAT, "matches": [m.to_json() for m in self.matches]},
+                                      indent=1) + "\n")
 
     def export(self, dest: str | Path) -> Path:
         """Copy every match's PGN and matches.json to ``dest`` (created); PGNs there that no recorded match names

@@ -9,6 +9,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
+from lichessbot import files
 from lichessbot.bot.games import pgn as pgn_mod
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
 
@@ -53,7 +54,7 @@ def test_a_games_own_pgn_appears_whole_never_half_written(tmp_path, monkeypatch)
         seen.append((sorted(p.name for p in tmp_path.glob("*.pgn")), _games(Path(src))))
         real_replace(src, dst)
 
-    monkeypatch.setattr(pgn_mod.os, "replace", replace)
+    monkeypatch.setattr(files.os, "replace", replace)
     with FakeLichess() as server, BotRun(server, StandInEngine(), {"pgn_directory": str(tmp_path),
                                                                    "pgn_file_grouping": "game"}) as bot:
         gid = bot.play(challenger="alice", opponent=resign_after(4), limit=60).id

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 
 from lichessbot.bot.challenges.filter import SPEEDS
+from lichessbot.files import write_atomic
 
 __all__ = ["BOT_GAMES_KEPT", "DeclineRecords"]
 
@@ -153,7 +153,4 @@ class DeclineRecords:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         with self.lock:  # one writer at a time: the last state written is the latest
-            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".matchmaking-")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_json(), f, indent=1)
-            os.replace(tmp, p)
+            write_atomic(p, json.dumps(self.to_json(), indent=1))

@@ -8,7 +8,6 @@ Comments follow the lichess/ChessBase convention python-chess writes (``GameNode
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from lichessbot.files import write_atomic
 from lichessbot.lichess.events import GameFull
 from lichessbot.thinker.protocol import Decision
 
@@ -148,10 +148,6 @@ def write_pgn(record: GameRecord, directory: str | Path, grouping: str = "game",
         with _APPEND, path.open("a", encoding="utf-8") as f:
             f.write(to_pgn(record) + "\n\n")
         return path
-    path = d / f"{game_stem(record)}.pgn"
-    # Written whole under a hidden name, then renamed (atomic on one file system): a reader watching the
-    # directory for *.pgn (a stream overlay, a script, the tests) never opens a file half written.
-    tmp = d / f".{path.name}.tmp"
-    tmp.write_text(to_pgn(record) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    # Written whole under a hidden name, then renamed: a reader watching the directory for *.pgn (a stream
+    # overlay, a script, the tests) never opens a file half written.
+    return write_atomic(d / f"{game_stem(record)}.pgn", to_pgn(record) + "\n")

@@ -30,6 +30,7 @@ from pathlib import Path
 import chess
 import structlog
 
+from lichessbot.files import write_atomic
 from lichessbot.lichess.events import GameState
 
 __all__ = ["LEDGER_FILE", "TakebackLedger", "Takebacks", "taken_back"]
@@ -76,9 +77,7 @@ class TakebackLedger:
         if self.path is None:
             return
         try:
-            tmp = f"{self.path}.tmp"
-            Path(tmp).write_text(json.dumps(self._counts), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(self._counts))
         except OSError as err:
             log.warning("takeback ledger not saved", path=self.path, error=str(err))
 

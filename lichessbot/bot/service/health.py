@@ -15,11 +15,12 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from lichessbot.files import write_atomic
 
 __all__ = ["HEALTH_FILE_ENV", "HEARTBEAT_PERIOD", "STALE_AFTER", "Heartbeat", "add_arguments", "run",
            "stream_budget", "verdict"]
@@ -81,12 +82,8 @@ class Heartbeat:
         silent = self._silence()
         data = {"at": time.time(), "event_stream_silent_s": round(silent, 2), "budget_s": self.budget_s,
                 "healthy": silent <= self.budget_s, "pid": os.getpid()}
-        folder = os.path.dirname(os.path.abspath(self.path))
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".health-")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(data))
         except OSError:
             pass  # a full or vanished /tmp: the file goes stale, which reads as unhealthy
 
