@@ -238,17 +238,20 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     let nd = s.tree.nodes[node as usize];
     assert_eq!((nd.terminal, nd.n), (0, 0), "no longer a draw, and unvisited");
     // Every expanded node keeps what its visits say: N = 1 + the children's N (its own evaluation and the
-    // playouts through it), N * D = 0.4 (the evaluation's D, see `run`) + the children's N * D, and the
-    // visited policy = the priors of the children with visits (lc0 `GetVisitedPolicy`).
+    // playouts through it), N * D = 0.4 (the evaluation's D, see `run`) + the children's N * D, N * M = the
+    // children's N * (M + 1) (the evaluation's M is 0 without a moves-left head; each ply up adds one, lc0
+    // search.cc `DoBackupUpdateSingleNode`), and the visited policy = the priors of the children with visits
+    // (lc0 `GetVisitedPolicy`).
     let mut stack = vec![s.root];
     while let Some(x) = stack.pop() {
         let nd = s.tree.nodes[x as usize];
-        let (mut n, mut nd_sum, mut vp) = (0u32, 0f64, 0f64);
+        let (mut n, mut nd_sum, mut nm_sum, mut vp) = (0u32, 0f64, 0f64, 0f64);
         let mut c = nd.first_child;
         while c != NONE {
             let ch = s.tree.nodes[c as usize];
             n += ch.n;
             nd_sum += f64::from(ch.n) * f64::from(ch.d);
+            nm_sum += f64::from(ch.n) * (f64::from(ch.m) + 1.0);
             if ch.n > 0 {
                 vp += f64::from(decompress_p(s.tree.edges[(nd.edges + u32::from(ch.index)) as usize].p));
             }
@@ -259,6 +262,8 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
             assert_eq!(nd.n, 1 + n, "N of node {x}");
             let want = 0.4 + nd_sum;
             assert!((f64::from(nd.n) * f64::from(nd.d) - want).abs() < 1e-3 * want, "N * D of node {x}");
+            let nm = f64::from(nd.n) * f64::from(nd.m);
+            assert!((nm - nm_sum).abs() < 1e-3 * nm_sum.max(1.0), "N * M of node {x}: {nm} against {nm_sum}");
             assert!((nd.vp - vp).abs() < 1e-6, "visited policy of node {x}: {} against {vp}", nd.vp);
         }
     }
