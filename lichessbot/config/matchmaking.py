@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -195,6 +196,13 @@ class MatchmakingConfig(Strict):
         description="Named alternative settings: each challenge uses the settings above or one override, drawn "
         "with equal chances; an override's keys replace those above for that challenge.",
     )
+
+    @field_validator("decline_file")
+    @classmethod
+    def _home_expanded(cls, path: str | None) -> str | None:
+        """``~`` expanded (:func:`os.path.expanduser`), so ``~/x`` is a path in the home directory, not one under
+        ``state_directory`` (as ``state_directory`` and ``pgn_directory`` are expanded)."""
+        return None if path is None else os.path.expanduser(path)
 
     @field_validator("online_block_list")
     @classmethod

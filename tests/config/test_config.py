@@ -151,9 +151,10 @@ def test_backend_names_are_one_enum_everywhere():
 
 
 def test_home_in_the_directories_is_expanded_once_for_every_reader(tmp_path, monkeypatch):
-    """``~`` in ``pgn_directory`` and ``state_directory`` means the home directory to every reader: the PGN
-    writer, the eval charts, the writability check at start and the records. Before, the writability check and
-    one-file-per-game PGNs took ``~`` as a directory named ``~`` under the working directory."""
+    """``~`` in ``pgn_directory``, ``state_directory`` and ``matchmaking.decline_file`` means the home directory
+    to every reader: the PGN writer, the eval charts, the writability check at start and the records. Before, the
+    writability check and one-file-per-game PGNs took ``~`` as a directory named ``~`` under the working
+    directory, and a decline file ``~/x`` was put under ``state_directory``."""
     from lichessbot.bot.service.writable import directories_written
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -164,3 +165,7 @@ def test_home_in_the_directories_is_expanded_once_for_every_reader(tmp_path, mon
     assert dict(directories_written(config, tensorrt=False)) == {
         "state_directory": tmp_path / "state", "pgn_directory": tmp_path / "games"}
     assert parse_config({"pgn_directory": None}).pgn_directory is None
+    config = parse_config({"state_directory": "/srv/state", "matchmaking": {"decline_file": "~/records.json"}})
+    assert config.records_file() == str(tmp_path / "records.json")
+    assert dict(directories_written(config, tensorrt=False)) == {
+        "matchmaking.decline_file": tmp_path, "pgn_directory": Path("game_records")}
