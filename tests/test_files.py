@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_the_new_content_appears_in_one_rename_and_no_temporary_file_stays(tmp_p
     real_replace = os.replace
 
     def replace(src, dst):
-        seen.append((target.read_text(encoding="utf-8"), open(src, encoding="utf-8").read(), os.path.basename(src)))
+        seen.append((target.read_text(encoding="utf-8"), Path(src).read_text(encoding="utf-8"), Path(src).name))
         real_replace(src, dst)
 
     monkeypatch.setattr(files.os, "replace", replace)

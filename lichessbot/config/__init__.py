@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
-from lichessbot.config.base import TOKEN_ENV, Strict
+from lichessbot.config.base import TOKEN_ENV, HomePath, Strict
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
     LICHESS_BOT_GAMES_PER_DAY,
@@ -102,7 +102,7 @@ class BotConfig(Strict):
         60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
         "ended unseen (a missed gameFinish)."
     )
-    pgn_directory: str | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    pgn_directory: HomePath | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
     pgn_file_grouping: Literal["game", "opponent", "all"] = Field(
         "game", description="lichess-bot's key: game: one file per game (<white>-vs-<black>-<id>.pgn); opponent: one "
         "file per opponent (<bot> games vs. <opponent>.pgn); all: every game in one file (<bot> games.pgn). Games "
@@ -111,7 +111,7 @@ class BotConfig(Strict):
         0, ge=0, description="lichess-bot's key: how many takebacks the opponent may have in one game (their "
         "offers are answered yes until then, then no); 0: none."
     )
-    state_directory: str = Field(
+    state_directory: HomePath = Field(
         ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
         "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of "
         "lichess's day window). It must be writable (Docker: the volume /data/state, owned by the bot user)."
@@ -131,13 +131,6 @@ class BotConfig(Strict):
         """``matchmaking.decline_file`` resolved against ``state_directory`` (None: memory only)."""
         path = self.matchmaking.decline_file
         return None if path is None else os.path.join(self.state_directory, path)
-
-    @field_validator("pgn_directory", "state_directory")
-    @classmethod
-    def _home_expanded(cls, value: str | None) -> str | None:
-        """``~`` and ``~user`` expanded (:func:`os.path.expanduser`) once, here, so every reader of the path (the
-        PGN writer, the eval charts, the writability check at start, the records) means the same directory."""
-        return None if value is None else os.path.expanduser(value)
 
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:

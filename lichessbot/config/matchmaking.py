@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lichessbot.config.base import Strict
+from lichessbot.config.base import HomePath, Strict
 from lichessbot.config.challenge import check_urls
 
 __all__ = ["MatchmakingConfig", "MatchmakingOverride", "NOT_OVERRIDABLE"]
@@ -172,7 +171,7 @@ class MatchmakingConfig(Strict):
     decline_hours: float = Field(
         24, gt=0, description="Hours a decline keeps its filter (ours; lichess-bot: one day).",
     )
-    decline_file: str | None = Field(
+    decline_file: HomePath | None = Field(
         "matchmaking_state.json", description="Where declines, the daily-limit pause and the count of today's games "
         "against bots (challenge.max_bot_games_per_day) are kept across restarts (ours); null: memory only.",
     )
@@ -196,13 +195,6 @@ class MatchmakingConfig(Strict):
         description="Named alternative settings: each challenge uses the settings above or one override, drawn "
         "with equal chances; an override's keys replace those above for that challenge.",
     )
-
-    @field_validator("decline_file")
-    @classmethod
-    def _home_expanded(cls, path: str | None) -> str | None:
-        """``~`` expanded (:func:`os.path.expanduser`), so ``~/x`` is a path in the home directory, not one under
-        ``state_directory`` (as ``state_directory`` and ``pgn_directory`` are expanded)."""
-        return None if path is None else os.path.expanduser(path)
 
     @field_validator("online_block_list")
     @classmethod
