@@ -28,13 +28,19 @@ class GreetingConfig(Strict):
 
 
 class ChatConfig(Strict):
-    """Engine evals in chat."""
+    """Engine evals in chat, and how often a user's ``!`` commands are answered."""
 
     eval_room: str = Field(
         "spectator", description="Where the eval line goes after our moves: spectator or none (never the player "
         "room: evals there help the opponent)."
     )
     eval_every: int = Field(5, ge=1, description="Post an eval after every N of our moves.")
+    # 5 s: lila takes at most 5 lines in 10 s from one user and drops a line like one of its last two
+    # (lila modules/security/src/main/Flood.scala, floodNumber 4 and 10 s; duplicateMessage); one answer per
+    # asker every 5 s leaves room for the greetings and evals.
+    command_interval: float = Field(
+        5.0, ge=0, le=3600, description="Seconds: one user gets at most one answer to a ! command per room in "
+        "this time; the commands between are dropped and logged (0 answers every command).")
 
     @field_validator("eval_room")
     @classmethod

@@ -148,7 +148,8 @@ def test_malformed_lines_are_skipped(server, engine, logs):
 
 
 def test_chat_commands_greetings_evals_and_claiming_a_win_when_the_opponent_leaves(server, engine):
-    with BotRun(server, engine, {"chat": {"eval_room": "spectator", "eval_every": 1}}):
+    # command_interval 0: carol's two commands in a row are both answered (the limit: test_chat_commands.py)
+    with BotRun(server, engine, {"chat": {"eval_room": "spectator", "eval_every": 1, "command_interval": 0}}):
         cid = server.challenge(opponent=scripted(["e7e5"]), challenger="carol")
         assert server.wait_for(lambda: cid in server.games and server.games[cid].ply() == 3, 10)
         server.say(cid, "!eval")

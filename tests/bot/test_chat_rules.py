@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import structlog
 
 from lichessbot.bot.chat.lines import HELP, HOWTO, WAIT_REFUSAL, WAIT_REPLY, ChatSender, greetings_with_links
 from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
@@ -63,3 +64,27 @@ def test_the_sender_never_posts_a_line_with_a_link():
 def test_greetings_with_links_are_named():
     greeting = GreetingConfig(hello="Hi! Rules at https://example.com/rules", goodbye="gg, see lichess.org")
     assert greetings_with_links(greeting) == ["hello", "goodbye"]
+
+
+def test_the_senders_queue_is_bounded_and_drops_with_a_log_line():
+    """A chat that posts slowly (lila's 429s, a slow network) never builds a backlog: at most ``max_queued`` lines
+    wait, more are dropped and logged (issue 48, point 5)."""
+    posting, release = threading.Event(), threading.Event()
+    posted: list[str] = []
+
+    def post(game_id: str, room: str, text: str) -> None:
+        posting.set()
+        release.wait(5)
+        posted.append(text)
+
+    sender = ChatSender(post, max_queued=3)
+    with structlog.testing.capture_logs() as logs:
+        sender.send("g1", "player", "first")
+        assert posting.wait(5)  # the thread holds "first"; the queue is empty
+        for i in range(10):
+            sender.send("g1", "player", f"line {i}")
+    release.set()
+    sender.close()
+    assert posted == ["first", "line 0", "line 1", "line 2"] and sender.dropped == 7
+    drops = [e for e in logs if e["event"] == "request dropped"]
+    assert len(drops) == 7 and all(e["game_id"] == "g1" and e["log_level"] == "warning" for e in drops)

@@ -203,16 +203,26 @@ def test_the_eval_line_goes_to_spectators_every_eval_every_moves_and_the_ponder_
     assert not any(isinstance(a, Ponder) for a in actions)  # the stand-in gives no expected reply
 
 
-def test_an_opponent_who_never_moves_is_aborted_after_abort_time_and_wait_adds_a_minute():
+def test_an_opponent_who_never_moves_is_aborted_after_abort_time_and_wait_grants_a_minute_from_then():
     core, _ = started({"abort_time": 20})
     play(core, T0)
-    core.on_event(state("e2e4"), T0 + 1)
+    core.on_event(state("e2e4"), T0 + 1)  # the opponent's first move is due from T0 + 1
     assert core.tick(T0 + 20) == []
     answer = core.on_event(ChatLine("player", "alice", "!wait"), T0 + 5)
     assert said(answer) == [("player", WAIT_REPLY)]
-    assert core.tick(T0 + 22) == []  # abort_time passed, but !wait added WAIT_S
-    assert core.tick(T0 + 22 + WAIT_S) == [Abort()]
+    assert core.tick(T0 + 22) == []  # abort_time passed, but !wait allows WAIT_S from T0 + 5
+    assert core.tick(T0 + 5 + WAIT_S) == []
+    assert core.tick(T0 + 5 + WAIT_S + 0.1) == [Abort()]
     assert core.tick(T0 + 30 + WAIT_S) == []  # asked once
+
+
+def test_a_wait_never_shortens_abort_time():
+    core, _ = started({"abort_time": 100})
+    play(core, T0)
+    core.on_event(state("e2e4"), T0 + 1)
+    assert said(core.on_event(ChatLine("player", "alice", "!wait"), T0 + 2)) == [("player", WAIT_REPLY)]
+    assert core.tick(T0 + 2 + WAIT_S + 1) == []  # the later of the two deadlines: T0 + 1 + 100
+    assert core.tick(T0 + 101.1) == [Abort()]
 
 
 @pytest.mark.parametrize("kw", [{"tournament_id": "arena1"}, {"clock": None, "speed": "correspondence"}])
@@ -229,10 +239,11 @@ def test_wait_after_both_sides_moved_is_refused_and_chat_commands_are_answered_i
     core.on_event(state("a2a3 e7e5"), T0 + 1)
     play(core, T0 + 1)
     assert said(core.on_event(ChatLine("player", "alice", "!wait"), T0 + 2)) == [("player", WAIT_REFUSAL)]
-    assert said(core.on_event(ChatLine("player", "alice", "!eval"), T0 + 2)) == [("player", EVAL_REFUSAL)]
+    # one answer per user and room every chat.command_interval (5 s): the next ones come later
+    assert said(core.on_event(ChatLine("player", "alice", "!eval"), T0 + 8)) == [("player", EVAL_REFUSAL)]
     spectators = said(core.on_event(ChatLine("spectator", "watcher", "!eval"), T0 + 2))
     assert spectators[0][0] == "spectator" and spectators[0][1].startswith("eval +0.12")
-    assert said(core.on_event(ChatLine("spectator", "watcher", "!howto"), T0 + 2)) == [("spectator", HOWTO)]
+    assert said(core.on_event(ChatLine("spectator", "watcher", "!howto"), T0 + 8)) == [("spectator", HOWTO)]
     assert core.on_event(ChatLine("player", "TestBot", "!help"), T0 + 2) == []  # never our own lines
 
 

@@ -85,7 +85,7 @@ def chat_gone(server: FakeLichess, bot: BotRun) -> str:
 
 
 def main(path: str) -> None:
-    chat = {"chat": {"eval_room": "spectator", "eval_every": 1}}
+    chat = {"chat": {"eval_room": "spectator", "eval_every": 1, "command_interval": 0}}  # every command answered
     run("mate", chat, simple(fen="8/8/8/6r1/5q2/6k1/8/7K w - - 0 1", opponent=mate_or_random(), limit=60,
                              increment=1))
     run("resign_after", chat, simple(opponent=resign_after(14), limit=60, increment=1))

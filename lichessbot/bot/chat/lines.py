@@ -20,23 +20,30 @@ from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.config import GreetingConfig
 from lichessbot.thinker import Decision
 
-__all__ = ["EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_REFUSAL", "WAIT_REPLY", "WAIT_S", "ChatSender",
-           "answer_command", "eval_line", "greetings_with_links", "render_greeting"]
+__all__ = ["COMMANDS", "EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_GRANTED", "WAIT_REFUSAL", "WAIT_REPLY",
+           "WAIT_S", "ChatSender", "answer_command", "command_of", "eval_line", "greetings_with_links",
+           "render_greeting"]
 
 #: lichess's limit on a chat line (UTF-16 units: :data:`lichessbot.bot.chat.rules.MAX_UNITS`).
 MAX_CHAT = MAX_UNITS
 #: The commands lichess-bot users know (lichess-bot lib/conversation.py: !help/!commands, !wait, !name, !eval,
 #: !queue; !howto from its earlier versions), in our words.
-HELP = ("Commands: !wait (I wait a minute longer for your first move), !name, !eval (spectator chat), !queue "
+HELP = ("Commands: !wait (I wait up to a minute for your first move, once), !name, !eval (spectator chat), !queue "
         "(challenges waiting), !howto, !help")
 #: The answer to ``!howto``. No link: lichess drops a bot's chat line with one, silently (lila
 #: modules/chat/src/main/ChatApi.scala ``hasLinks`` for bots; "lichess.org/..." counts).
 HOWTO = ("How to run a bot: create a BOT account (see the Bot API in lichess's API docs) and run a bot program "
          "on it; I am lichessbot.")
-#: Seconds ``!wait`` adds to ``abort_time`` (lichess-bot waits 60 s more too).
+#: The commands answered (:func:`answer_command`); any other line, ``!`` or not, gets no answer.
+COMMANDS = frozenset({"!eval", "!name", "!help", "!commands", "!howto", "!wait", "!queue"})
+#: Seconds of ``!wait``'s grace: the first move may come until this long after the ``!wait`` (lichess-bot's
+#: ``!wait`` waits 60 s too: lib/conversation.py, ``game.ping(60, 120, 120)``). Granted once a game.
 WAIT_S = 60
-#: The answer to ``!wait`` when the game can still be aborted (the game then waits :data:`WAIT_S` more).
-WAIT_REPLY = f"Waiting {WAIT_S} seconds more for your first move..."
+#: The answer to the first ``!wait`` while the game can still be aborted (the game then waits until at least
+#: :data:`WAIT_S` seconds after it).
+WAIT_REPLY = f"I'll wait up to {WAIT_S} seconds from now for your first move..."
+#: The answer to a later ``!wait`` in the same game: the grace is granted once, never extended.
+WAIT_GRANTED = "I am already waiting for your first move: one !wait per game."
 #: The answer to ``!wait`` once both sides have moved (or in arenas and correspondence: nothing is aborted).
 WAIT_REFUSAL = "No need to wait: this game is not aborted any more."
 #: The answer to ``!eval`` in the player room while the game is on (an eval there would be outside help;
@@ -180,8 +187,16 @@ def render_greeting(template: str, **values: str) -> str:
         return template
 
 
+def command_of(text: str) -> str | None:
+    """The command of the chat line ``text`` (its first word, lower case) when it is one of :data:`COMMANDS`,
+    else None."""
+    words = text.split(maxsplit=1)
+    cmd = words[0].lower() if words else ""
+    return cmd if cmd in COMMANDS else None
+
+
 def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False,
-                   can_wait: bool = False, queue: Sequence[str] = ()) -> str | None:
+                   can_wait: bool = False, wait_granted: bool = False, queue: Sequence[str] = ()) -> str | None:
     """The answer to a chat command (``!help``/``!commands``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
     ``!queue``; any case, words after the command ignored), or None for other lines.
 
@@ -193,10 +208,11 @@ def answer_command(text: str, *, last_eval: str | None, name: str, player_room_i
         player_room_in_game: the line came from the player room while the game is on; ``!eval`` then gets
             :data:`EVAL_REFUSAL` instead of the evaluation (lichess-bot refuses it to the opponent too).
         can_wait: the game would still be aborted for a missing first move; ``!wait`` then answers
-            :data:`WAIT_REPLY` (the caller waits :data:`WAIT_S` seconds more), else :data:`WAIT_REFUSAL`.
+            :data:`WAIT_REPLY` (the caller grants :data:`WAIT_S` seconds), or :data:`WAIT_GRANTED` when
+            ``wait_granted`` (a grace was granted in this game already), else :data:`WAIT_REFUSAL`.
         queue: the challengers waiting for a slot, next first (``!queue``).
     """
-    cmd = text.strip().lower().split(maxsplit=1)[0] if text.strip() else ""
+    cmd = command_of(text)
     if cmd == "!eval":
         if player_room_in_game:
             return EVAL_REFUSAL
@@ -208,7 +224,7 @@ def answer_command(text: str, *, last_eval: str | None, name: str, player_room_i
     if cmd == "!howto":
         return HOWTO
     if cmd == "!wait":
-        return WAIT_REPLY if can_wait else WAIT_REFUSAL
+        return (WAIT_GRANTED if wait_granted else WAIT_REPLY) if can_wait else WAIT_REFUSAL
     if cmd == "!queue":
         return f"Challenge queue: {', '.join('@' + n for n in queue)}" if queue else "No challenges queued."
     return None

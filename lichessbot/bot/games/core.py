@@ -6,8 +6,9 @@ The board is rebuilt from each state's ``moves`` (both castling notations). One 
 (:meth:`GameCore.to_play`, :meth:`GameCore.decided`): a post that fails is retried with the *same* move after
 a resync from the server's state, never with another, at most :data:`MAX_POST_ATTEMPTS` times. Resigning and
 draw offers follow our scores (:class:`~lichessbot.bot.games.rules.ScoreRules`); the opponent who never makes
-a first move is aborted after ``abort_time`` s (plus ``!wait``'s grace); a game the opponent left is claimed
-while lila's ``opponentGone`` allows it; takeback offers are answered by ``max_takebacks_accepted``.
+a first move is aborted after ``abort_time`` s (after a ``!wait``, no sooner than its one grace allows); a game
+the opponent left is claimed while lila's ``opponentGone`` allows it; takeback offers are answered by
+``max_takebacks_accepted``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class GameCore:
         self.parked = False                  # correspondence: stream closed until our move (service check-in)
         self.abandoned = False               # left because the game cannot be played
         self.saw_running = False
-        self.talk = GameChat(config, username=me, engine_name=engine_name, queued=queued)
+        self.talk = GameChat(config, username=me, engine_name=engine_name, queued=queued, log=self.log)
         self._moves_str: str | None = None
         self._decided: dict[int, Decision] = {}
         self._posted: set[int] = set()
@@ -92,7 +93,7 @@ class GameCore:
         self._our_moves = 0
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
-        self._abort_grace = 0.0  # !wait's seconds past abort_time
+        self._wait_until: float | None = None  # !wait's grace: no abort before this monotonic time
         self._claim_at: float | None = None
         self._seen_at: float | None = None  # monotonic time of the last state seen on a stream
         self._opened_at: float | None = None  # monotonic time the current game stream was requested
@@ -118,9 +119,10 @@ class GameCore:
         if isinstance(event, GameState):
             return self._on_state(event, now)
         if isinstance(event, ChatLine):
-            said, grace = self.talk.answer(event, over=self.over,
+            said, grace = self.talk.answer(event, now=now, over=self.over,
                                            can_wait=not self.over and not self.correspondence and self.abortable())
-            self._abort_grace += grace
+            if grace:  # the abort deadline becomes max(deadline, now + grace); GameChat grants it once a game
+                self._wait_until = max(self._wait_until or now, now + grace)
             return list(said)
         if isinstance(event, OpponentGone):
             if event.gone:
@@ -246,7 +248,9 @@ class GameCore:
     def tick(self, now: float) -> list[Action]:
         """What the time calls for: the abort of an opponent who never moved, a claim while it is allowed."""
         actions: list[Action] = []
-        if self._opp_wait_since is not None and now - self._opp_wait_since > self.config.abort_time + self._abort_grace:
+        deadline = None if self._opp_wait_since is None else max(self._opp_wait_since + self.config.abort_time,
+                                                                  self._wait_until or 0.0)
+        if deadline is not None and now > deadline:
             self._opp_wait_since = None
             self.log.info("opponent did not move: aborting", abort_time_s=self.config.abort_time)
             actions.append(Abort())
