@@ -1,19 +1,20 @@
 # lichessbot: `lichessbot play` in a container (docs/docker.md: the images, volumes, stopping, health, the
 # compose example, and the build check developers run). Two images from this file:
 #
-#   docker build --build-arg FLAVOUR=cpu -t lichessbot:cpu .  # the CPU onnxruntime only (lichessbot[cpu])
+#   docker build --build-arg FLAVOUR=cpu -t lichessbot:cpu .  # the CPU onnxruntime only (lichessbot-nn[cpu])
 #   docker build -t lichessbot:gpu .                          # FLAVOUR=gpu, the default: onnxruntime-gpu with
-#       CUDA 13 / cuDNN 9 from NVIDIA's wheels (lichessbot[gpu]); the host needs only the NVIDIA driver and the
+#       CUDA 13 / cuDNN 9 from NVIDIA's wheels (lichessbot-nn[gpu]); the host needs only the NVIDIA driver and the
 #       NVIDIA Container Toolkit (docker run --gpus all); without a GPU it runs on the CPU
 #   docker run --rm -e LICHESS_BOT_TOKEN=lip_xxx -v "$PWD/config.yml:/config/config.yml:ro" \
 #       -v lichessbot-state:/data/state -v "$PWD/game_records:/data/game_records" lichessbot:cpu
 #   docker run --rm --gpus all --entrypoint lichessbot lichessbot:gpu doctor   # what runs, and how fast
 #
-# Layers, first to last: the base and Python; the extra's dependencies (onnxruntime, or the GPU stack); the other
-# dependencies; our package (the compiled core, built from rust/ alone, and our Python code) as one last small
-# layer. A change to a Python file rebuilds only that layer; the dependency lists are made from pyproject.toml in
-# a stage of their own, so a layer is reinstalled only when its own list changes. Nothing is deleted in a later
-# layer (the wheel is unpacked in a stage of its own, whose /app alone is copied).
+# Layers, first to last: the base and Python; the dependencies, exactly as the flavour's lock file pins them
+# (requirements/cpu.lock or gpu.lock: every package and version with its SHA-256, installed with pip's
+# --require-hashes); our package (the compiled core, built from rust/ alone, and our Python code) as one last small
+# layer, installed with --no-deps. A change to a Python file rebuilds only that layer; the dependencies are
+# reinstalled only when their lock file changes. Nothing is deleted in a later layer (the wheel is unpacked in a
+# stage of its own, whose /app alone is copied). To regenerate the lock files: docs/docker.md, "The lock files".
 #
 # The base is pinned by tag and digest. To update it: `scripts/build-image.sh --pin` (or
 # `skopeo inspect docker://docker.io/library/debian:bookworm-slim | jq -r .Digest`) and replace the digest below.
@@ -33,29 +34,26 @@ ENV PATH=/opt/venv/bin:$PATH \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONUNBUFFERED=1
 
-# The dependency lists, from pyproject.toml (a later stage copies only the list it installs).
-FROM python AS requirements
-COPY pyproject.toml scripts/requirements.py /src/
-RUN mkdir /req \
- && python3 /src/requirements.py /src/pyproject.toml > /req/base.txt \
- && python3 /src/requirements.py /src/pyproject.toml --extra cpu > /req/cpu.txt \
- && python3 /src/requirements.py /src/pyproject.toml --extra gpu > /req/gpu.txt
-
 # The compiled search core: a wheel built from rust/ and the project's metadata alone (its Python package is
 # copied in the last layer of the image), so a change to a Python file never recompiles it.
+# rustup-init is pinned by version and SHA-256 and checked before it runs (scripts/install-rustup.sh). The
+# checksums are rustup's own, published beside each file (static.rust-lang.org/rustup/archive/1.29.0/<target>/
+# rustup-init.sha256), as the Rust project's official images pin them (rust-lang/docker-rust, versions.toml
+# rustup = "1.29.0", stable/bookworm/slim/Dockerfile, commit 7668ee2). To move to another rustup: its version and
+# the two .sha256 files of that version. maturin comes from requirements/build.lock, with hashes.
 FROM python AS core
 ARG RUST_VERSION=1.95.0
-ARG MATURIN_VERSION=1.9.6
+ARG RUSTUP_VERSION=1.29.0
+ARG RUSTUP_SHA256_X86_64=4acc9acc76d5079515b46346a485974457b5a79893cfb01112423c89aeb5aa10
+ARG RUSTUP_SHA256_AARCH64=9732d6c5e2a098d3521fca8145d826ae0aaa067ef2385ead08e6feac88fa5792
+COPY scripts/install-rustup.sh requirements/build.lock /tmp/build/
 RUN apt-get update \
  && apt-get install -y --no-install-recommends curl ca-certificates gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/* \
- && arch="$(uname -m)-unknown-linux-gnu" \
- && curl -sSf -o /tmp/rustup-init "https://static.rust-lang.org/rustup/dist/$arch/rustup-init" \
- && chmod +x /tmp/rustup-init \
- && CARGO_HOME=/opt/cargo RUSTUP_HOME=/opt/rustup /tmp/rustup-init -y --no-modify-path --profile minimal \
-        --default-toolchain "$RUST_VERSION" \
- && rm /tmp/rustup-init \
- && pip install "maturin==$MATURIN_VERSION"
+ && CARGO_HOME=/opt/cargo RUSTUP_HOME=/opt/rustup RUST_VERSION="$RUST_VERSION" RUSTUP_VERSION="$RUSTUP_VERSION" \
+        RUSTUP_SHA256_X86_64="$RUSTUP_SHA256_X86_64" RUSTUP_SHA256_AARCH64="$RUSTUP_SHA256_AARCH64" \
+        sh /tmp/build/install-rustup.sh \
+ && pip install --require-hashes --no-deps -r /tmp/build/build.lock
 ENV CARGO_HOME=/opt/cargo RUSTUP_HOME=/opt/rustup PATH=/opt/cargo/bin:$PATH
 WORKDIR /src
 # the crates first (a layer of their own: a change to our Rust code downloads nothing)
@@ -76,17 +74,15 @@ RUN useradd --uid 10001 --home-dir /data/state --no-create-home --shell /usr/sbi
  && mkdir -p /config /networks /data/state /data/game_records \
  && chown bot:bot /data/state /data/game_records
 
+# The dependencies: every package pinned with its hashes (pip refuses a file whose hash differs, and any package
+# the lock does not name).
 FROM runtime-base AS deps-cpu
-COPY --from=requirements /req/cpu.txt /tmp/req/
-RUN pip install -r /tmp/req/cpu.txt
-COPY --from=requirements /req/base.txt /tmp/req/
-RUN pip install -r /tmp/req/base.txt
+COPY requirements/cpu.lock /tmp/req/
+RUN pip install --require-hashes --no-deps -r /tmp/req/cpu.lock
 
 FROM runtime-base AS deps-gpu
-COPY --from=requirements /req/gpu.txt /tmp/req/
-RUN pip install -r /tmp/req/gpu.txt
-COPY --from=requirements /req/base.txt /tmp/req/
-RUN pip install -r /tmp/req/base.txt
+COPY requirements/gpu.lock /tmp/req/
+RUN pip install --require-hashes --no-deps -r /tmp/req/gpu.lock
 # ask the NVIDIA Container Toolkit for the driver (with --gpus or a compose GPU reservation)
 ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 

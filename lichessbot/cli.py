@@ -23,7 +23,7 @@ from lichessbot.logs import configure_logging
 
 #: What a command that needs onnxruntime says when neither install extra brought it (pyproject.toml).
 NO_ONNXRUNTIME = ('onnxruntime is not installed: install lichessbot with one of its extras, '
-                  'pip install "lichessbot[cpu]" (or "lichessbot[gpu]" for an NVIDIA GPU; '
+                  'pip install "lichessbot-nn[cpu]" (or "lichessbot-nn[gpu]" for an NVIDIA GPU; '
                   'from a clone: pip install -e ".[cpu]")')
 
 # name -> (module, help). "bench" has its own sub-subcommands, listed in _BENCH.

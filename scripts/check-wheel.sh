@@ -6,7 +6,7 @@
 # 1. maturin build --release: the wheel into dist/ (this step needs cargo, as any build; maturin from the
 #    PATH, else a throwaway environment with maturin in pyproject.toml's range);
 # 2. a fresh virtual environment, then a PATH without any directory holding cargo or rustc (checked);
-# 3. pip install --no-cache-dir "dist/lichessbot-*.whl[EXTRA]" (the seconds and the environment's MB);
+# 3. pip install --no-cache-dir "dist/lichessbot_nn-*.whl[EXTRA]" (the seconds and the environment's MB);
 # 4. lichessbot uci through python-chess: a "go nodes 200" search from the start position -> bestmove;
 # 5. lichessbot doctor --seconds 2 (versions, the onnxruntime package, providers, nps);
 # 6. where the wheel has `lichessbot play --local` (issue 36, point 1): it starts on a free port, and
@@ -31,9 +31,10 @@ if [ -z "$MATURIN" ]; then
     python3 -m venv "$WORK/build" && "$WORK/build/bin/pip" install -q "maturin>=1.5,<2"
     MATURIN=$WORK/build/bin/maturin
 fi
-rm -f dist/lichessbot-*.whl
+rm -f dist/lichessbot_nn-*.whl
 "$MATURIN" build --release --out dist
-WHEEL=$(ls dist/lichessbot-*-abi3-*.whl)
+# the distribution is lichessbot-nn (pyproject.toml); a wheel's file name has it as lichessbot_nn
+WHEEL=$(ls dist/lichessbot_nn-*-abi3-*.whl)
 echo "wheel: $WHEEL ($(du -k "$WHEEL" | cut -f1) KB)"
 python3 -m zipfile -l "$WHEEL" | grep -E "lichessbot/_core\.abi3\.so|lichessbot/data/default\.onnx" || {
     echo "the wheel lacks the extension module or the default network" >&2

@@ -44,7 +44,7 @@ def test_a_bare_install_names_the_extra_in_one_line_and_runs_what_needs_no_netwo
     for command in ("uci", "doctor", "eval --startpos", "bench nn"):
         status, err = results[command]
         assert status == 2 and err == f"lichessbot: {NO_ONNXRUNTIME}\n", (command, err)
-    assert 'pip install "lichessbot[cpu]"' in NO_ONNXRUNTIME and '"lichessbot[gpu]"' in NO_ONNXRUNTIME
+    assert 'pip install "lichessbot-nn[cpu]"' in NO_ONNXRUNTIME and '"lichessbot-nn[gpu]"' in NO_ONNXRUNTIME
     assert results[f"check-config {REPO / 'config.yml.example'}"][0] == 0
 
 
@@ -56,8 +56,8 @@ def test_doctor_says_which_onnxruntime_package_is_installed(tiny_net, capsys):
     assert len(installed) == 1, f"one onnxruntime package in the test environment, not {installed}"
     ((dist, version),) = installed.items()
     assert line.startswith(f"{dist} {version} (the {'GPU' if dist.endswith('-gpu') else 'CPU'} build")
-    assert package_line({"onnxruntime": "1.32.0"}) == "onnxruntime 1.32.0 (the CPU build, lichessbot[cpu])"
-    assert package_line({"onnxruntime-gpu": "1.31.1"}) == "onnxruntime-gpu 1.31.1 (the GPU build, lichessbot[gpu])"
+    assert package_line({"onnxruntime": "1.32.0"}) == "onnxruntime 1.32.0 (the CPU build, lichessbot-nn[cpu])"
+    assert package_line({"onnxruntime-gpu": "1.31.1"}) == "onnxruntime-gpu 1.31.1 (the GPU build, lichessbot-nn[gpu])"
     assert "both, which break each other" in package_line({"onnxruntime-gpu": "1.31.1", "onnxruntime": "1.32.0"})
     assert package_line({}).startswith("neither onnxruntime nor onnxruntime-gpu")
 
@@ -71,5 +71,5 @@ def _version(dist: str) -> str | None:
 
 def test_fp16_without_the_converter_names_the_gpu_extra(tiny_net, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxconverter_common", None)  # as on a CPU install: not installed
-    with pytest.raises(NetworkError, match=r'needs onnxconverter-common.*pip install "lichessbot\[gpu\]"'):
+    with pytest.raises(NetworkError, match=r'needs onnxconverter-common.*pip install "lichessbot-nn\[gpu\]"'):
         Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0, precision="fp16")

@@ -1,4 +1,4 @@
-"""Train the default network on the generated data (step 2; needs ``pip install lichessbot[train]``).
+"""Train the default network on the generated data (step 2; needs ``pip install "lichessbot-nn[train]"``).
 
 Packs any new raw shards (dataset.prepare), then trains for a wall-clock budget with AdamW and a cosine
 learning-rate schedule over that budget. Losses: policy = cross-entropy against the softened MultiPV target

@@ -54,7 +54,8 @@ def _version(dist: str) -> str | None:
 def package_line(dists: dict[str, str]) -> str:
     """Which onnxruntime package is installed (``dists``: distribution name -> version), in words: the
     GPU build (the ``gpu`` extra), the CPU build (the ``cpu`` extra), both (a problem) or neither."""
-    builds = {"onnxruntime-gpu": "the GPU build, lichessbot[gpu]", "onnxruntime": "the CPU build, lichessbot[cpu]"}
+    builds = {"onnxruntime-gpu": "the GPU build, lichessbot-nn[gpu]",
+              "onnxruntime": "the CPU build, lichessbot-nn[cpu]"}
     if not dists:
         return "neither onnxruntime nor onnxruntime-gpu is installed as a package (a build of its own?)"
     line = " and ".join(f"{d} {v} ({builds[d]})" for d, v in dists.items())
@@ -75,7 +76,7 @@ def report(network: str = "default", *, input_format: int | None = None, backend
     }
     if len(ort_dists) > 1:
         out["problems"] = ["onnxruntime and onnxruntime-gpu are both installed: they break each other's GPU "
-                           "providers; uninstall both, then install lichessbot again"]
+                           "providers; uninstall both, then install lichessbot-nn again"]
     if "CUDAExecutionProvider" in out["providers_listed"]:
         out["cuda_libraries"] = gpu.cuda_libraries()
         out["cuda_provider_error"] = gpu.cuda_provider_error()

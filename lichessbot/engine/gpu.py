@@ -43,11 +43,11 @@ log = structlog.get_logger("lichessbot.engine")
 #: place its name is written, so every piece of advice follows a rename (``cuda`` is its old name, an alias).
 GPU_EXTRA = "gpu"
 #: The command that installs what the CUDA provider needs (README, "GPU").
-CUDA_FIX = f'pip install "lichessbot[{GPU_EXTRA}]"'
+CUDA_FIX = f'pip install "lichessbot-nn[{GPU_EXTRA}]"'
 #: The install extra that brings TensorRT 10's libraries (pyproject.toml).
 TENSORRT_EXTRA = "tensorrt"
 #: The command that installs what the TensorRT provider needs on top of CUDA's.
-TENSORRT_FIX = f'pip install "lichessbot[{GPU_EXTRA},{TENSORRT_EXTRA}]"'
+TENSORRT_FIX = f'pip install "lichessbot-nn[{GPU_EXTRA},{TENSORRT_EXTRA}]"'
 #: What a container started without a GPU needs (NVIDIA Container Toolkit's documentation).
 DOCKER_FIX = ("start the container with --gpus all (docker run --gpus all ...; the host needs the NVIDIA driver "
               "and the NVIDIA Container Toolkit)")
@@ -262,7 +262,7 @@ def advice(reasons: list[str], *, gpus: list[GpuInfo], container: bool) -> str:
     if "invalid device ordinal" in text or "CUDA failure 101" in text:
         return "engine.device names a GPU that is not there (lichessbot doctor lists them)"
     if "CPU-only onnxruntime" in text:
-        return ("uninstall onnxruntime and onnxruntime-gpu, then install lichessbot again "
+        return ("uninstall onnxruntime and onnxruntime-gpu, then install lichessbot-nn again "
                 f"({CUDA_FIX})")
     if "libnvinfer" in text or "libnvonnxparser" in text or "TensorRT libraries" in text:
         return TENSORRT_FIX  # it names the GPU extra too

@@ -55,7 +55,7 @@ def float16_model(model: bytes) -> bytes:
         from onnxconverter_common import float16  # noqa: PLC0415
     except ModuleNotFoundError:
         raise NetworkError('precision fp16 needs onnxconverter-common, which the gpu extra installs: '
-                           'pip install "lichessbot[gpu]" (on a CPU install: pip install onnxconverter-common)'
+                           'pip install "lichessbot-nn[gpu]" (on a CPU install: pip install onnxconverter-common)'
                            ) from None
 
     proto = onnx.load_from_string(model)

@@ -61,7 +61,7 @@ class TritonEvaluator:
     ``input_format`` is the network's lc0 input format (Triton does not know it); whether the model has a
     WDL or a moves-left head is read from Triton's model metadata. Raises NetworkError naming the URL
     when the server cannot be reached or does not serve the model, and ImportError when tritonclient is
-    not installed (``pip install "lichessbot[triton]"``).
+    not installed (``pip install "lichessbot-nn[triton]"``).
     """
 
     provider = "triton"

@@ -71,19 +71,19 @@ def test_uci_says_it_at_start_up(tiny_net, monkeypatch, no_cuda_libraries):
     assert lines[-1] == "readyok"
 
 
-def _requirements() -> list[str]:
-    import importlib.metadata as md
-
-    return md.requires("lichessbot") or []
-
-
 def _installed_by(extra: str, platform: tuple[str, str] = ("linux", "x86_64")) -> set[str]:
     """The requirements an install of lichessbot with ``extra`` ("" for none) pulls on ``platform``
-    (sys_platform, platform_machine)."""
+    (sys_platform, platform_machine), read from pyproject.toml (not the installed metadata: the environment may
+    hold the distribution under its former name)."""
+    import tomllib
+
     from packaging.requirements import Requirement
 
-    env = {"extra": extra, "sys_platform": platform[0], "platform_machine": platform[1]}
-    reqs = [Requirement(r) for r in _requirements()]
+    from tests.conftest import REPO
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    env = {"sys_platform": platform[0], "platform_machine": platform[1]}
+    reqs = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"].get(extra, [])]
     return {f"{r.name}[{','.join(sorted(r.extras))}]" if r.extras else r.name
             for r in reqs if r.marker is None or r.marker.evaluate(env)}
 
@@ -100,8 +100,8 @@ def test_the_cpu_and_gpu_extras_each_bring_one_onnxruntime_and_the_base_neither(
     # where onnxruntime-gpu has no wheel the gpu extra is the CPU package: an install that works
     assert _installed_by("gpu", ("darwin", "arm64")) - base == {"onnxruntime", "onnxconverter-common"}
     assert _installed_by("gpu", ("linux", "aarch64")) - base == {"onnxruntime", "onnxconverter-common"}
-    assert _installed_by("cuda") - base == {"lichessbot[gpu]"}  # the old name of the extra, an alias
-    assert gpu.CUDA_FIX == 'pip install "lichessbot[gpu]"' and f"[{gpu.GPU_EXTRA}]" in gpu.CUDA_FIX
+    assert _installed_by("cuda") - base == {"lichessbot-nn[gpu]"}  # the old name of the extra, an alias
+    assert gpu.CUDA_FIX == 'pip install "lichessbot-nn[gpu]"' and f"[{gpu.GPU_EXTRA}]" in gpu.CUDA_FIX
 
 
 def test_with_the_cpu_package_a_present_gpu_is_told_to_install_the_gpu_extra(tiny_net, monkeypatch):
@@ -119,7 +119,9 @@ def test_the_docker_image_takes_cuda_from_the_same_wheels():
     text = (REPO / "Dockerfile").read_text()
     runtime = text.split("FROM ")[-1]  # the last stage is the image that runs
     gpu_deps = text.split("AS deps-gpu")[1].split("FROM ")[0]  # the GPU image's dependencies: the gpu extra
-    assert "/req/gpu.txt" in gpu_deps and f"--extra {gpu.GPU_EXTRA} > /req/gpu.txt" in text
+    assert "--require-hashes --no-deps -r /tmp/req/gpu.lock" in gpu_deps
+    lock = (REPO / "requirements/gpu.lock").read_text()
+    assert f"--extra {gpu.GPU_EXTRA} " in lock.split("\n", 2)[1]  # the command that made it (its header)
     assert "nvidia/cuda" not in text
     assert "USER bot" in runtime
 
