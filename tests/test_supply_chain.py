@@ -189,8 +189,8 @@ def test_the_distribution_is_not_the_pypi_project_named_lichessbot_and_installs_
         if path.suffix not in (".py", ".md", ".sh", ".yml", ".toml", ".example", "") or not path.is_file():
             continue
         text = path.read_text(errors="replace")
-        # `pip install lichessbot[...]`, a wheel or sdist named lichessbot-<version>: the other project's name
-        # (a line that warns against it, "never `pip install lichessbot`", is the one exception)
+        # an install of the bare name (with an extra or not), a wheel or sdist file of it: the other project's
+        # name (a line that warns against it, with "never", is the one exception)
         for line in text.splitlines():
             if "never" not in line and re.search(r'lichessbot\[|lichessbot-\d|lichessbot-\*|dist/lichessbot-'
                                                  r'|pip install "?lichessbot(?![-\w])', line):
