@@ -323,3 +323,19 @@ def test_the_operators_own_page_runs_a_command_under_its_policy(served, tmp_path
                      "document.getElementById('cmdform').requestSubmit(); true")
         assert browser.wait_for("document.getElementById('cmdout').textContent.includes('ran matchmaking off')")
     assert ran.lines == ["matchmaking off"] and violations == []
+
+
+def test_allowed_hosts_are_checked_at_load_and_reach_the_bots_page():
+    from lichessbot.config import parse_config
+    from tests.fake_lichess import BotRun, FakeLichess, StandInEngine
+
+    cfg = parse_config({"status": {"allowed_hosts": ["Bot.Example.org.", "[::1]", "10.0.0.7"]}})
+    assert cfg.status.allowed_hosts == ["bot.example.org", "::1", "10.0.0.7"]
+    for bad in ("https://bot.example.org", "bot.example.org:443", "*.example.org", "bot/x", "-bot.org", ""):
+        with pytest.raises(ValueError, match=r"status\.allowed_hosts: .* is not a host name"):
+            parse_config({"status": {"allowed_hosts": [bad]}})
+    with FakeLichess() as lichess, BotRun(lichess, StandInEngine(), {"status": {
+            "enabled": True, "port": 0, "allowed_hosts": [PROXY]}}) as bot:
+        page = bot.service.status_server
+        assert _request(page, "GET", "/api/status", headers={"Host": PROXY})[0] == 200
+        assert _request(page, "GET", "/api/status", headers={"Host": "attacker.example"})[0] == 421
