@@ -181,7 +181,6 @@ def _head(server: StatusServer, length_or_chunked: str) -> bytes:
             f"{TOKEN_HEADER}: {server.token}\r\n{length_or_chunked}\r\n\r\n").encode()
 
 
-@pytest.mark.slow
 def test_a_10_mb_body_is_refused_before_it_is_read_and_the_server_lives_on(served):
     server, ran = served
     ten_mb = 10 * 1024 * 1024
