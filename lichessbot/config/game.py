@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+
 from pydantic import Field, field_validator
 
 from lichessbot.config.base import Strict
@@ -100,3 +103,32 @@ class StatusConfig(Strict):
     remote_commands: bool = Field(
         False, description="Take the operator's commands (POST /api/command) from any address the page listens "
         "on; false: from this machine only (127.0.0.1/::1), whatever host says.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="More names the page answers to (the Host header; a reverse proxy's "
+        "name, e.g. bot.example.org): besides these it answers only to localhost, 127.0.0.1, ::1 and host.")
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, names: list[str]) -> list[str]:
+        return [host_name(n) for n in names]
+
+
+#: A DNS name (RFC 1123 §2.1 labels: letters, digits, hyphens, not at a label's ends; underscores tolerated).
+_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+
+
+def host_name(name: str) -> str:
+    """A host name as a ``Host`` header carries it without the port: a DNS name or an IP address (IPv6 with or
+    without brackets), lowercased, without a trailing dot. ValueError naming the problem otherwise (a scheme, a
+    port, a path or a wildcard is not a host name)."""
+    text = name.strip().lower()
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        pass
+    bare = bare[:-1] if bare.endswith(".") else bare
+    if not bare or len(bare) > 253 or not all(_LABEL.fullmatch(label) for label in bare.split(".")):
+        raise ValueError(f"{name!r} is not a host name (a DNS name or an IP address; no scheme, port, path or "
+                         "wildcard)")
+    return bare

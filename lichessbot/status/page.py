@@ -1,13 +1,40 @@
 """The one HTML page (inline CSS and JS, nothing fetched from elsewhere): overview at ``/`` (with a box for
-the operator's commands, ``POST /api/command``), a game at ``/games/<id>``. It loads ``/api/status`` (and ``/api/games/<id>``) once, then follows ``/api/events``
-(server-sent events). Text from lichess (names) is set with ``textContent``, never as HTML; the SVGs
-are the server's own.
+the operator's commands, ``POST /api/command``), a game at ``/games/<id>``. It loads ``/api/status`` (and
+``/api/games/<id>``) once, then follows ``/api/events`` (server-sent events). Text from lichess (names) is set
+with ``textContent``, never as HTML; the SVGs are the server's own.
+
+Each answer is :func:`page_html` with a fresh nonce for its inline ``<style>`` and ``<script>`` (CSP Level 3,
+"nonce-source") and the run's token in ``<meta name="lichessbot-token">``, which the script sends back with each
+command (lichessbot.status.guard); :func:`page_csp` is the policy that goes with it.
 """
+
+__all__ = ["PAGE", "page_csp", "page_html"]
+
+_NONCE, _TOKEN = "{{nonce}}", "{{token}}"
+
+
+def page_html(token: str, nonce: str) -> str:
+    """The page with ``token`` (the run's command token) and ``nonce`` (this answer's CSP nonce) filled in; both
+    must be URL-safe base64 (``secrets.token_urlsafe``), which needs no HTML escaping."""
+    return PAGE.replace(_NONCE, nonce).replace(_TOKEN, token)
+
+
+def page_csp(nonce: str) -> str:
+    """The page's Content-Security-Policy (CSP Level 3): only its own nonce-marked script and style run, it talks
+    only to this server (``connect-src 'self'``: the JSON, the event stream, the commands), nobody frames it. The
+    board SVGs (python-chess's ``chess.svg``) set piece colours in ``style`` attributes: ``style-src-attr
+    'unsafe-inline'`` lets those through (attributes run no script; ``img-src`` still limits where CSS could load
+    from)."""
+    return (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+            "style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'self'")
+
 
 PAGE = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>lichessbot status</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
+<meta name="lichessbot-token" content="{{token}}">
+<style nonce="{{nonce}}">
 body{font-family:system-ui,sans-serif;margin:0;background:#f6f6f4;color:#222}
 header{background:#2b2b2b;color:#eee;padding:8px 16px;display:flex;gap:24px;align-items:baseline}
 header a{color:#fff;text-decoration:none;font-weight:bold}
@@ -61,8 +88,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
  </div>
 </section>
 </main>
-<script>
+<script nonce="{{nonce}}">
 "use strict";
+const token = document.querySelector('meta[name="lichessbot-token"]').content;
 const gameId = (location.pathname.match(/^\/games\/([^\/]+)/) || [])[1] || null;
 let game = null, skew = 0;
 function el(tag, text, cls){const e=document.createElement(tag); if(text!==undefined) e.textContent=text;
@@ -138,7 +166,8 @@ async function load(){
 document.getElementById("cmdform").addEventListener("submit", async ev=>{ ev.preventDefault();
  const input=document.getElementById("cmd"), out=document.getElementById("cmdout"), line=input.value.trim();
  if(!line) return;
- const r=await fetch("/api/command",{method:"POST",headers:{"Content-Type":"application/json"},
+ const r=await fetch("/api/command",{method:"POST",headers:{"Content-Type":"application/json",
+  "X-Lichessbot-Token":token},
   body:JSON.stringify({command:line})});
  const body=await r.json(); out.textContent="> "+line+"\n"+(body.answer||body.error||""); input.value=""; });
 setInterval(tickClocks, 100);

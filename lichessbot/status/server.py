@@ -13,31 +13,37 @@ Endpoints (GET but one; JSON unless said):
 * ``/api/events[?game=id]``: server-sent events: ``status`` (as ``/api/status``) and, with ``game``,
   ``game`` (as ``/api/games/{id}``), sent at once and then whenever the hub changes (checked every
   ``EVENT_PERIOD`` s).
-* ``POST /api/command`` (JSON ``{"command": "..."}``): an operator command (the bot's set,
-  lichessbot/bot/service/commands.py), answered ``{"answer": "..."}``. Only from the machine itself
-  (127.0.0.1, ::1) unless ``remote_commands``; only as JSON (a form another site's page could post is
-  refused: 415), so a browser never sends it across sites without a preflight this server does not answer.
+* ``POST /api/command`` (JSON ``{"command": "..."}``, at most :data:`MAX_COMMAND_BODY` bytes): an operator
+  command (the bot's set, lichessbot/bot/service/commands.py), answered ``{"answer": "..."}``. Only from the
+  machine itself (127.0.0.1, ::1) unless ``remote_commands``; only from the server's own page (its token, its
+  origin, exactly ``application/json``: :mod:`lichessbot.status.guard`); a larger body is refused (413) before it
+  is read, a body that is not a JSON object is refused (400).
+
+Every request passes :class:`lichessbot.status.guard.Guard` first (``Host`` checked, security headers added).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from lichessbot.status.guard import WILDCARDS, Guard, split_host
 from lichessbot.status.hub import GameSnapshot, StatusHub
-from lichessbot.status.page import PAGE
+from lichessbot.status.page import page_csp, page_html
 from lichessbot.status.render import board_svg, eval_svg, game_json, game_summary, summary_svg
 
 __all__ = ["StatusServer", "health_json", "make_app", "status_json"]
@@ -49,6 +55,11 @@ KEEPALIVE = 15.0
 #: Seconds without a publish of the service's figures (every 0.2 s while it runs) after which it is unhealthy.
 SERVICE_STALE = 15.0
 _SVG = "image/svg+xml"
+#: Bytes a command's body may have (``{"command": ...}`` with a line of at most :data:`MAX_COMMAND` characters,
+#: escaped: ample); more is refused with 413 before it is read.
+MAX_COMMAND_BODY = 4096
+#: Characters of a command line.
+MAX_COMMAND = 500
 
 
 def status_json(hub: StatusHub) -> dict[str, Any]:
@@ -83,11 +94,40 @@ def health_json(hub: StatusHub, now: float | None = None) -> tuple[bool, dict[st
 LOCAL = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
 
 
+def host_names(host: str, allowed_hosts: Iterable[str] = ()) -> frozenset[str]:
+    """The names a request's ``Host`` may carry besides the loopback ones: the bind address ``host`` unless it is
+    a wildcard (``0.0.0.0``, ``::``), and ``allowed_hosts`` (a reverse proxy's names); lowercase, no port."""
+    names = {h.lower().rstrip(".") for h in allowed_hosts}
+    if host not in WILDCARDS:
+        parsed = split_host(f"[{host}]" if ":" in host else host)
+        if parsed is not None:
+            names.add(parsed[0])
+    return frozenset(names)
+
+
+async def read_capped(request: Request, cap: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``cap`` bytes: a ``Content-Length`` over the cap is
+    refused before anything is read, a chunked body as soon as the bytes read pass it."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > cap:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
+
+
 def make_app(hub: StatusHub, stopping: threading.Event | None = None,
-             commands: Callable[[str, str], str] | None = None, remote_commands: bool = False) -> Starlette:
-    """The Starlette app over ``hub``; event streams end once ``stopping`` is set; ``commands(line, origin)``
-    runs an operator command (None: ``/api/command`` answers 404)."""
+             commands: Callable[[str, str], str] | None = None, remote_commands: bool = False, *,
+             hosts: Iterable[str] = (), token: str | None = None) -> Starlette:
+    """The Starlette app over ``hub`` behind :class:`~lichessbot.status.guard.Guard`; event streams end once
+    ``stopping`` is set; ``commands(line, origin)`` runs an operator command (None: ``/api/command`` answers
+    404); ``hosts``: the ``Host`` names admitted besides the loopback ones (:func:`host_names`); ``token``: the
+    command token the page embeds (default: a fresh one, ``app.state.token``)."""
     stopping = stopping or threading.Event()
+    token = token or secrets.token_urlsafe(32)
 
     async def command(request: Request) -> Response:
         if commands is None:
@@ -96,20 +136,24 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
         if not remote_commands and client not in LOCAL:
             return JSONResponse({"error": "commands are taken from this machine only (status.remote_commands)"},
                                 403)
-        if "application/json" not in request.headers.get("content-type", ""):
-            return JSONResponse({"error": "send the command as JSON"}, 415)
+        raw = await read_capped(request, MAX_COMMAND_BODY)
+        if raw is None:
+            return JSONResponse({"error": f"a command's body is at most {MAX_COMMAND_BODY} bytes"}, 413,
+                                headers={"Connection": "close"})
         try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "not JSON"}, 400)
+            body = json.loads(raw)
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the interpreter's limit
+            return JSONResponse({"error": "the body is not JSON"}, 400)
         line = body.get("command") if isinstance(body, dict) else None
-        if not isinstance(line, str) or not line.strip() or len(line) > 500:
-            return JSONResponse({"error": "no command"}, 400)
+        if not isinstance(line, str) or not line.strip() or len(line) > MAX_COMMAND:
+            return JSONResponse({"error": f'send {{"command": "..."}} (at most {MAX_COMMAND} characters)'}, 400)
         answer = await run_in_threadpool(commands, line, "status page")
         return JSONResponse({"answer": answer})
 
     async def page(_request: Request) -> Response:
-        return HTMLResponse(PAGE)
+        nonce = secrets.token_urlsafe(16)
+        return HTMLResponse(page_html(token, nonce), headers={"Content-Security-Policy": page_csp(nonce),
+                                                              "Cache-Control": "no-store"})
 
     async def status(_request: Request) -> Response:
         return JSONResponse(status_json(hub))
@@ -158,7 +202,7 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
-    return Starlette(routes=[
+    app = Starlette(middleware=[Middleware(Guard, hosts=frozenset(hosts), token=token)], routes=[
         Route("/", page), Route("/games/{game_id}", page),
         Route("/api/status", status), Route("/api/events", events), Route("/api/health", health),
         Route("/api/games", games), Route("/api/games/{game_id}", game),
@@ -167,19 +211,26 @@ def make_app(hub: StatusHub, stopping: threading.Event | None = None,
         Route("/api/games/{game_id}/summary.svg", svg(summary_svg)),
         Route("/api/command", command, methods=["POST"]),
     ])
+    app.state.token = token
+    return app
 
 
 class StatusServer:
     """uvicorn serving :func:`make_app` on ``host``:``port`` (0: a free port) in a daemon thread.
 
     ``start()`` returns once it listens (``url`` then holds the address); ``stop()`` ends it within a
-    second or two. Raises OSError from ``start()`` when the address cannot be bound.
+    second or two. Raises OSError from ``start()`` when the address cannot be bound. ``allowed_hosts``: more
+    names a request's ``Host`` may carry (:func:`host_names`); ``token``: this run's command token (fresh per
+    server, ``secrets.token_urlsafe``).
     """
 
     def __init__(self, hub: StatusHub, host: str = "127.0.0.1", port: int = 8080, *,
-                 commands: Callable[[str, str], str] | None = None, remote_commands: bool = False) -> None:
+                 commands: Callable[[str, str], str] | None = None, remote_commands: bool = False,
+                 allowed_hosts: Iterable[str] = ()) -> None:
         self.hub, self.host, self.port = hub, host, port
         self.commands, self.remote_commands = commands, remote_commands
+        self.hosts = host_names(host, allowed_hosts)
+        self.token = secrets.token_urlsafe(32)
         self._stopping = threading.Event()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -195,7 +246,9 @@ class StatusServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(make_app(self.hub, self._stopping, self.commands, self.remote_commands),
+        app = make_app(self.hub, self._stopping, self.commands, self.remote_commands, hosts=self.hosts,
+                       token=self.token)
+        config = uvicorn.Config(app,
                                 log_level="warning", access_log=False,
                                 lifespan="off", timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)

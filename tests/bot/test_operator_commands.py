@@ -19,8 +19,10 @@ from tests.fake_lichess import BotRun, StandInEngine, resign_after
 CHROMIUM = Browser.find()
 
 
-def _post(url: str, body: bytes, ctype: str = "application/json") -> tuple[int, dict]:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": ctype}, method="POST")
+def _post(url: str, body: bytes, token: str, ctype: str = "application/json") -> tuple[int, dict]:
+    """POST with the status page's token (``X-Lichessbot-Token``, as the page sends it)."""
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": ctype, "X-Lichessbot-Token": token},
+                                 method="POST")
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -74,12 +76,13 @@ def test_rematch_challenges_the_last_opponent_with_the_last_games_settings(serve
 def test_the_status_page_takes_the_same_commands_from_this_machine_only(server):
     config = {"status": {"enabled": True, "port": 0}, "matchmaking": {"decline_file": None}}
     with BotRun(server, StandInEngine(), config) as bot:
-        url = bot.service.status_server.url + "/api/command"
-        status, body = _post(url, json.dumps({"command": "status"}).encode())
+        url, token = bot.service.status_server.url + "/api/command", bot.service.status_server.token
+        status, body = _post(url, json.dumps({"command": "status"}).encode(), token)
         assert status == 200 and body["answer"] == bot.service.commands.run("status", "terminal")
-        assert _post(url, b"command=status", "application/x-www-form-urlencoded")[0] == 415  # no cross-site forms
-        assert _post(url, b"{}")[0] == 400
-        status, body = _post(url, json.dumps({"command": "matchmaking on"}).encode())
+        assert _post(url, b"command=status", token, "application/x-www-form-urlencoded")[0] == 415  # no forms
+        assert _post(url, b"{}", token)[0] == 400
+        assert _post(url, b'{"command": "status"}', "")[0] == 403  # not from the page (tests/status/test_guard.py)
+        status, body = _post(url, json.dumps({"command": "matchmaking on"}).encode(), token)
         assert (status, body["answer"]) == (200, "matchmaking on")
         assert bot.service.matchmaker is not None and not bot.service.matchmaker.paused
         assert [h[:2] for h in bot.service.commands.history][:1] == [("status page", "status")]
@@ -90,15 +93,17 @@ def test_commands_from_another_address_are_refused_unless_allowed(server):
     from lichessbot.status.server import StatusServer
 
     ran: list[str] = []
+    addr = _lan_address()
+    if addr is None:
+        pytest.skip("no address but the loopback on this machine")
     for remote, expected in ((False, 403), (True, 200)):
+        # the LAN address is a Host the page answers to only when listed (status.allowed_hosts)
         with StatusServer(StatusHub(5), "0.0.0.0", 0, commands=lambda line, origin: ran.append(line) or "ok",
-                          remote_commands=remote) as page:
-            addr = _lan_address()
-            if addr is None:
-                pytest.skip("no address but the loopback on this machine")
-            status, _ = _post(f"http://{addr}:{page.port}/api/command", json.dumps({"command": "status"}).encode())
+                          remote_commands=remote, allowed_hosts=[addr]) as page:
+            status, _ = _post(f"http://{addr}:{page.port}/api/command", json.dumps({"command": "status"}).encode(),
+                              page.token)
             assert status == expected
-            assert _post(f"http://127.0.0.1:{page.port}/api/command", b'{"command": "help"}')[0] == 200
+            assert _post(f"http://127.0.0.1:{page.port}/api/command", b'{"command": "help"}', page.token)[0] == 200
     assert ran == ["help", "status", "help"]
 
 

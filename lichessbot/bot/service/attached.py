@@ -51,7 +51,7 @@ def start_status_page(service: Any) -> Any:
     server = None
     try:
         server = StatusServer(service.status, sc.host, sc.port, commands=service.commands.run,
-                              remote_commands=sc.remote_commands).start()
+                              remote_commands=sc.remote_commands, allowed_hosts=sc.allowed_hosts).start()
         log.info("status page", url=server.url)
     except OSError as err:
         log.error("status page not started", host=sc.host, port=sc.port, error=str(err))
