@@ -76,6 +76,22 @@ class DrawOrResignConfig(Strict):
     claim_draw_when_gone: bool = Field(
         False, description="When the opponent leaves and lichess allows a claim, claim a draw instead of the win."
     )
+    offer_draw_pieces: int = Field(
+        32, ge=2, le=32, description="lichess-bot's key: offer (or accept) a draw by score only with at most this "
+        "many pieces on the board, kings and pawns included (32: any position).")
+    offer_draw_min_game_length: int = Field(
+        0, ge=0, description="BotLi's offer_draw.min_game_length: no draw offer (or acceptance) by score until the "
+        "full move number is greater than this (0: from the first move).")
+    offer_draw_against_humans: bool = Field(
+        True, description="BotLi's offer_draw.against_humans: false: offer (or accept) draws against bots only.")
+    offer_draw_min_rating: int | None = Field(
+        None, description="BotLi's offer_draw.min_rating: offer (or accept) draws only against opponents rated at "
+                          "least this (null: any; an unrated opponent counts as 0).")
+    resign_against_humans: bool = Field(
+        True, description="BotLi's resign.against_humans: false: resign against bots only.")
+    resign_min_rating: int | None = Field(
+        None, description="BotLi's resign.min_rating: resign only against opponents rated at least this (null: any; "
+                          "an unrated opponent counts as 0).")
 
 
 class CorrespondenceConfig(Strict):

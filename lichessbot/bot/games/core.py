@@ -155,6 +155,7 @@ class GameCore:
             raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
         self.opponent = self.talk.opponent = opp.display
+        self._rules.opponent(opp.rating, opp.is_bot)
         self.record.take_game_full(full, self.initial, variant)
         if self.color is None:
             return []
@@ -343,7 +344,7 @@ class GameCore:
             self.log.info("resigning", scores=self._rules.scores[-self.config.draw_or_resign.resign_moves:])
             self._posted.add(ply)
             return [Resign()]
-        offer_draw = self._rules.should_offer_draw()
+        offer_draw = self._rules.should_offer_draw(board)
         if offer_draw and self._opp_offers_draw:
             self.log.info("accepting the opponent's draw offer")
         self._attempts[ply] = self._attempts.get(ply, 0) + 1

@@ -62,12 +62,19 @@ def post_patience(clock_ms: int, move_overhead_ms: int) -> float:
 class ScoreRules:
     """Resign and draw decisions from our searched scores (centipawns, our view; None: book move) and from the
     endgame tables' verdict of our last move (lichess-bot lib/engine_wrapper.py: ``resign_for_egtb_minus_two``,
-    ``offer_draw_for_egtb_zero``)."""
+    ``offer_draw_for_egtb_zero``, ``offer_draw_pieces``), limited by the opponent (BotLi lichess_game.py:
+    ``against_humans``, ``min_rating``, ``min_game_length``)."""
 
     def __init__(self, config: DrawOrResignConfig):
         self.config = config
         self.scores: list[int | None] = []
         self.tablebase_wdl: int | None = None  # the tables' WDL of our last move (our view), None: not theirs
+        self.opponent_rating = 0  # the opponent's rating (0: unknown), from gameFull
+        self.opponent_is_bot = False
+
+    def opponent(self, rating: int | None, is_bot: bool) -> None:
+        """The opponent of the game (gameFull): its rating (None: unrated, counted as 0) and whether it is a bot."""
+        self.opponent_rating, self.opponent_is_bot = rating or 0, is_bot
 
     def add(self, score_cp: int | None, tablebase_wdl: int | None = None) -> None:
         """Our move's score and, for a move of the tables (Syzygy, Gaviota, online), their WDL."""
@@ -80,20 +87,32 @@ class ScoreRules:
             return None
         return tail  # type: ignore[return-value]
 
+    def _against(self, humans: bool, min_rating: int | None) -> bool:
+        """The opponent is one the rule applies to (BotLi ``against_humans``, ``min_rating``)."""
+        return (humans or self.opponent_is_bot) and (min_rating is None or self.opponent_rating >= min_rating)
+
     def should_resign(self) -> bool:
         """Each of our last ``resign_moves`` scores is <= ``resign_score``, or the tables say our last move loses
-        (WDL -2, ``resign_for_egtb_minus_two``); resigning enabled."""
+        (WDL -2, ``resign_for_egtb_minus_two``); resigning enabled, against this opponent."""
         c = self.config
-        if c.resign_enabled and c.resign_for_egtb_minus_two and self.tablebase_wdl == -2:
+        if not c.resign_enabled or not self._against(c.resign_against_humans, c.resign_min_rating):
+            return False
+        if c.resign_for_egtb_minus_two and self.tablebase_wdl == -2:
             return True
-        tail = self._last(c.resign_moves) if c.resign_enabled else None
+        tail = self._last(c.resign_moves)
         return tail is not None and all(s <= c.resign_score for s in tail)
 
-    def should_offer_draw(self) -> bool:
-        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score``, or the tables say our last
-        move draws (WDL 0, ``offer_draw_for_egtb_zero``); offers enabled."""
+    def should_offer_draw(self, board: chess.Board | None = None) -> bool:
+        """Each of our last ``offer_draw_moves`` scores is within +-``offer_draw_score`` with at most
+        ``offer_draw_pieces`` pieces on ``board`` past full move ``offer_draw_min_game_length``, or the tables
+        say our last move draws (WDL 0, ``offer_draw_for_egtb_zero``); offers enabled, against this opponent."""
         c = self.config
-        if c.offer_draw_enabled and c.offer_draw_for_egtb_zero and self.tablebase_wdl == 0:
+        if not c.offer_draw_enabled or not self._against(c.offer_draw_against_humans, c.offer_draw_min_rating):
+            return False
+        if c.offer_draw_for_egtb_zero and self.tablebase_wdl == 0:
             return True
-        tail = self._last(c.offer_draw_moves) if c.offer_draw_enabled else None
+        if board is not None and (chess.popcount(board.occupied) > c.offer_draw_pieces
+                                  or board.fullmove_number <= c.offer_draw_min_game_length):
+            return False
+        tail = self._last(c.offer_draw_moves)
         return tail is not None and all(abs(s) <= c.offer_draw_score for s in tail)
