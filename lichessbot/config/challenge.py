@@ -5,12 +5,13 @@ from __future__ import annotations
 import string
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from lichessbot.config.base import Strict
 
 __all__ = [
     "ChallengeConfig",
+    "ChallengeSide",
     "check_urls",
     "GREETING_FIELDS",
     "LICHESS_BOT_GAMES_PER_DAY",
@@ -56,6 +57,25 @@ def check_urls(urls: list[str]) -> list[str]:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"{url!r} is not an http(s) URL")
     return urls
+
+
+class ChallengeSide(Strict):
+    """``challenge.human`` or ``challenge.bot`` (BotLi's separate filters for humans and bots): the keys given
+    replace those of ``challenge`` for challenges from that kind of player; the others keep the base value."""
+
+    variants: list[str] | None = None
+    time_controls: list[TimeControl] | None = None
+    modes: list[Literal["casual", "rated"]] | None = None
+    min_base: int | None = Field(None, ge=0)
+    max_base: int | None = Field(None, ge=0)
+    min_increment: int | None = Field(None, ge=0)
+    max_increment: int | None = Field(None, ge=0)
+    min_days: int | None = Field(None, ge=1)
+    max_days: int | Literal["unlimited"] | None = None
+    min_rating: int | None = None
+    max_rating: int | None = None
+    rating_difference: int | None = Field(None, ge=0)
+    bullet_requires_increment: bool | None = None
 
 
 class ChallengeConfig(Strict):
@@ -128,10 +148,41 @@ class ChallengeConfig(Strict):
         "matchmaking.decline_file (from each game's gameFull: the BOT title).",
     )
 
+    rating_difference: int | None = Field(
+        None, ge=0, description="lichess-bot's key: decline challengers rated more than this many points above or "
+        "below the bot's own rating in the game's perf (with min_rating/max_rating, the narrower wins; null: no "
+        "limit; a perf the bot has no rating in: no limit).")
+    always_accept_list: list[str] = Field(
+        default_factory=list, description="BotLi's whitelist: usernames whose challenges pass every rule of this "
+        "section but variants (what the engine plays); only a free slot and lichess's own limits still apply.")
+    human: ChallengeSide | None = Field(
+        None, description="BotLi's challenge.human: these keys replace the ones above for challenges from humans.")
+    bot: ChallengeSide | None = Field(
+        None, description="BotLi's challenge.bot: these keys replace the ones above for challenges from bots.")
+
+    def for_challenger(self, is_bot: bool) -> ChallengeConfig:
+        """These settings with the ``bot`` (``is_bot``) or ``human`` keys in place of the base ones."""
+        side = self.bot if is_bot else self.human
+        if side is None:
+            return self
+        return self.model_copy(update=side.model_dump(exclude_unset=True))
+
     @field_validator("online_block_list")
     @classmethod
     def _urls(cls, urls: list[str]) -> list[str]:
         return check_urls(urls)
+
+    @model_validator(mode="after")
+    def _sides(self) -> ChallengeConfig:
+        for name, side in (("human", self.human), ("bot", self.bot)):
+            if side is not None:
+                data = {**self.model_dump(exclude={"human", "bot"}), **side.model_dump(exclude_unset=True)}
+                try:
+                    ChallengeConfig.model_validate(data)
+                except ValidationError as err:
+                    msg = err.errors()[0]["msg"].removeprefix("Value error, ")
+                    raise ValueError(f"{name}: {msg}") from None
+        return self
 
     @field_validator("variants")
     @classmethod

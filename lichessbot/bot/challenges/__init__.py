@@ -56,6 +56,8 @@ class Admission:
         self.config = config
         self._clock, self._monotonic = clock, monotonic
         self.me = ""
+        #: Our ratings by perf key (``/api/account``), for ``challenge.rating_difference``: set by the service.
+        self.ratings: dict[str, int] = {}
         self._lock = threading.Lock()
         self.stopping = False
         self.running: set[str] = set()           # from gameStart / gameFinish (or the server's list)
@@ -126,7 +128,7 @@ class Admission:
         live = self._live()[1]
         if ch.challenger_name.lower() in self.online_blocked:
             return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is in an online block list")
-        verdict = decide(self.config.challenge, ch, 0)
+        verdict = decide(self.config.challenge, ch, 0, self.ratings)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)
         if not verdict.accept:

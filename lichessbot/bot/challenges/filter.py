@@ -10,12 +10,13 @@ lichess refuses bots in UltraBullet (``compat.bot`` false): such a challenge is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lichessbot.config import ChallengeConfig
 from lichessbot.lichess.events import Challenge, Compat, DeclineReason
 
-__all__ = ["SPEEDS", "Verdict", "decide", "queue_order"]
+__all__ = ["SPEEDS", "Verdict", "decide", "perf_key", "queue_order"]
 
 #: lichess speeds from fastest to slowest.
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
@@ -55,7 +56,14 @@ def _compat_text(compat: Compat | None) -> str:
     return "None" if compat is None else repr({"bot": compat.bot, "board": compat.board})
 
 
-def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0) -> Verdict:
+def perf_key(variant: str, speed: str) -> str:
+    """The lichess perf a game is rated in: the variant's for chess960, else the speed's (lila ``PerfType``:
+    standard and fromPosition games are rated by speed)."""
+    return "chess960" if variant == "chess960" else speed
+
+
+def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0,
+           ratings: Mapping[str, int] | None = None) -> Verdict:
     """Accept or decline challenge ``ch`` given ``running_games`` (games started or accepted, not finished).
 
     Checks, in order: block/allow lists (generic), bot rules (noBot, onlyBot), variant (standard when
@@ -64,15 +72,21 @@ def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0) -> Ve
     the minimum, tooSlow above the maximum; bullet without increment from a bot with
     ``bullet_requires_increment``: timeControl), days per move of correspondence (min_days/max_days;
     unlimited games only with ``max_days: unlimited``, else tooSlow), mode (rated challenge refused ->
-    casual, casual refused -> rated), rating (generic), and last concurrency (later).
+    casual, casual refused -> rated), rating (generic; ``rating_difference`` against our rating in the game's
+    perf, from ``ratings``: perf key -> our rating), and last concurrency (later). The rules are those of
+    ``config.human`` or ``config.bot`` for the challenger (BotLi); a challenger in ``always_accept_list`` is
+    judged only by variant, lichess's bot rules and concurrency.
     """
     name = ch.challenger_name.lower()
+    is_bot = ch.challenger_is_bot
+    config = config.for_challenger(is_bot)
+    if name and name in {u.lower() for u in config.always_accept_list}:
+        return _always(config, ch, running_games)
     if name in {u.lower() for u in config.block_list}:
         return Verdict.no(DeclineReason.GENERIC, f"{name} is in block_list")
     if config.allow_list and name not in {u.lower() for u in config.allow_list}:
         return Verdict.no(DeclineReason.GENERIC, f"{name} is not in allow_list")
 
-    is_bot = ch.challenger_is_bot
     if is_bot and not config.accept_bot:
         return Verdict.no(DeclineReason.NO_BOT, "bots are not accepted (accept_bot: false)")
     if not is_bot and config.only_bot:
@@ -122,7 +136,23 @@ def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0) -> Ve
             return Verdict.no(DeclineReason.GENERIC, f"rating {rating} is below min_rating {config.min_rating}")
         if config.max_rating is not None and rating > config.max_rating:
             return Verdict.no(DeclineReason.GENERIC, f"rating {rating} is above max_rating {config.max_rating}")
+        ours = (ratings or {}).get(perf_key(ch.variant, speed))
+        if config.rating_difference is not None and ours and abs(rating - ours) > config.rating_difference:
+            return Verdict.no(DeclineReason.GENERIC, f"rating {rating} is more than rating_difference "
+                                                     f"{config.rating_difference} from ours ({ours})")
 
+    if running_games >= config.concurrency:
+        return Verdict.no(DeclineReason.LATER, f"{running_games} games running (concurrency {config.concurrency})")
+    return Verdict.yes()
+
+
+def _always(config: ChallengeConfig, ch: Challenge, running_games: int) -> Verdict:
+    """A challenger of ``always_accept_list``: a variant the engine plays, a game lichess lets a bot play, a slot."""
+    if ch.variant not in config.variants:
+        return Verdict.no(DeclineReason.VARIANT, f"variant {ch.variant} is not in {config.variants}")
+    if ch.speed == "ultraBullet" or (ch.compat is not None and not ch.compat.bot):
+        return Verdict.no(DeclineReason.TOO_FAST if ch.speed == "ultraBullet" else DeclineReason.GENERIC,
+                          f"lichess does not let bots play this game (speed {ch.speed})")
     if running_games >= config.concurrency:
         return Verdict.no(DeclineReason.LATER, f"{running_games} games running (concurrency {config.concurrency})")
     return Verdict.yes()

@@ -190,6 +190,7 @@ class BotService:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
         account = self._account or check_account(self.client, self._upgrade)
         self.me = self.admission.me = account.username or account.id
+        self.admission.ratings = {k: p.rating for k, p in account.perfs.items() if p.rating}
         self.client.identify(self.me)
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
