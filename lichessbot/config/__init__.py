@@ -9,12 +9,14 @@ The models are frozen: a loaded config never changes while the bot runs.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
 from lichessbot.config.base import TOKEN_ENV, HomePath, Strict
@@ -72,6 +74,7 @@ __all__ = [
     "TimemanConfig",
     "TournamentsConfig",
     "check_template",
+    "is_loopback_host",
     "load_config",
     "parse_config",
 ]
@@ -81,7 +84,8 @@ class BotConfig(Strict):
     """The whole config.yml."""
 
     token: SecretStr | None = Field(None, description=f"Bot API token; the environment's {TOKEN_ENV} wins.")
-    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API.")
+    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API: https, or http "
+                     "only to a loopback host (127.0.0.1, ::1, localhost: play --local, a test server).")
     engine: EngineConfig = Field(default_factory=EngineConfig)
     timeman: TimemanConfig = Field(default_factory=TimemanConfig)
     book: BookConfig = Field(default_factory=BookConfig)
@@ -126,6 +130,19 @@ class BotConfig(Strict):
         "sides moved). false: leave them running on lichess; a restart within their clocks plays them on."
     )
     status: StatusConfig = Field(default_factory=StatusConfig)
+
+    @field_validator("url")
+    @classmethod
+    def _https_unless_loopback(cls, url: str) -> str:
+        """The token goes to ``url`` in every request's ``Authorization`` header: over plain http anyone on the
+        path reads it, so http is refused unless the host is this machine (:func:`is_loopback_host`)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http(s) URL (e.g. https://lichess.org)")
+        if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+            raise ValueError(f"{url}: http would send the token in clear text to {parts.hostname}; use https "
+                             "(http is for a server on this machine only: 127.0.0.1, ::1, localhost)")
+        return url
 
     def records_file(self) -> str | None:
         """``matchmaking.decline_file`` resolved against ``state_directory`` (None: memory only)."""
@@ -173,6 +190,19 @@ class BotConfig(Strict):
         if env:
             return env
         return self.token.get_secret_value() if self.token is not None else None
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's hostname: no port, no brackets) names this machine: ``localhost`` or a name
+    under it (RFC 6761 section 6.3: they resolve to loopback addresses), or a loopback address (127.0.0.0/8,
+    RFC 1122 section 3.2.1.3; ::1, RFC 4291 section 2.5.3)."""
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def _format_errors(err: ValidationError) -> str:
