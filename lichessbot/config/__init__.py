@@ -19,7 +19,7 @@ import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
-from lichessbot.config.base import TOKEN_ENV, HomePath, Strict
+from lichessbot.config.base import TOKEN_ENV, HomePath, KeyConflict, Strict
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
     LICHESS_BOT_GAMES_PER_DAY,
@@ -58,6 +58,7 @@ __all__ = [
     "EngineConfig",
     "GREETING_FIELDS",
     "GreetingConfig",
+    "KeyConflict",
     "LICHESS_BOT_GAMES_PER_DAY",
     "MatchmakingConfig",
     "MatchmakingOverride",
@@ -151,37 +152,47 @@ class BotConfig(Strict):
 
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:
-        """Our own challenges must pass our own challenge filter (else we would decline our own game)."""
+        """Our own challenges must pass our own challenge filter (else we would decline our own game). Each
+        broken rule is a :class:`KeyConflict` that names the matchmaking key first and
+        ``matchmaking.allow_matchmaking`` last (dropping it, matchmaking is off: the bot challenges nobody rather
+        than accepting what the file refused)."""
         base, ch = self.matchmaking, self.challenge
         if not base.allow_matchmaking:
             return self
+        on = "matchmaking.allow_matchmaking"
         if not ch.accept_bot:
-            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
-                             "be true")
+            raise KeyConflict(f"{on}: challenges go to bots, so challenge.accept_bot must be true", on,
+                              "challenge.accept_bot")
         if ch.games_reserved_for_humans >= ch.concurrency:
-            raise ValueError("matchmaking.allow_matchmaking: every slot is reserved for humans "
-                             "(challenge.games_reserved_for_humans is challenge.concurrency)")
+            raise KeyConflict(f"{on}: every slot is reserved for humans (challenge.games_reserved_for_humans is "
+                              "challenge.concurrency)", on, "challenge.games_reserved_for_humans")
         if ch.max_bot_games_per_day == 0:
-            raise ValueError("matchmaking.allow_matchmaking: challenge.max_bot_games_per_day is 0 (no games "
-                             "against bots)")
-        for where, mm in [("matchmaking", base)] + [(f"matchmaking.overrides.{name}", base.with_override(name))
-                                                    for name in base.overrides]:
+            raise KeyConflict(f"{on}: challenge.max_bot_games_per_day is 0 (no games against bots)", on,
+                              "challenge.max_bot_games_per_day")
+        for where, mm in [(("matchmaking",), base)] + [(("matchmaking", "overrides", name), base.with_override(name))
+                                                       for name in base.overrides]:
             for t in mm.challenge_initial_time:
                 if not ch.min_base <= t <= ch.max_base:
-                    raise ValueError(f"{where}.challenge_initial_time: {t} s is outside challenge.min_base.."
-                                     f"challenge.max_base ({ch.min_base}..{ch.max_base})")
+                    raise _outside_challenge(
+                        where, "challenge_initial_time", f"{t} s is outside challenge.min_base..challenge.max_base "
+                        f"({ch.min_base}..{ch.max_base})", "challenge.min_base challenge.max_base")
             for i in mm.challenge_increment:
                 if not ch.min_increment <= i <= ch.max_increment:
-                    raise ValueError(f"{where}.challenge_increment: {i} s is outside challenge.min_increment.."
-                                     f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
+                    raise _outside_challenge(
+                        where, "challenge_increment", f"{i} s is outside challenge.min_increment.."
+                        f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})",
+                        "challenge.min_increment challenge.max_increment")
             for d in mm.challenge_days:
                 if d < ch.min_days or (ch.max_days != "unlimited" and d > ch.max_days):
-                    raise ValueError(f"{where}.challenge_days: {d} is outside challenge.min_days..challenge.max_days "
-                                     f"({ch.min_days}..{ch.max_days})")
+                    raise _outside_challenge(
+                        where, "challenge_days", f"{d} is outside challenge.min_days..challenge.max_days "
+                        f"({ch.min_days}..{ch.max_days})", "challenge.min_days challenge.max_days")
             if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
-                raise ValueError(f"{where}.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
+                raise _outside_challenge(where, "challenge_variant",
+                                         f"{mm.challenge_variant} is not in challenge.variants", "challenge.variants")
             if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
-                raise ValueError(f"{where}.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
+                raise _outside_challenge(where, "challenge_mode", f"{mm.challenge_mode} is not in challenge.modes",
+                                         "challenge.modes")
         return self
 
     def resolved_token(self) -> str | None:
@@ -190,6 +201,14 @@ class BotConfig(Strict):
         if env:
             return env
         return self.token.get_secret_value() if self.token is not None else None
+
+
+def _outside_challenge(where: tuple[str, ...], key: str, message: str, challenge_keys: str) -> KeyConflict:
+    """A matchmaking ``key`` (of ``where``: matchmaking, or one of its overrides) our challenge filter refuses:
+    that key, the base key an override inherits, ``matchmaking.allow_matchmaking``, then the challenge keys of
+    the rule (space-separated), in that order."""
+    return KeyConflict(f"{'.'.join(where)}.{key}: {message}", (*where, key), ("matchmaking", key),
+                       "matchmaking.allow_matchmaking", *challenge_keys.split())
 
 
 def is_loopback_host(host: str) -> bool:
