@@ -19,7 +19,14 @@ import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
-from lichessbot.config.base import TOKEN_ENV, HomePath, KeyConflict, Strict
+from lichessbot.config.base import (
+    TOKEN_ENV,
+    HomePath,
+    KeyConflict,
+    Strict,
+    default_pgn_directory,
+    default_state_directory,
+)
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
     LICHESS_BOT_GAMES_PER_DAY,
@@ -107,7 +114,9 @@ class BotConfig(Strict):
         60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
         "ended unseen (a missed gameFinish)."
     )
-    pgn_directory: HomePath | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    pgn_directory: HomePath | None = Field(
+        default_factory=default_pgn_directory, description="Where finished games are saved; null: nowhere. Unset: "
+        "games in the user's data directory (Linux ~/.local/share/lichessbot/games; platformdirs).")
     pgn_file_grouping: Literal["game", "opponent", "all"] = Field(
         "game", description="lichess-bot's key: game: one file per game (<white>-vs-<black>-<id>.pgn); opponent: one "
         "file per opponent (<bot> games vs. <opponent>.pgn); all: every game in one file (<bot> games.pgn). Games "
@@ -117,9 +126,11 @@ class BotConfig(Strict):
         "offers are answered yes until then, then no); 0: none."
     )
     state_directory: HomePath = Field(
-        ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
-        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of "
-        "lichess's day window). It must be writable (Docker: the volume /data/state, owned by the bot user)."
+        default_factory=default_state_directory, description="Ours: the directory the bot writes what must survive "
+        "a restart (the records of matchmaking.decline_file when that path is relative: declines, lichess's limits, "
+        "the bot games of lichess's day window; the takebacks accepted in running games, takebacks.json). Unset: "
+        "the user's state directory (Linux ~/.local/state/lichessbot; platformdirs). Created when first written; "
+        "it must be writable (Docker: the volume /data/state, owned by the bot user)."
     )
     quit_after_all_games_finish: bool = Field(
         True, description="lichess-bot's key: on SIGTERM or Ctrl-C take no new games and let the running ones "
