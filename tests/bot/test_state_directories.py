@@ -97,3 +97,14 @@ def test_the_suite_never_writes_into_the_users_real_directories(tmp_path_factory
     config = parse_config({})
     for path in (config.state_directory, config.pgn_directory, str(local_data_dir())):
         assert Path(path).is_relative_to(base), path
+
+
+def test_check_config_says_where_the_games_and_the_state_go(tmp_path, monkeypatch, capsys):
+    from lichessbot.cli import main
+
+    data, state = _xdg(monkeypatch, tmp_path)
+    cfg = tmp_path / "config.yml"
+    cfg.write_text("abort_time: 20\n", encoding="utf-8")
+    assert main(["check-config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert f"PGN: {data / 'lichessbot' / 'games'}; state: {state / 'lichessbot'}" in out
