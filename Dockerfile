@@ -102,10 +102,14 @@ RUN python3 -m compileall -q --invalidation-mode unchecked-hash -s /app -p / "$S
 FROM deps-${FLAVOUR} AS image
 # Docker's default grace period is 10 s; with another (compose: stop_grace_period) set this variable to the
 # same number of seconds. The heartbeat lives in the container, not on a volume. The caches (TensorRT's engines)
-# are on the state volume: they outlive the container.
+# are on the state volume: they outlive the container. A config that leaves state_directory and pgn_directory
+# out gets the platform's user directories (platformdirs: $XDG_STATE_HOME/lichessbot and
+# $XDG_DATA_HOME/lichessbot/games), which these variables put on the state volume too.
 ENV LICHESSBOT_STOP_GRACE_PERIOD=10 \
     LICHESSBOT_HEALTH_FILE=/tmp/lichessbot-health.json \
-    XDG_CACHE_HOME=/data/state/.cache
+    XDG_CACHE_HOME=/data/state/.cache \
+    XDG_STATE_HOME=/data/state \
+    XDG_DATA_HOME=/data/state
 USER bot
 WORKDIR /data/state
 VOLUME ["/data/state", "/data/game_records"]

@@ -124,6 +124,32 @@ def leaked_threads(before: set[threading.Thread], wait_s: float = 10.0) -> list[
         time.sleep(0.05)
 
 
+#: The environment variables that place the bot's default directories on Linux (platformdirs honours them):
+#: ``state_directory`` under XDG_STATE_HOME, ``pgn_directory`` and ``play --local``'s files under XDG_DATA_HOME.
+USER_DIRS = ("XDG_DATA_HOME", "XDG_STATE_HOME")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _user_dirs_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test writes into the user's real data or state directory (~/.local/share, ~/.local/state), not even
+    a module- or session-scoped fixture that runs before :func:`_user_dirs`."""
+    with pytest.MonkeyPatch.context() as mp:
+        base = tmp_path_factory.mktemp("user-dirs")
+        for name in USER_DIRS:
+            mp.setenv(name, str(base / name.lower()))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _user_dirs(_user_dirs_of_the_session: None, tmp_path_factory: pytest.TempPathFactory,
+               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets empty user directories of its own (a bot's takeback ledger or decline records written with
+    the default ``state_directory`` never reach the next test), outside its ``tmp_path`` (which a test may list)."""
+    base = tmp_path_factory.mktemp("user-dirs")
+    for name in USER_DIRS:
+        monkeypatch.setenv(name, str(base / name.lower()))
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_threads():
     """Fail the test that leaves one of our threads running: a search or evaluation worker (a searcher or

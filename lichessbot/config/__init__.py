@@ -9,15 +9,24 @@ The models are frozen: a loaded config never changes while the bot runs.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lichessbot.config.arenas import TournamentsConfig
-from lichessbot.config.base import TOKEN_ENV, HomePath, Strict
+from lichessbot.config.base import (
+    TOKEN_ENV,
+    HomePath,
+    KeyConflict,
+    Strict,
+    default_pgn_directory,
+    default_state_directory,
+)
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
     LICHESS_BOT_GAMES_PER_DAY,
@@ -56,6 +65,7 @@ __all__ = [
     "EngineConfig",
     "GREETING_FIELDS",
     "GreetingConfig",
+    "KeyConflict",
     "LICHESS_BOT_GAMES_PER_DAY",
     "MatchmakingConfig",
     "MatchmakingOverride",
@@ -72,6 +82,7 @@ __all__ = [
     "TimemanConfig",
     "TournamentsConfig",
     "check_template",
+    "is_loopback_host",
     "load_config",
     "parse_config",
 ]
@@ -81,7 +92,8 @@ class BotConfig(Strict):
     """The whole config.yml."""
 
     token: SecretStr | None = Field(None, description=f"Bot API token; the environment's {TOKEN_ENV} wins.")
-    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API.")
+    url: str = Field("https://lichess.org", description="Server that speaks the lichess Bot API: https, or http "
+                     "only to a loopback host (127.0.0.1, ::1, localhost: play --local, a test server).")
     engine: EngineConfig = Field(default_factory=EngineConfig)
     timeman: TimemanConfig = Field(default_factory=TimemanConfig)
     book: BookConfig = Field(default_factory=BookConfig)
@@ -102,7 +114,9 @@ class BotConfig(Strict):
         60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
         "ended unseen (a missed gameFinish)."
     )
-    pgn_directory: HomePath | None = Field("game_records", description="Where finished games are saved; null: nowhere.")
+    pgn_directory: HomePath | None = Field(
+        default_factory=default_pgn_directory, description="Where finished games are saved; null: nowhere. Unset: "
+        "games in the user's data directory (Linux ~/.local/share/lichessbot/games; platformdirs).")
     pgn_file_grouping: Literal["game", "opponent", "all"] = Field(
         "game", description="lichess-bot's key: game: one file per game (<white>-vs-<black>-<id>.pgn); opponent: one "
         "file per opponent (<bot> games vs. <opponent>.pgn); all: every game in one file (<bot> games.pgn). Games "
@@ -112,9 +126,11 @@ class BotConfig(Strict):
         "offers are answered yes until then, then no); 0: none."
     )
     state_directory: HomePath = Field(
-        ".", description="Ours: the directory the bot writes what must survive a restart (the records of "
-        "matchmaking.decline_file when that path is relative: declines, lichess's limits, the bot games of "
-        "lichess's day window). It must be writable (Docker: the volume /data/state, owned by the bot user)."
+        default_factory=default_state_directory, description="Ours: the directory the bot writes what must survive "
+        "a restart (the records of matchmaking.decline_file when that path is relative: declines, lichess's limits, "
+        "the bot games of lichess's day window; the takebacks accepted in running games, takebacks.json). Unset: "
+        "the user's state directory (Linux ~/.local/state/lichessbot; platformdirs). Created when first written; "
+        "it must be writable (Docker: the volume /data/state, owned by the bot user)."
     )
     quit_after_all_games_finish: bool = Field(
         True, description="lichess-bot's key: on SIGTERM or Ctrl-C take no new games and let the running ones "
@@ -127,6 +143,19 @@ class BotConfig(Strict):
     )
     status: StatusConfig = Field(default_factory=StatusConfig)
 
+    @field_validator("url")
+    @classmethod
+    def _https_unless_loopback(cls, url: str) -> str:
+        """The token goes to ``url`` in every request's ``Authorization`` header: over plain http anyone on the
+        path reads it, so http is refused unless the host is this machine (:func:`is_loopback_host`)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http(s) URL (e.g. https://lichess.org)")
+        if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+            raise ValueError(f"{url}: http would send the token in clear text to {parts.hostname}; use https "
+                             "(http is for a server on this machine only: 127.0.0.1, ::1, localhost)")
+        return url
+
     def records_file(self) -> str | None:
         """``matchmaking.decline_file`` resolved against ``state_directory`` (None: memory only)."""
         path = self.matchmaking.decline_file
@@ -134,37 +163,47 @@ class BotConfig(Strict):
 
     @model_validator(mode="after")
     def _matchmaking_within_challenge(self) -> BotConfig:
-        """Our own challenges must pass our own challenge filter (else we would decline our own game)."""
+        """Our own challenges must pass our own challenge filter (else we would decline our own game). Each
+        broken rule is a :class:`KeyConflict` that names the matchmaking key first and
+        ``matchmaking.allow_matchmaking`` last (dropping it, matchmaking is off: the bot challenges nobody rather
+        than accepting what the file refused)."""
         base, ch = self.matchmaking, self.challenge
         if not base.allow_matchmaking:
             return self
+        on = "matchmaking.allow_matchmaking"
         if not ch.accept_bot:
-            raise ValueError("matchmaking.allow_matchmaking: challenges go to bots, so challenge.accept_bot must "
-                             "be true")
+            raise KeyConflict(f"{on}: challenges go to bots, so challenge.accept_bot must be true", on,
+                              "challenge.accept_bot")
         if ch.games_reserved_for_humans >= ch.concurrency:
-            raise ValueError("matchmaking.allow_matchmaking: every slot is reserved for humans "
-                             "(challenge.games_reserved_for_humans is challenge.concurrency)")
+            raise KeyConflict(f"{on}: every slot is reserved for humans (challenge.games_reserved_for_humans is "
+                              "challenge.concurrency)", on, "challenge.games_reserved_for_humans")
         if ch.max_bot_games_per_day == 0:
-            raise ValueError("matchmaking.allow_matchmaking: challenge.max_bot_games_per_day is 0 (no games "
-                             "against bots)")
-        for where, mm in [("matchmaking", base)] + [(f"matchmaking.overrides.{name}", base.with_override(name))
-                                                    for name in base.overrides]:
+            raise KeyConflict(f"{on}: challenge.max_bot_games_per_day is 0 (no games against bots)", on,
+                              "challenge.max_bot_games_per_day")
+        for where, mm in [(("matchmaking",), base)] + [(("matchmaking", "overrides", name), base.with_override(name))
+                                                       for name in base.overrides]:
             for t in mm.challenge_initial_time:
                 if not ch.min_base <= t <= ch.max_base:
-                    raise ValueError(f"{where}.challenge_initial_time: {t} s is outside challenge.min_base.."
-                                     f"challenge.max_base ({ch.min_base}..{ch.max_base})")
+                    raise _outside_challenge(
+                        where, "challenge_initial_time", f"{t} s is outside challenge.min_base..challenge.max_base "
+                        f"({ch.min_base}..{ch.max_base})", "challenge.min_base challenge.max_base")
             for i in mm.challenge_increment:
                 if not ch.min_increment <= i <= ch.max_increment:
-                    raise ValueError(f"{where}.challenge_increment: {i} s is outside challenge.min_increment.."
-                                     f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})")
+                    raise _outside_challenge(
+                        where, "challenge_increment", f"{i} s is outside challenge.min_increment.."
+                        f"challenge.max_increment ({ch.min_increment}..{ch.max_increment})",
+                        "challenge.min_increment challenge.max_increment")
             for d in mm.challenge_days:
                 if d < ch.min_days or (ch.max_days != "unlimited" and d > ch.max_days):
-                    raise ValueError(f"{where}.challenge_days: {d} is outside challenge.min_days..challenge.max_days "
-                                     f"({ch.min_days}..{ch.max_days})")
+                    raise _outside_challenge(
+                        where, "challenge_days", f"{d} is outside challenge.min_days..challenge.max_days "
+                        f"({ch.min_days}..{ch.max_days})", "challenge.min_days challenge.max_days")
             if mm.challenge_variant != "random" and mm.challenge_variant not in ch.variants:
-                raise ValueError(f"{where}.challenge_variant: {mm.challenge_variant} is not in challenge.variants")
+                raise _outside_challenge(where, "challenge_variant",
+                                         f"{mm.challenge_variant} is not in challenge.variants", "challenge.variants")
             if mm.challenge_mode != "random" and mm.challenge_mode not in ch.modes:
-                raise ValueError(f"{where}.challenge_mode: {mm.challenge_mode} is not in challenge.modes")
+                raise _outside_challenge(where, "challenge_mode", f"{mm.challenge_mode} is not in challenge.modes",
+                                         "challenge.modes")
         return self
 
     def resolved_token(self) -> str | None:
@@ -173,6 +212,27 @@ class BotConfig(Strict):
         if env:
             return env
         return self.token.get_secret_value() if self.token is not None else None
+
+
+def _outside_challenge(where: tuple[str, ...], key: str, message: str, challenge_keys: str) -> KeyConflict:
+    """A matchmaking ``key`` (of ``where``: matchmaking, or one of its overrides) our challenge filter refuses:
+    that key, the base key an override inherits, ``matchmaking.allow_matchmaking``, then the challenge keys of
+    the rule (space-separated), in that order."""
+    return KeyConflict(f"{'.'.join(where)}.{key}: {message}", (*where, key), ("matchmaking", key),
+                       "matchmaking.allow_matchmaking", *challenge_keys.split())
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's hostname: no port, no brackets) names this machine: ``localhost`` or a name
+    under it (RFC 6761 section 6.3: they resolve to loopback addresses), or a loopback address (127.0.0.0/8,
+    RFC 1122 section 3.2.1.3; ::1, RFC 4291 section 2.5.3)."""
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def _format_errors(err: ValidationError) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from lichessbot.config.base import Strict
+from lichessbot.config.base import KeyConflict, Strict
 
 __all__ = [
     "ChallengeConfig",
@@ -203,17 +203,17 @@ class ChallengeConfig(Strict):
     @model_validator(mode="after")
     def _ranges(self) -> ChallengeConfig:
         if self.min_base > self.max_base:
-            raise ValueError("min_base is greater than max_base")
+            raise KeyConflict("min_base is greater than max_base", "min_base", "max_base")
         if self.min_increment > self.max_increment:
-            raise ValueError("min_increment is greater than max_increment")
+            raise KeyConflict("min_increment is greater than max_increment", "min_increment", "max_increment")
         if self.max_days != "unlimited" and self.min_days > self.max_days:
-            raise ValueError("min_days is greater than max_days")
+            raise KeyConflict("min_days is greater than max_days", "min_days", "max_days")
         if self.min_rating is not None and self.max_rating is not None and self.min_rating > self.max_rating:
-            raise ValueError("min_rating is greater than max_rating")
+            raise KeyConflict("min_rating is greater than max_rating", "min_rating", "max_rating")
         if self.games_reserved_for_humans > self.concurrency:
-            raise ValueError(f"games_reserved_for_humans ({self.games_reserved_for_humans}) is greater than "
-                             f"concurrency ({self.concurrency})")
+            raise KeyConflict(f"games_reserved_for_humans ({self.games_reserved_for_humans}) is greater than "
+                              f"concurrency ({self.concurrency})", "games_reserved_for_humans", "concurrency")
         if self.max_recent_bot_challenges is not None and self.recent_bot_challenge_age is None:
-            raise ValueError("max_recent_bot_challenges needs recent_bot_challenge_age (the seconds a challenge "
-                             "counts as recent)")
+            raise KeyConflict("max_recent_bot_challenges needs recent_bot_challenge_age (the seconds a challenge "
+                              "counts as recent)", "max_recent_bot_challenges")
         return self

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from lichessbot.config.base import Strict
+from lichessbot.config.base import KeyConflict, Strict
 
 __all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "EngineConfig", "SearchParams",
            "StrengthConfig", "TablebaseConfig", "TimemanConfig"]
@@ -106,7 +106,8 @@ class StrengthConfig(Strict):
     @model_validator(mode="after")
     def _one_kind(self) -> StrengthConfig:
         if self.preset is not None and (self.elo is not None or self.adaptive.enabled):
-            raise ValueError("preset plays every game at the preset: leave elo unset and adaptive off")
+            raise KeyConflict("preset plays every game at the preset: leave elo unset and adaptive off", "preset",
+                              "elo", "adaptive.enabled")
         return self
 
 
@@ -154,7 +155,8 @@ class EngineConfig(Strict):
     @model_validator(mode="after")
     def _check_format(self) -> EngineConfig:
         if self.input_format is not None and self.input_format not in (1, 2, 3, 4, 5, 132, 133):
-            raise ValueError(f"input_format {self.input_format} is not an Lc0 input format (1, 2, 3, 4, 5, 132, 133)")
+            raise KeyConflict(f"input_format {self.input_format} is not an Lc0 input format (1, 2, 3, 4, 5, 132, 133)",
+                              "input_format")
         return self
 
 
@@ -298,7 +300,7 @@ class GaviotaConfig(Strict):
     @model_validator(mode="after")
     def _paths(self) -> GaviotaConfig:
         if self.enabled and not self.paths:
-            raise ValueError("enabled without paths: name the directories of the *.gtb.cp4 files")
+            raise KeyConflict("enabled without paths: name the directories of the *.gtb.cp4 files", "enabled")
         return self
 
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lichessbot.config.base import HomePath, Strict
+from lichessbot.config.base import HomePath, KeyConflict, Strict
 from lichessbot.config.challenge import check_urls
 
 __all__ = ["MatchmakingConfig", "MatchmakingOverride", "NOT_OVERRIDABLE"]
@@ -78,7 +78,7 @@ class MatchmakingOverride(BaseModel):
         if isinstance(data, dict):
             for key in data:
                 if key in NOT_OVERRIDABLE:
-                    raise ValueError(f"{key} cannot be overridden (only the keys that shape one challenge can)")
+                    raise KeyConflict(f"{key} cannot be overridden (only the keys that shape one challenge can)", key)
         elif data is None:
             return {}
         return data
@@ -229,17 +229,24 @@ class MatchmakingConfig(Strict):
     @model_validator(mode="after")
     def _consistent(self) -> MatchmakingConfig:
         if self.opponent_min_rating > self.opponent_max_rating:
-            raise ValueError("opponent_min_rating is greater than opponent_max_rating")
+            raise KeyConflict("opponent_min_rating is greater than opponent_max_rating", "opponent_min_rating",
+                              "opponent_max_rating")
         if self.allow_matchmaking and not self.challenge_days and not (
                 self.challenge_initial_time and self.challenge_increment):
-            raise ValueError("no time control to challenge with: set challenge_initial_time and challenge_increment, "
-                             "or challenge_days")
+            raise KeyConflict("no time control to challenge with: set challenge_initial_time and challenge_increment, "
+                              "or challenge_days", "allow_matchmaking")
         for name, override in self.overrides.items():
             try:
                 MatchmakingConfig.model_validate({**self.model_dump(exclude={"overrides"}), **override.updates()})
             except ValidationError as err:
-                msg = err.errors()[0]["msg"].removeprefix("Value error, ")
-                raise ValueError(f"overrides.{name}: {msg}") from None
+                e = err.errors()[0]
+                msg = e["msg"].removeprefix("Value error, ")
+                cause = e.get("ctx", {}).get("error")
+                keys = cause.keys if isinstance(cause, KeyConflict) else (tuple(str(p) for p in e["loc"]),)
+                sets = override.model_fields_set
+                # the override's own key where it sets one, else the base key it inherits
+                raise KeyConflict(f"overrides.{name}: {msg}", *[("overrides", name, *k) if k[0] in sets else k
+                                                                for k in keys]) from None
         return self
 
     def with_override(self, name: str | None) -> MatchmakingConfig:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import yaml
 
-from lichessbot.bot.setup.migrate import migrate
+from lichessbot.bot.setup.migrate import EXIT_LOST, EXIT_UNRESOLVED, migrate
 from lichessbot.cli import main
-from lichessbot.config import load_config
+from lichessbot.config import load_config, parse_config
 
 LICHESS_BOT = Path(__file__).resolve().parents[1] / "data" / "lichess_bot_config.yml"
 
@@ -130,3 +132,134 @@ def test_a_relative_rating_difference_is_not_turned_into_absolute_ratings_and_qu
     ours, dropped = migrate({"challenge": {"rating_difference": 200}, "quit_after_all_games_finish": False})
     assert "min_rating" not in ours.get("challenge", {}) and "relative" in dict(dropped)["challenge.rating_difference"]
     assert ours["quit_after_all_games_finish"] is False
+
+
+#: A lichess-bot config with a rule across two sections broken (matchmaking on, bots' challenges refused) and
+#: every other section valid.
+CONFLICT = """\
+token: lip_conflictsecret
+url: https://lichess.org/
+engine:
+  ponder: true
+challenge:
+  concurrency: 3
+  accept_bot: false
+  variants: [standard, chess960]
+  min_base: 60
+matchmaking:
+  allow_matchmaking: true
+  challenge_timeout: 20
+  challenge_initial_time: [180]
+  challenge_increment: [2]
+greeting:
+  hello: "Hi {opponent}"
+abort_time: 25
+pgn_directory: games
+"""
+
+
+def _migrate_file(tmp_path, text: str, capsys) -> tuple[int, Path, str]:
+    src = tmp_path / "lb.yml"
+    src.write_text(text, encoding="utf-8")
+    src.chmod(0o600)
+    dest = tmp_path / "config.yml"
+    old = os.umask(0o022)
+    try:
+        rc = main(["migrate-config", str(src), "-o", str(dest)])
+    finally:
+        os.umask(old)
+    out = capsys.readouterr()
+    assert "lip_conflictsecret" not in out.out + out.err
+    return rc, dest, out.err
+
+
+def test_a_rule_across_sections_drops_one_key_keeps_the_token_and_every_section_and_exits_non_zero(tmp_path,
+                                                                                                   capsys):
+    """Issue 48: this config came out as ``pgn_directory: games`` alone, exit 0, token first dropped."""
+    rc, dest, err = _migrate_file(tmp_path, CONFLICT, capsys)
+    assert rc == EXIT_LOST
+    written = yaml.safe_load(dest.read_text(encoding="utf-8"))
+    src = yaml.safe_load(CONFLICT)
+    assert written["token"] == "lip_conflictsecret"
+    assert written["challenge"] == src["challenge"] and written["greeting"] == src["greeting"]
+    assert written["matchmaking"] == {k: v for k, v in src["matchmaking"].items() if k != "allow_matchmaking"}
+    assert written["engine"] == {"ponder": True} and written["abort_time"] == 25 and written["pgn_directory"] == "games"
+    dropped = [line.strip() for line in err.splitlines() if "refused here" in line]
+    assert dropped == ["matchmaking.allow_matchmaking: refused here: matchmaking.allow_matchmaking: challenges go to "
+                       "bots, so challenge.accept_bot must be true"]
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o600  # it holds the token (the umask would give 0644)
+    assert main(["check-config", str(dest)]) == 0  # check-config agrees: the result is usable as written
+    assert "OK" in capsys.readouterr().out
+    config = load_config(dest)
+    assert config.token.get_secret_value() == "lip_conflictsecret" and not config.matchmaking.allow_matchmaking
+    assert config.challenge.concurrency == 3 and config.matchmaking.challenge_timeout == 20
+
+
+def test_a_rule_inside_a_section_drops_the_key_it_names_not_the_section():
+    ours, dropped = migrate({"challenge": {"concurrency": 2, "min_base": 600, "max_base": 60, "accept_bot": True},
+                             "matchmaking": {"overrides": {"fast": {"challenge_variant": "chess960",
+                                                                    "challenge_mode": "casual"}},
+                                             "allow_matchmaking": True, "challenge_initial_time": [60]}})
+    assert ours["challenge"] == {"concurrency": 2, "max_base": 60, "accept_bot": True}
+    assert ours["matchmaking"]["overrides"] == {"fast": {"challenge_mode": "casual"}}  # chess960 is not accepted
+    assert ours["matchmaking"]["allow_matchmaking"] is True
+    assert dropped == [("challenge.min_base", "refused here: min_base is greater than max_base"),
+                       ("matchmaking.overrides.fast.challenge_variant", "refused here: matchmaking.overrides.fast."
+                        "challenge_variant: chess960 is not in challenge.variants")]
+    parse_config(ours)
+
+
+def test_a_rule_that_names_no_key_costs_the_first_key_whose_removal_meets_it(monkeypatch):
+    """A rule on a section that does not say which keys it spans (a plain ValueError): the first key set under
+    the section whose removal alone meets the rule, found by trying; never the section."""
+    from lichessbot.bot.setup import refused as m
+
+    data = {"token": "lip_x", "challenge": {"concurrency": 2, "min_base": 600, "max_base": 60}}
+    (error,) = m._errors(data)
+    error["ctx"] = {"error": ValueError(error["msg"])}  # as a rule without KeyConflict would raise
+    assert m._culprit(data, error, [error]) == ("challenge", "min_base")
+    # dropping matchmaking's accept_bot would silence the variant rule by breaking an earlier one: not a fix
+    data = {"challenge": {"accept_bot": True, "variants": ["standard"]},
+            "matchmaking": {"allow_matchmaking": True, "challenge_variant": "chess960"}}
+    (error,) = m._errors(data)
+    error["ctx"] = {"error": ValueError(error["msg"])}
+    assert m._culprit(data, error, [error]) == ("matchmaking", "allow_matchmaking")  # not challenge.accept_bot
+
+
+def test_empty_values_and_the_placeholder_token_lose_nothing(tmp_path, capsys):
+    text = 'token: "xxxxxxxxxxxxxxxx"\nchallenge:\n  variants: null\n  concurrency: 2\nfake_think_time: true\n'
+    rc, dest, err = _migrate_file(tmp_path, text, capsys)
+    assert rc == 0 and "challenge.variants: refused here" in err and "token: a placeholder" in err
+    assert yaml.safe_load(dest.read_text(encoding="utf-8")) == {"challenge": {"concurrency": 2}}
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644  # no token: the mode any new file gets
+
+
+def test_a_plain_http_url_is_dropped_as_a_lost_setting(tmp_path, capsys):
+    rc, dest, err = _migrate_file(tmp_path, "url: http://lichess.org\n", capsys)
+    assert rc == EXIT_LOST and "url: refused here: http://lichess.org: http would send the token in clear text" in err
+    assert load_config(dest).url == "https://lichess.org"
+
+
+def test_a_rule_no_single_key_meets_keeps_every_key_and_exits_2(tmp_path, capsys, monkeypatch):
+    from lichessbot.bot.setup import refused as m
+
+    monkeypatch.setattr(m, "_culprit", lambda data, error, errors: None)
+    rc, dest, err = _migrate_file(tmp_path, CONFLICT, capsys)
+    assert rc == EXIT_UNRESOLVED and "not resolved" in err and "challenge.accept_bot must be true" in err
+    assert yaml.safe_load(dest.read_text(encoding="utf-8"))["matchmaking"]["allow_matchmaking"] is True
+    assert main(["check-config", str(dest)]) == 2
+
+
+def test_the_token_is_never_the_key_dropped_even_for_a_rule_only_its_removal_meets(monkeypatch):
+    """A future rule that involves the token (here a stand-in that refuses any file with one) is left unresolved
+    rather than met by dropping the token."""
+    from lichessbot.bot.setup import refused as m
+
+    rule = {"type": "value_error", "loc": (), "msg": "a rule on the token", "input": {}, "ctx": {}}
+    at_token = {**rule, "loc": ("token",)}
+    monkeypatch.setattr(m, "_errors", lambda data: [rule] if "token" in data else [])
+    data = {"token": "lip_x", "abort_time": 20}
+    assert m._culprit(data, rule, [rule]) is None and m._culprit(data, at_token, [at_token]) is None
+    rule["ctx"] = {"error": m.KeyConflict("a rule on the token", "token")}
+    assert m._culprit(data, rule, [rule]) is None
+

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from lichessbot.cli import main
 from lichessbot.config import TOKEN_ENV, BotConfig, ConfigError, load_config, parse_config
+from lichessbot.config.base import default_pgn_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.yml.example"
 
@@ -34,17 +35,25 @@ def _lookup(data: dict, path: str) -> bool:
     return True
 
 
+#: Keys whose default depends on the platform and the user (platformdirs): the example shows them commented out,
+#: with the Linux default, so that the file still lists the defaults everywhere.
+PLATFORM_DEFAULTS = ("pgn_directory", "state_directory")
+
+
 def test_the_example_config_is_valid_and_documents_every_key():
     data = yaml.safe_load(EXAMPLE.read_text())
     assert parse_config(data) == BotConfig()  # it lists the defaults
-    missing = [p for p in _paths(BotConfig) if not _lookup(data, p)]
+    missing = [p for p in _paths(BotConfig) if not _lookup(data, p) and p not in PLATFORM_DEFAULTS]
     assert not missing, f"config.yml.example lacks: {missing}"
     text = EXAMPLE.read_text()
     for key in _paths(BotConfig):  # each key has a comment line above it
         leaf = key.rsplit(".", 1)[-1]
         lines = text.splitlines()
-        idx = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{leaf}:"))
+        written = f"# {leaf}: " if key in PLATFORM_DEFAULTS else f"{leaf}:"
+        idx = next(i for i, line in enumerate(lines) if line.strip().startswith(written))
         assert lines[idx - 1].strip().startswith("#"), key
+    for key in PLATFORM_DEFAULTS:
+        assert key not in data  # commented out: the default applies
 
 
 @pytest.mark.parametrize(("data", "expected"), [
@@ -168,4 +177,34 @@ def test_home_in_the_directories_is_expanded_once_for_every_reader(tmp_path, mon
     config = parse_config({"state_directory": "/srv/state", "matchmaking": {"decline_file": "~/records.json"}})
     assert config.records_file() == str(tmp_path / "records.json")
     assert dict(directories_written(config, tensorrt=False)) == {
-        "matchmaking.decline_file": tmp_path, "pgn_directory": Path("game_records")}
+        "matchmaking.decline_file": tmp_path, "pgn_directory": Path(default_pgn_directory())}
+
+
+@pytest.mark.parametrize("url", ["http://lichess.org", "http://lichess.org/", "http://192.168.1.5:9663",
+                                 "http://[2001:db8::1]:8080", "http://127.example.com"])
+def test_a_plain_http_url_is_refused_naming_the_key_and_the_token_in_clear_text(url):
+    with pytest.raises(ConfigError, match=r"^url: .*http would send the token in clear text.*use https"):
+        parse_config({"url": url})
+
+
+@pytest.mark.parametrize("url", ["https://lichess.org", "https://lichess.dev:443", "http://127.0.0.1:8080",
+                                 "http://127.1.2.3", "http://localhost:9663", "http://LOCALHOST/",
+                                 "http://bot.localhost:8080", "http://[::1]:8080"])
+def test_https_or_a_loopback_host_over_http_is_accepted(url):
+    assert parse_config({"url": url}).url == url
+
+
+@pytest.mark.parametrize("url", ["lichess.org", "ftp://lichess.org", "https://", "ws://127.0.0.1"])
+def test_a_url_that_is_not_http_is_refused(url):
+    with pytest.raises(ConfigError, match=r"^url: .*is not an http\(s\) URL"):
+        parse_config({"url": url})
+
+
+def test_check_config_refuses_a_plain_http_url_with_the_key_and_the_reason(tmp_path, capsys):
+    from lichessbot.cli import main
+
+    cfg = tmp_path / "config.yml"
+    cfg.write_text("url: http://lichess.org\n", encoding="utf-8")
+    assert main(["check-config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "url: http://lichess.org: http would send the token in clear text" in err

@@ -17,7 +17,8 @@ answers 200 whatever happened. As lila reads them (round ``Takebacker``):
 
 An accepted takeback shortens the game's moves (:func:`taken_back`): the game forgets what it decided for
 the plies taken back, so the bot thinks again there. The count accepted in each game survives a restart
-(:class:`TakebackLedger`, a JSON file in ``state_directory``).
+(:class:`TakebackLedger`, ``takebacks.json`` in ``state_directory``, made with its directory at the first
+takeback accepted).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ LEDGER_FILE = "takebacks.json"
 
 class TakebackLedger:
     """Takebacks accepted per running game (game id -> count), kept in ``path`` (None: memory only) so that a
-    restart does not give the opponent ``max_takebacks_accepted`` more. Thread-safe; a file that cannot be
-    read or written is logged and the bot plays on with the counts in memory."""
+    restart does not give the opponent ``max_takebacks_accepted`` more. The file's directory is made at the first
+    write (a first run starts without one). Thread-safe; a file that cannot be read or written is logged and the
+    bot plays on with the counts in memory."""
 
     def __init__(self, path: str | None = None):
         self.path = path
@@ -77,6 +79,7 @@ class TakebackLedger:
         if self.path is None:
             return
         try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, json.dumps(self._counts))
         except OSError as err:
             log.warning("takeback ledger not saved", path=self.path, error=str(err))

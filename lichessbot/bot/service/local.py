@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
 import secrets
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +25,7 @@ import structlog
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.service import BotService
 from lichessbot.config import BotConfig, load_config, parse_config
+from lichessbot.config.base import user_data_path
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.local import LocalLichess
@@ -92,13 +91,11 @@ def parse_clock(text: str) -> tuple[float, int]:
 
 
 def local_data_dir() -> Path:
-    """Where local mode keeps its state and games: ``$XDG_DATA_HOME/lichessbot/local`` (default
-    ``~/.local/share``), ``%LOCALAPPDATA%\\lichessbot\\local`` on Windows."""
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "lichessbot" / "local"
+    """Where local mode keeps its state and games, apart from the bot's on lichess: ``local`` in the user's data
+    directory (:func:`lichessbot.config.base.user_data_path`: Linux ``$XDG_DATA_HOME/lichessbot/local``,
+    ``~/.local/share/lichessbot/local`` when unset; macOS ``~/Library/Application Support/lichessbot/local``;
+    Windows ``%LOCALAPPDATA%\\lichessbot\\local``)."""
+    return Path(user_data_path()) / "local"
 
 
 def local_config(path: str | None, data_dir: Path, status_port: int, host: str) -> BotConfig:
@@ -106,7 +103,8 @@ def local_config(path: str | None, data_dir: Path, status_port: int, host: str) 
     games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port``, and no
     matchmaking nor arenas. Raises ConfigError (the file's path and the key)."""
     base = load_config(path) if path else parse_config(LOCAL_CONFIG)
-    pgn = base.pgn_directory if path and base.pgn_directory not in (None, "game_records") else str(data_dir / "games")
+    named = path and "pgn_directory" in base.model_fields_set and base.pgn_directory is not None
+    pgn = base.pgn_directory if named else str(data_dir / "games")
     return base.model_copy(update={
         "state_directory": str(data_dir), "pgn_directory": pgn,
         "status": base.status.model_copy(update={"enabled": True, "host": host, "port": status_port}),

@@ -137,9 +137,9 @@ class BotService:
         self.arenas = ArenaPlayer(config.tournaments, client, self._stopping)
         self._mm_options = matchmaker_options
         self._mm_thread: threading.Thread | None = None
-        #: Takebacks accepted per running game, kept across restarts (state_directory/takebacks.json).
-        self.takebacks = TakebackLedger(None if config.records_file() is None
-                                        else os.path.join(config.state_directory, LEDGER_FILE))
+        #: Takebacks accepted per running game, kept across restarts in state_directory/takebacks.json (whatever
+        #: matchmaking.decline_file says: the ledger is not a matchmaking record).
+        self.takebacks = TakebackLedger(os.path.join(config.state_directory, LEDGER_FILE))
         #: The ``gameFull`` of the last game started (the operator's ``rematch``).
         self.last_full: GameFull | None = None
         #: The operator's commands (terminal and status page; lichessbot/bot/service/commands.py).

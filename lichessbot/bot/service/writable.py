@@ -1,8 +1,9 @@
 """The start-up check of every directory ``lichessbot play`` writes: the state (``matchmaking.decline_file``
-under ``state_directory``), the game records (``pgn_directory``) and the TensorRT engine cache. A directory
-the bot cannot write stops the start with one line that names it, the user and the fix, before any call to
-lichess: a game recorded nowhere, or records lost at the next restart, are found out at once, not from a log
-line hours later. Imports the config, the errors and where the engine keeps its cache.
+under ``state_directory``, and the takeback ledger there), the game records (``pgn_directory``) and the TensorRT
+engine cache; each is created when missing. A directory the bot cannot write stops the start with one line that
+names it, the user and the fix, before any call to lichess: a game recorded nowhere, or records lost at the next
+restart, are found out at once, not from a log line hours later. Imports the config, the errors and where the
+engine keeps its cache.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ class NotWritableError(LichessbotError, PermissionError):
 
 
 def directories_written(config: BotConfig, *, tensorrt: bool) -> list[tuple[str, Path]]:
-    """``(what, directory)`` for each directory the bot will write with ``config``: the state directory (the
-    folder of ``matchmaking.decline_file``; none when that is null), ``pgn_directory`` (unless null) and,
+    """``(what, directory)`` for each directory the bot will write with ``config``: the folder of
+    ``matchmaking.decline_file`` (none when that is null), ``state_directory`` when takebacks may be accepted
+    (``max_takebacks_accepted`` above 0: the ledger ``takebacks.json`` lives there), ``pgn_directory`` (unless
+    null) and,
     when ``tensorrt`` (the TensorRT provider may run: ``engine.backend: tensorrt``), its engine cache, which
     spares minutes of engine building at each start (:func:`lichessbot.engine.providers.tensorrt_cache_path`)."""
     out: list[tuple[str, Path]] = []
@@ -34,6 +37,9 @@ def directories_written(config: BotConfig, *, tensorrt: bool) -> list[tuple[str,
     if records is not None:
         absolute = os.path.isabs(config.matchmaking.decline_file or "")
         out.append(("matchmaking.decline_file" if absolute else "state_directory", Path(records).parent))
+    state = Path(config.state_directory)
+    if config.max_takebacks_accepted > 0 and all(path != state for _, path in out):
+        out.append(("state_directory", state))
     if config.pgn_directory:
         out.append(("pgn_directory", Path(config.pgn_directory)))
     if tensorrt:

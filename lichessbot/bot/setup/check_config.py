@@ -90,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
     print("  matchmaking: " + (f"on, after {mm.challenge_timeout:g} min idle, {mm.challenge_variant} "
                                f"{mm.challenge_mode}{overrides}, declines kept in {mm.decline_file}"
                                if mm.allow_matchmaking else "off"))
-    print(f"  PGN: {config.pgn_directory or 'not saved'}")
+    print(f"  PGN: {config.pgn_directory or 'not saved'}; state: {config.state_directory}")
     return 0

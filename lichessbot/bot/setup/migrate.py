@@ -9,6 +9,12 @@ is kept when our config has a key of the same name (lichessbot.config uses liche
 meaning is the same) and its value passes our checks. Everything else is dropped and listed with the
 reason. The token is never printed.
 
+A value our checks refuse costs that key alone, named with the rule: a bad value its own key; a rule across
+keys (matchmaking on while ``challenge.accept_bot`` is off) the key the rule names to change first
+(:class:`lichessbot.config.base.KeyConflict`); never a whole section, never the token. The exit status says
+whether a setting of the user's was lost that way (:func:`run`), and a file that holds the token is written
+with mode 0600.
+
 :data:`LICHESS_BOT_KEYS` also tells ``check-config`` where a lichess-bot setting lives here.
 """
 
@@ -17,18 +23,22 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from lichessbot.bot.setup.refused import drop_refused
 from lichessbot.config import BotConfig
 from lichessbot.config.base import ConfigData
 from lichessbot.errors import LichessbotError
+from lichessbot.files import write_atomic
 
-__all__ = ["LICHESS_BOT_KEYS", "add_arguments", "hint", "migrate", "run"]
+__all__ = ["EXIT_LOST", "EXIT_UNRESOLVED", "LICHESS_BOT_KEYS", "Migration", "add_arguments", "convert", "hint",
+           "migrate", "run"]
 
 
 class Drop(Protocol):
@@ -95,12 +105,36 @@ def _fields(section: str) -> dict[str, FieldInfo] | None:
     return model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+@dataclass(frozen=True)
+class Migration:
+    """A lichess-bot config converted into ours (:func:`convert`)."""
+
+    #: Our config mapping: every value our checks accept, or, where a rule could not be met by dropping one
+    #: key, the keys it spans as they were (``unresolved``).
+    config: ConfigData
+    #: (lichess-bot dotted key, reason) for every key that did not carry over: no such setting here (the
+    #: reason says where it lives here), a placeholder, or a value our checks refuse (with the rule).
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    #: The dotted keys of ``dropped`` that held a setting our config has and that our checks refused: a choice
+    #: of the user's that is lost (an empty value or the placeholder token loses nothing).
+    lost: list[str] = field(default_factory=list)
+    #: The rules that dropping one key could not satisfy (``check-config`` refuses the result with them).
+    unresolved: list[str] = field(default_factory=list)
+
+
 def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
+    """Convert a lichess-bot config mapping into ours: ``(config, dropped)`` of :func:`convert`."""
+    m = convert(src)
+    return m.config, m.dropped
+
+
+def convert(src: ConfigData) -> Migration:
     """Convert a lichess-bot config mapping into ours.
 
-    Returns:
-        (our config mapping, dropped): ``dropped`` lists (lichess-bot dotted key, reason) for every key
-        that did not carry over, including values our checks refuse.
+    Keys with a counterpart carry over; a value our checks refuse is dropped alone, named with the rule: a bad
+    value, its key; a rule across keys, the one key the rule names to change first
+    (:class:`lichessbot.config.base.KeyConflict`) or else the first key whose removal meets the rule; never a
+    whole section, never the token.
     """
     out: ConfigData = {}
     dropped: list[tuple[str, str]] = []
@@ -139,8 +173,9 @@ def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
                     drop(f"{key}.{k}", hint(f"{key}.{k}") or f"no {key}.{k} here")
         else:
             drop(key)
-    _drop_refused(out, dropped)
-    return out, dropped
+    lost: list[str] = []
+    unresolved = drop_refused(out, dropped, lost)
+    return Migration(out, dropped, lost, unresolved)
 
 
 def _engine(eng: ConfigData, out: ConfigData, drop: Drop) -> None:
@@ -239,25 +274,6 @@ def _book(pg: ConfigData, out: ConfigData, drop: Drop) -> None:
             drop(f"engine.polyglot.{key}")
 
 
-def _drop_refused(out: ConfigData, dropped: list[tuple[str, str]]) -> None:
-    """Remove the values our checks refuse (each named with the reason), until the rest validates."""
-    for _ in range(100):
-        try:
-            BotConfig.model_validate(out)
-            return
-        except ValidationError as err:
-            e = err.errors()[0]
-            loc = [p for p in e["loc"] if isinstance(p, str)]
-            node: Any = out
-            for p in loc[:-1]:
-                node = node.get(p) if isinstance(node, dict) else None
-            if not loc or not isinstance(node, dict) or loc[-1] not in node:
-                # a rule across keys (e.g. min_base > max_base): drop the section
-                node, loc = out, loc[:1] or [next(iter(out))]
-            node.pop(loc[-1], None)
-            dropped.append((".".join(loc), f"refused here: {e['msg']}"))
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="the lichess-bot config.yml to read")
     parser.add_argument("-o", "--output", default="config.yml",
@@ -265,11 +281,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
 
 
+#: Exit status of ``migrate-config`` when a setting of the user's was refused by our checks and dropped (the
+#: file is written without it); 2 (as check-config) when a rule could not be met and the file written is refused.
+EXIT_LOST = 1
+EXIT_UNRESOLVED = 2
+
+
 def run(args: argparse.Namespace) -> int:
     """Write our config; list on stderr each lichess-bot key that did not carry over and why.
 
+    A file that holds the token is created with mode 0600 (:func:`lichessbot.files.write_atomic`: private from
+    its creation, whatever the umask), as lichess-bot's own file should be.
+
+    Returns:
+        0: every setting our config has carried over; :data:`EXIT_LOST` (1): a value our checks refuse was
+        dropped (listed with the rule); :data:`EXIT_UNRESOLVED` (2): a rule could not be met by dropping one key
+        (the file is written as converted; check-config names what to fix).
+
     Raises:
-        LichessbotError: the source cannot be read or is not a YAML mapping, or the output exists.
+        LichessbotError: the source cannot be read or is not a YAML mapping, the output exists (without
+            ``--force``) or cannot be written.
     """
     src = Path(args.source)
     try:
@@ -280,20 +311,33 @@ def run(args: argparse.Namespace) -> int:
         raise LichessbotError(f"{src}: not valid YAML ({err})") from None
     if not isinstance(data, dict):
         raise LichessbotError(f"{src}: the config must be a mapping of keys to values")
-    ours, dropped = migrate(data)
+    m = convert(data)
     text = ("# Converted from lichess-bot's " + src.name + " by `lichessbot migrate-config`.\n"
             "# Every key: config.yml.example. Check with `lichessbot check-config`.\n"
-            + yaml.safe_dump(ours, sort_keys=False, allow_unicode=True))
+            + yaml.safe_dump(m.config, sort_keys=False, allow_unicode=True))
     if args.output == "-":
         sys.stdout.write(text)
     else:
         dest = Path(args.output)
         if dest.exists() and not args.force:
             raise LichessbotError(f"{dest} exists: choose another --output or add --force")
-        dest.write_text(text, encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
-    if dropped:
-        print(f"not carried over ({len(dropped)}):", file=sys.stderr)
-        for path, why in dropped:
+        secret = "token" in m.config
+        try:
+            write_atomic(dest, text, mode=0o600 if secret else 0o666)
+        except OSError as err:
+            raise LichessbotError(f"{dest}: cannot write the config file ({err.strerror})") from None
+        print(f"wrote {dest}" + (" (mode 0600: it holds the token)" if secret else ""), file=sys.stderr)
+    if m.dropped:
+        print(f"not carried over ({len(m.dropped)}):", file=sys.stderr)
+        for path, why in m.dropped:
             print(f"  {path}: {why}", file=sys.stderr)
+    if m.unresolved:
+        print("not resolved (the file keeps these keys as they were; fix them by hand):", file=sys.stderr)
+        for why in m.unresolved:
+            print(f"  {why}", file=sys.stderr)
+        return EXIT_UNRESOLVED
+    if m.lost:
+        print(f"{len(m.lost)} of your settings were refused by our checks and dropped: {', '.join(m.lost)} "
+              "(see above; set them again in a way the rule allows)", file=sys.stderr)
+        return EXIT_LOST
     return 0
