@@ -101,6 +101,15 @@ def _open_checked(path: str) -> chess.polyglot.MemoryMappedReader:
     return reader
 
 
+def _repeats(board: chess.Board, move: chess.Move) -> bool:
+    """``move`` leads to a position already seen in ``board``'s game."""
+    board.push(move)
+    try:
+        return board.is_repetition(2)
+    finally:
+        board.pop()
+
+
 class Book:
     """Polyglot books per variant with a selection rule. Thread-safe for lookups (read-only mmaps).
 
@@ -110,6 +119,10 @@ class Book:
             ``best_move`` (the highest weight; the first entry in file order on ties).
         min_weight: entries with a lower weight are ignored (0 admits deleted, weight-0 entries).
         max_depth: the book is used while ``board.fullmove_number <= max_depth``.
+        normalization: how ``min_weight`` reads (lichess-bot ``polyglot.normalization``, lib/engine_wrapper.py):
+            ``none``, a weight; ``sum`` (``max``), a percentage of the sum (the largest) of the position's weights
+            in that file.
+        allow_repetitions: False: entries whose move repeats a position of ``board``'s game are left out (BotLi).
         rng: the generator of the random choices (seed it in tests); None: a fresh ``random.Random()``.
 
     Raises:
@@ -123,6 +136,8 @@ class Book:
         selection: Selection = "weighted_random",
         min_weight: int = 1,
         max_depth: int = 20,
+        normalization: Literal["none", "sum", "max"] = "none",
+        allow_repetitions: bool = True,
         rng: random.Random | None = None,
     ) -> None:
         if selection not in SELECTIONS:
@@ -132,6 +147,8 @@ class Book:
         self.selection: Selection = selection
         self.min_weight = min_weight
         self.max_depth = max_depth
+        self.normalization = normalization
+        self.allow_repetitions = allow_repetitions
         self.rng = rng if rng is not None else random.Random()
         self._readers: dict[str, list[tuple[str, chess.polyglot.MemoryMappedReader]]] = {}
         try:
@@ -155,6 +172,8 @@ class Book:
             selection=config.selection,
             min_weight=config.min_weight,
             max_depth=config.max_depth,
+            normalization=config.normalization,
+            allow_repetitions=config.allow_repetitions,
             rng=rng,
         )
 
@@ -171,10 +190,22 @@ class Book:
         if section is None or board.fullmove_number > self.max_depth:
             return "", []
         for path, reader in self._readers.get(section, ()):
-            entries = list(reader.find_all(board, minimum_weight=self.min_weight))
+            entries = self._kept(board, list(reader.find_all(board, minimum_weight=0)))
             if entries:
                 return path, entries
         return "", []
+
+    def _kept(self, board: chess.Board, entries: list[chess.polyglot.Entry]) -> list[chess.polyglot.Entry]:
+        """``entries`` at or above the weight threshold (``min_weight`` read by ``normalization``), without
+        the moves that repeat a position when repetitions are not allowed."""
+        weights = [e.weight for e in entries]
+        scale = (sum(weights) if self.normalization == "sum" else max(weights, default=0)
+                 if self.normalization == "max" else 100)
+        threshold = self.min_weight * scale / 100
+        kept = [e for e in entries if e.weight >= threshold]
+        if not self.allow_repetitions:
+            kept = [e for e in kept if not _repeats(board, e.move)]
+        return kept
 
     def find(self, board: chess.Board, variant: str = "standard") -> BookMove | None:
         """The book move for ``board`` by the selection rule, with its weight; None when out of book.

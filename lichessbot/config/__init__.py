@@ -27,6 +27,7 @@ from lichessbot.config.base import (
     default_pgn_directory,
     default_state_directory,
 )
+from lichessbot.config.book import BookConfig
 from lichessbot.config.challenge import (
     GREETING_FIELDS,
     LICHESS_BOT_GAMES_PER_DAY,
@@ -40,7 +41,6 @@ from lichessbot.config.engine import (
     ONNX_BACKENDS,
     AdaptiveStrengthConfig,
     Backend,
-    BookConfig,
     EngineConfig,
     SearchParams,
     StrengthConfig,

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from lichessbot.config.base import KeyConflict, Strict
 
-__all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "EngineConfig", "SearchParams",
+__all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "EngineConfig", "SearchParams",
            "StrengthConfig", "TablebaseConfig", "TimemanConfig"]
 
 
@@ -261,23 +261,6 @@ class TimemanConfig(Strict):
         description="Early/late stop: a rival's Q must beat the most visited move's by more than this to count "
         "as a better Q (0: the rule as written, NeuralchessGM; ours).",
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# Opening book (lichessbot/book reads these). lichess-bot: engine.polyglot.
-# --------------------------------------------------------------------------------------------------
-class BookConfig(Strict):
-    """Polyglot opening book."""
-
-    enabled: bool = Field(False, description="Play book moves (files are checked at startup).")
-    paths: dict[Literal["standard", "chess960"], list[str]] = Field(
-        default_factory=dict, description="Per variant, .bin files tried in order (fromPosition uses standard)."
-    )
-    selection: Literal["weighted_random", "uniform_random", "best_move"] = Field(
-        "weighted_random", description="weighted_random: by weight; uniform_random; best_move: highest weight."
-    )
-    min_weight: int = Field(1, ge=0, description="Entries with a lower weight are ignored.")
-    max_depth: int = Field(20, ge=1, description="Use the book only up to this full move number.")
 
 
 # --------------------------------------------------------------------------------------------------
