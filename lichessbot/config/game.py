@@ -105,6 +105,9 @@ class CorrespondenceConfig(Strict):
         150, ge=1, description="Seconds a correspondence game stream stays open without our move; then it is closed "
         "(the game no longer holds a thread) until the next check-in finds our move."
     )
+    ponder: bool = Field(
+        False, description="lichess-bot's key: think on the opponent's time in correspondence games while the "
+        "game's stream is open (engine.ponder is for games with a clock).")
 
 
 class StatusConfig(Strict):

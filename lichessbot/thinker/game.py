@@ -218,12 +218,14 @@ class GameThinker:
         return decision
 
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:
-        """Think on the opponent's time (``engine.ponder``): search ``board`` after the expected ``reply``.
+        """Think on the opponent's time: search ``board`` after the expected ``reply``. The caller decides
+        whether the game ponders (the bot's game core: ``engine.ponder``, or ``correspondence.ponder`` in a
+        correspondence game).
 
         ``board`` is the position after our move. The next ``think`` continues that search if the
         opponent played ``reply`` (lc0's ponderhit), else stops it and searches afresh.
         """
-        if not self.engine.settings.engine.ponder or reply is None or reply not in board.legal_moves:
+        if reply is None or reply not in board.legal_moves:
             return
         if self.strength.active:  # pondering would search past the level's node limit
             return

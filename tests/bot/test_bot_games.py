@@ -253,7 +253,7 @@ def test_pondering_games_play_on_and_hit_when_the_opponent_plays_the_expected_mo
         return thinker
     pondering.new_game = new_game
     server.opponent_delay = 0.3  # the reply comes after the bot has started pondering, even on a loaded machine
-    with BotRun(server, pondering) as bot:
+    with BotRun(server, pondering, {"engine": {"ponder": True}}) as bot:  # the game core decides to ponder
         game = bot.play(opponent=resign_after(9, plays_the_ponder_move), limit=60, increment=1)
     assert game.status == "resign" and len(game.posts) == 5 and _unique_plies(game)
     assert pondering.ponders >= 3 and pondering.ponder_hits >= 2

@@ -355,6 +355,11 @@ class GameCore:
             self.overhead.posted(ply, Clock.from_lichess(self.times, self.color), now - self.state_at)
         return [PostMove(ply, decision.move, offer_draw, deadline)]
 
+    def _may_ponder(self) -> bool:
+        """Think on the opponent's time in this game: ``correspondence.ponder`` in a correspondence game (one the
+        bot is connected to), else ``engine.ponder`` (lichess-bot lib/lichess_bot.py: the same choice)."""
+        return self.config.correspondence.ponder if self.correspondence else self.config.engine.ponder
+
     def move_refused(self, post: PostMove, error: str) -> list[Action]:
         """lichess did not take the move: resync from its state (the same move is posted again there)."""
         self.failures += 1
@@ -378,7 +383,7 @@ class GameCore:
         board = self.board  # the position of ``ply``: no event comes between the post and its answer
         assert board is not None and len(board.move_stack) == ply
         actions: list[Action] = list(self.talk.after_move(decision, board, self._our_moves))
-        if decision.ponder is not None:
+        if decision.ponder is not None and self._may_ponder():
             after = board.copy()
             after.push(decision.move)
             actions.append(Ponder(after, decision.ponder))
