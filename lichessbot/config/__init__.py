@@ -114,6 +114,10 @@ class BotConfig(Strict):
         60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
         "ended unseen (a missed gameFinish)."
     )
+    fake_think_time: bool = Field(
+        False, description="lichess-bot's key: from the 11th ply on, a move in a game with a clock is posted no "
+        "sooner than 2.5 % of our clock (less the move overhead) after the position came, 1 % less each ply "
+        "after (lichess-bot's formula): against people a bot that answers at once feels wrong.")
     pgn_directory: HomePath | None = Field(
         default_factory=default_pgn_directory, description="Where finished games are saved; null: nowhere. Unset: "
         "games in the user's data directory (Linux ~/.local/share/lichessbot/games; platformdirs).")

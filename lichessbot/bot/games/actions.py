@@ -22,13 +22,15 @@ __all__ = ["Abandon", "Abort", "Action", "AnswerTakeback", "Claim", "PostMove", 
 class PostMove:
     """Post ``move`` for ``ply`` (``POST /api/bot/game/{id}/move/{uci}``); ``offer_draw``: with
     ``offeringDraw=true`` (an offer, or the acceptance of the opponent's, lila BotPlayer); ``deadline``: the
-    monotonic time (seconds) the post may wait until (retries, 429 pauses), None without a clock. The shell
-    reports the outcome: :meth:`~lichessbot.bot.games.core.GameCore.move_posted` or ``move_refused``."""
+    monotonic time (seconds) the post may wait until (retries, 429 pauses), None without a clock; ``not_before``:
+    the monotonic time the post waits for first (``fake_think_time``), None: at once. The shell reports the
+    outcome: :meth:`~lichessbot.bot.games.core.GameCore.move_posted` or ``move_refused``."""
 
     ply: int
     move: chess.Move
     offer_draw: bool
     deadline: float | None
+    not_before: float | None = None
 
 
 @dataclass(frozen=True)

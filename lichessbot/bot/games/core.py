@@ -35,7 +35,14 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.pgn import GameRecord
-from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, parse_moves, post_patience
+from lichessbot.bot.games.rules import (
+    ScoreRules,
+    Unplayable,
+    clocks_now,
+    fake_think_s,
+    parse_moves,
+    post_patience,
+)
 from lichessbot.bot.games.takeback import TakebackLedger, Takebacks, taken_back
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
@@ -353,7 +360,11 @@ class GameCore:
                                                                   int(move_overhead_ms(clock, self.config.timeman)))
         if self.overhead is not None and self.color is not None and clock is not None:  # to measure its cost
             self.overhead.posted(ply, Clock.from_lichess(self.times, self.color), now - self.state_at)
-        return [PostMove(ply, decision.move, offer_draw, deadline)]
+        not_before = None
+        if self.config.fake_think_time and clock is not None:  # from our clock at the position's state
+            ours = self.times[0] if self.color == chess.WHITE else self.times[1]
+            not_before = self.state_at + fake_think_s(ours, int(move_overhead_ms(clock, self.config.timeman)), ply)
+        return [PostMove(ply, decision.move, offer_draw, deadline, not_before)]
 
     def _may_ponder(self) -> bool:
         """Think on the opponent's time in this game: ``correspondence.ponder`` in a correspondence game (one the

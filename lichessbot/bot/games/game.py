@@ -225,6 +225,8 @@ class Game:
         self._do(self.core.decided(request, decision, time.monotonic()))
 
     def _post(self, post: PostMove) -> None:
+        if post.not_before is not None:  # fake_think_time: the move waits, as a person would think
+            self.quit.wait(max(0.0, post.not_before - time.monotonic()))  # a stop cuts the wait short
         try:
             self.client.make_move(self.id, post.move.uci(), offering_draw=post.offer_draw, deadline=post.deadline)
         except LichessError as err:

@@ -8,8 +8,8 @@ import chess
 from lichessbot.config import DrawOrResignConfig
 from lichessbot.timeman import Clock, OverheadEstimator
 
-__all__ = ["POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
-           "ScoreRules", "Unplayable", "clocks_now", "parse_moves", "post_patience"]
+__all__ = ["FAKE_THINK_SHARE", "POST_PATIENCE", "POST_PATIENCE_MAX", "POST_PATIENCE_MIN", "UNLIMITED_MS",
+           "ScoreRules", "Unplayable", "clocks_now", "fake_think_s", "parse_moves", "post_patience"]
 
 #: lila's wtime/btime of a game without any clock (BotJsonView: ``Int.MaxValue`` ms).
 UNLIMITED_MS = 2_147_483_647
@@ -38,6 +38,22 @@ def clocks_now(times: tuple[int, int, int, int], color: chess.Color | None, sinc
 POST_PATIENCE = 0.1
 POST_PATIENCE_MIN = 0.2
 POST_PATIENCE_MAX = 2.0
+
+
+#: lichess-bot's fake_think_time (lib/lichess_bot.py ``fake_think_time``): from the 11th ply on, a move takes
+#: at least this share of the clock left after the move overhead, shrinking by FAKE_THINK_DECAY a ply after.
+FAKE_THINK_SHARE = 0.025
+FAKE_THINK_DECAY = 0.99
+FAKE_THINK_FROM_PLY = 10
+
+
+def fake_think_s(clock_ms: int, overhead_ms: int, ply: int) -> float:
+    """Seconds a move at ``ply`` (plies played before it) takes at least with ``fake_think_time``: 0 before
+    ply 10, then 2.5 % of ``clock_ms - overhead_ms`` times 0.99 per ply past 10 (lichess-bot's formula)."""
+    if ply < FAKE_THINK_FROM_PLY:
+        return 0.0
+    left_s = max(0, clock_ms - overhead_ms) / 1000
+    return left_s * FAKE_THINK_SHARE * FAKE_THINK_DECAY ** (ply - FAKE_THINK_FROM_PLY)
 
 
 class Unplayable(ValueError):
