@@ -64,6 +64,7 @@ class TablebaseMove:
         cp: centipawns (Stockfish's TB convention, see :data:`TB_CP`).
         mate: 1 when ``move`` mates, else None.
         candidates: the legal moves and how many of them keep the best WDL.
+        keep: the moves that keep the best WDL (``move`` among them), in move generation order.
     """
 
     move: chess.Move
@@ -72,6 +73,7 @@ class TablebaseMove:
     cp: int
     mate: int | None
     candidates: tuple[int, int] = (0, 0)
+    keep: tuple[chess.Move, ...] = ()
 
     @property
     def wdl_triple(self) -> tuple[float, float, float]:
@@ -123,6 +125,8 @@ class Tablebases:
         max_pieces: probe positions with at most this many pieces (0: the tables' maximum).
         root_probe: choose the root move by the tables (:meth:`root_move` returns None when False).
         search_probe: open the core's prober (:attr:`core`) for probes inside the search.
+        move_quality: ``best``: the root source plays the tables' move; ``suggest``: the search keeps to the
+            moves that keep the best WDL (:attr:`TablebaseMove.keep`; lichess-bot's Syzygy ``move_quality``).
         key: the config key or UCI option named in errors.
 
     Raises:
@@ -130,12 +134,13 @@ class Tablebases:
     """
 
     def __init__(self, paths: list[str], *, max_pieces: int = 0, root_probe: bool = True,
-                 search_probe: bool = True, key: str = "tablebases.syzygy") -> None:
+                 search_probe: bool = True, move_quality: str = "best", key: str = "tablebases.syzygy") -> None:
         top = _check_dirs(paths, key)
         self.paths = [str(Path(p).expanduser()) for p in paths]
         #: The most pieces a probed position may have.
         self.max_pieces = min(max_pieces, top) if max_pieces else top
         self.root_probe = root_probe
+        self.move_quality = move_quality
         self._lock = threading.Lock()
         self._broken = False
         self._tb = chess.syzygy.Tablebase()
@@ -155,7 +160,7 @@ class Tablebases:
         if not config.syzygy:
             return None
         return cls(list(config.syzygy), max_pieces=config.max_pieces, root_probe=config.root_probe,
-                   search_probe=config.search_probe)
+                   search_probe=config.search_probe, move_quality=config.move_quality)
 
     def close(self) -> None:
         self._tb.close()
@@ -208,7 +213,7 @@ class Tablebases:
                 board.pop()
             # Best WDL first; wins by the shortest DTZ, losses (and blessed ones) by the longest.
             key = (wdl, -dtz if wdl > 0 else dtz)
-            ranked.append(wdl)
+            ranked.append((move, wdl))
             if best is None or key > best[0]:
                 best = (key, move, wdl, dtz)
         if best is None:
@@ -216,4 +221,5 @@ class Tablebases:
         _, move, wdl, dtz = best
         cp = TB_CP - dtz if wdl == 2 else -(TB_CP - dtz) if wdl == -2 else 0
         return TablebaseMove(move=move, wdl=wdl, dtz=dtz, cp=cp, mate=1 if dtz == 0 and wdl == 2 else None,
-                             candidates=(len(ranked), ranked.count(wdl)))
+                             candidates=(len(ranked), sum(1 for _, w in ranked if w == wdl)),
+                             keep=tuple(m for m, w in ranked if w == wdl))

@@ -307,4 +307,8 @@ class TablebaseConfig(Strict):
         True, description="Inside the search, a node in the tables after a capture or pawn move is a terminal "
         "with the tables' WDL (lc0's rule).",
     )
+    move_quality: Literal["best", "suggest"] = Field(
+        "best", description="lichess-bot's lichess_bot_tbs.syzygy.move_quality: best: play the tables' move (best "
+        "WDL, then DTZ); suggest: the search keeps to the moves that keep the best WDL (one such move is played "
+        "at once).")
     gaviota: GaviotaConfig = Field(default_factory=GaviotaConfig)

@@ -55,17 +55,20 @@ class BookSource:
 
 class TablebaseSource:
     """The Syzygy tables at the root (:meth:`~lichessbot.tablebase.Tablebases.root_move`): the move that
-    keeps the best WDL, by DTZ, played at once (docs/tablebases.md)."""
+    keeps the best WDL, by DTZ, played at once, or (``move_quality: suggest``) the moves that keep it, for the
+    search (docs/tablebases.md)."""
 
     name = "tablebase"
 
     def __init__(self, tablebases: Tablebases) -> None:
         self.tablebases = tablebases
 
-    def move(self, board: chess.Board, request: MoveRequest) -> Decision | None:
+    def move(self, board: chess.Board, request: MoveRequest) -> Decision | SearchOnly | None:
         found = self.tablebases.root_move(board)
         if found is None:
             return None
+        if self.tablebases.move_quality == "suggest" and len(found.keep) > 1:
+            return SearchOnly(moves=found.keep, note=found.describe(), source=self.name)
         return Decision(move=found.move, source="tablebase", tablebase_score=found.score, note=found.describe(),
                         tablebase_wdl=found.wdl)
 
