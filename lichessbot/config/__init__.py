@@ -48,6 +48,7 @@ from lichessbot.config.engine import (
     TimemanConfig,
 )
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
+from lichessbot.config.handlers import ExtraGameHandlersConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
 from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.errors import ConfigError
@@ -63,6 +64,7 @@ __all__ = [
     "CorrespondenceConfig",
     "DrawOrResignConfig",
     "EngineConfig",
+    "ExtraGameHandlersConfig",
     "GREETING_FIELDS",
     "GreetingConfig",
     "KeyConflict",
@@ -146,6 +148,7 @@ class BotConfig(Strict):
         "sides moved). false: leave them running on lichess; a restart within their clocks plays them on."
     )
     status: StatusConfig = Field(default_factory=StatusConfig)
+    extra_game_handlers: ExtraGameHandlersConfig = Field(default_factory=ExtraGameHandlersConfig)
 
     @field_validator("url")
     @classmethod

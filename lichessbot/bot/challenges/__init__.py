@@ -58,6 +58,8 @@ class Admission:
         self.me = ""
         #: Our ratings by perf key (``/api/account``), for ``challenge.rating_difference``: set by the service.
         self.ratings: dict[str, int] = {}
+        #: The operator's challenge filter (extra_game_handlers.challenge_filter): ``(accept, why)``, or None.
+        self.extra_filter: Callable[[Challenge], tuple[bool, str]] | None = None
         self._lock = threading.Lock()
         self.stopping = False
         self.running: set[str] = set()           # from gameStart / gameFinish (or the server's list)
@@ -129,6 +131,9 @@ class Admission:
         if ch.challenger_name.lower() in self.online_blocked:
             return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is in an online block list")
         verdict = decide(self.config.challenge, ch, 0, self.ratings)
+        if verdict.accept and self.extra_filter is not None:
+            ok, why = self.extra_filter(ch)
+            verdict = verdict if ok else Verdict.no(DeclineReason.GENERIC, why)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)
         if not verdict.accept:

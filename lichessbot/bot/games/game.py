@@ -30,7 +30,7 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.core import GameCore
-from lichessbot.bot.games.pgn import game_stem, write_pgn
+from lichessbot.bot.games.pgn import GameRecord, game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import parse_moves
 from lichessbot.bot.games.takeback import TakebackLedger
@@ -67,6 +67,7 @@ class Game:
         self._stream: ReconnectingStream[GameEvent] | None = None
         self.status = status                 # the status page's hub (snapshots published to it), or None
         self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
+        self.on_end: Callable[[GameRecord], None] | None = None  # told the record of a game over we played
         self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
         if status is not None and hasattr(thinker, "on_live"):
             def publish_live(live: LiveSearch) -> None:
@@ -259,4 +260,6 @@ class Game:
                 write_eval_svg(self.snapshot(), path.with_name(game_stem(core.record) + ".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
+        if core.over and not core.abandoned and core.saw_running and self.on_end is not None:
+            self.on_end(core.record)
         self.log.info("game thread done", over=core.over, failures=core.failures)

@@ -32,6 +32,7 @@ from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
 from lichessbot.bot.games.game import Game
+from lichessbot.bot.games.handlers import Handlers
 from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
@@ -127,6 +128,9 @@ class BotService:
         self.status_server: Any = None
         #: Every challenge rule, slot, queue and record (lichessbot/bot/challenges/), shared with the matchmaker.
         self.admission = Admission(config)
+        #: The operator's functions (extra_game_handlers), imported now: a bad one stops the start (ConfigError).
+        self.handlers = Handlers(config.extra_game_handlers)
+        self.admission.extra_filter = self.handlers.accepts if config.extra_game_handlers.challenge_filter else None
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/bot/matchmaking/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
@@ -335,6 +339,7 @@ class BotService:
     def _game_full(self, gid: str, full: GameFull) -> None:
         self.last_full = full
         self.admission.game_full(gid, full)
+        self.handlers.game_started(full)
 
     def _answer(self, decided: list[tuple[Any, Verdict]]) -> None:
         assert self._answers is not None  # run() sets it before it reads the event stream
@@ -399,6 +404,7 @@ class BotService:
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
                         status=self.status, queued=self.admission.queued_names, takebacks=self.takebacks)
             game.on_full = lambda full, gid=gid: self._game_full(gid, full)
+            game.on_end = self.handlers.game_ended
             if self._quit.is_set():
                 game.resign_on_quit = self._resign
                 game.quit.set()

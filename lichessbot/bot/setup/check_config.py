@@ -12,6 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from lichessbot.book import Book
+from lichessbot.bot.games.handlers import Handlers
 from lichessbot.bot.setup.migrate import hint
 from lichessbot.config import BotConfig, ConfigError, load_config
 from lichessbot.errors import LichessbotError
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         tables = Tablebases.from_config(config.tablebases)  # TablebaseError names the key and the directory
         if tables is not None:
             tables.close()
+    if config.extra_game_handlers.enabled:
+        Handlers(config.extra_game_handlers)  # imports them (ConfigError names the key and the reason)
     c = config.challenge
     token = "set" if config.resolved_token() else "MISSING (set LICHESS_BOT_TOKEN or token:)"
     print(f"{args.file}: OK")
