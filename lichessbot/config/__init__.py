@@ -51,6 +51,7 @@ from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResig
 from lichessbot.config.handlers import ExtraGameHandlersConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
 from lichessbot.config.online import OnlineMovesConfig
+from lichessbot.config.overrides import GameFacts, GameOverride, conditions_of, merge
 from lichessbot.errors import ConfigError
 
 __all__ = [
@@ -66,6 +67,8 @@ __all__ = [
     "EngineConfig",
     "ExtraGameHandlersConfig",
     "GREETING_FIELDS",
+    "GameFacts",
+    "GameOverride",
     "GreetingConfig",
     "KeyConflict",
     "LICHESS_BOT_GAMES_PER_DAY",
@@ -149,6 +152,45 @@ class BotConfig(Strict):
     )
     status: StatusConfig = Field(default_factory=StatusConfig)
     extra_game_handlers: ExtraGameHandlersConfig = Field(default_factory=ExtraGameHandlersConfig)
+    game_overrides: dict[str, GameOverride] = Field(
+        default_factory=dict, description="BotLi's per-time-control and per-colour settings as one mechanism: "
+        "entries named by their conditions (e.g. bullet, blitz_white, chess960_black, bot_rated) that change keys "
+        "of engine (search, strength, ponder), timeman, book and draw_or_resign for the games they match "
+        "(lichessbot/config/overrides.py).")
+
+    def for_game(self, facts: GameFacts) -> BotConfig:
+        """This config with every ``game_overrides`` entry that matches ``facts`` applied, the fewest
+        conditions first (so the most specific wins)."""
+        words = facts.words()
+        entries = sorted(((len(conditions_of(name)), name, o) for name, o in self.game_overrides.items()
+                          if set(conditions_of(name).values()) <= words), key=lambda e: e[0])
+        if not entries:
+            return self
+        data = self.model_dump(exclude={"game_overrides"})
+        for _, _, override in entries:
+            data = merge(data, override.changes())
+        return self.model_copy(update={k: getattr(BotConfig.model_validate(data), k) for k in
+                                       ("engine", "timeman", "book", "draw_or_resign")})
+
+    @field_validator("game_overrides")
+    @classmethod
+    def _override_names(cls, entries: dict[str, GameOverride]) -> dict[str, GameOverride]:
+        for name in entries:
+            conditions_of(name)
+        return entries
+
+    @model_validator(mode="after")
+    def _overrides_valid(self) -> BotConfig:
+        base = self.model_dump(exclude={"game_overrides"})
+        for name, override in self.game_overrides.items():
+            try:
+                BotConfig.model_validate(merge(base, override.changes()))
+            except ValidationError as err:
+                e = err.errors()[0]
+                where = ".".join(str(p) for p in e["loc"])
+                raise ValueError(f"game_overrides.{name}: {where + ': ' if where else ''}"
+                                 f"{e['msg'].removeprefix('Value error, ')}") from None
+        return self
 
     @field_validator("url")
     @classmethod

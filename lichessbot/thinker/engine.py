@@ -18,7 +18,7 @@ import threading
 import structlog
 
 from lichessbot.book import Book
-from lichessbot.config import BotConfig
+from lichessbot.config import BookConfig, BotConfig, SearchParams, TimemanConfig
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
 from lichessbot.engine.service import EvalService
@@ -101,6 +101,7 @@ class Engine:
         if not lazy:
             self._load()
         self.book = _book(settings)
+        self._books: dict[str, Book | None] = {}  # the books of games' own settings (game_overrides), by settings
         #: The Syzygy tables (root probe here, search probes in the core), or None.
         self.tablebases = _tables(settings)
         #: The Gaviota tables at the root (``tablebases.gaviota``), or None.
@@ -176,21 +177,38 @@ class Engine:
             self.evaluator.clear_cache()
 
     # what a game is built with -----------------------------------------------------------------
-    def searcher(self, game_id: str | None = None) -> Searcher:
+    def searcher(self, game_id: str | None = None, search: SearchParams | None = None) -> Searcher:
         """A new searcher (its own tree) over :meth:`runner` with the search parameters, probing the tables inside
         the search (lc0's rule, docs/tablebases.md); ``game_id`` names it to an evaluation service. Close it
-        with :meth:`~lichessbot.search.Searcher.close`. Raises what :meth:`runner` raises."""
-        return wiring.searcher_of(self.runner(), self.settings.engine.search, game=game_id or "",
+        with :meth:`~lichessbot.search.Searcher.close`. ``search``: one game's own parameters (``game_overrides``),
+        None: the settings'. Raises what :meth:`runner` raises."""
+        return wiring.searcher_of(self.runner(), search or self.settings.engine.search, game=game_id or "",
                                   tablebases=self.tablebases)
 
-    def timeman(self, game_id: str | None = None) -> TimeManager:
-        """A time manager for one game (it keeps state between moves); ``game_id`` goes on its log lines."""
-        return wiring.timeman_of(self.settings.timeman, game_id)
+    def timeman(self, game_id: str | None = None, config: TimemanConfig | None = None) -> TimeManager:
+        """A time manager for one game (it keeps state between moves); ``game_id`` goes on its log lines;
+        ``config``: the game's own (``game_overrides``), None: the settings'."""
+        return wiring.timeman_of(config or self.settings.timeman, game_id)
 
-    def move_sources(self, online: OnlineGame | None = None) -> tuple[MoveSource, ...]:
+    def move_sources(self, online: OnlineGame | None = None, book: BookConfig | None = None) -> tuple[MoveSource, ...]:
         """The sources a game asks before searching, in order: the book, ``online``'s books (one game's online
-        sources), the tables, ``online``'s tables (docs/online.md)."""
-        return move_sources(book=self.book, tablebases=self.tablebases, online=online, gaviota=self.gaviota)
+        sources), the tables, ``online``'s tables (docs/online.md). ``book``: the game's own book settings
+        (``game_overrides``; its files opened once and kept), None: the settings'.
+
+        Raises:
+            lichessbot.book.BookError: the game's own book names a missing or corrupt file.
+        """
+        return move_sources(book=self._book_of(book), tablebases=self.tablebases, online=online,
+                            gaviota=self.gaviota)
+
+    def _book_of(self, config: BookConfig | None) -> Book | None:
+        if config is None or config == self.settings.book:
+            return self.book
+        key = config.model_dump_json()
+        with self._lock:
+            if key not in self._books:
+                self._books[key] = Book.from_config(config, random.Random(self.settings.book_seed))
+            return self._books[key]
 
     def use_online(self, online: OnlineMoves | None) -> None:
         """Ask ``online`` (built by the bot service with its token, pacer and account, or by ``lichessbot uci

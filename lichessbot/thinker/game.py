@@ -19,11 +19,11 @@ from typing import Protocol
 import chess
 import structlog
 
-from lichessbot.config import TimemanConfig
+from lichessbot.config import BookConfig, BotConfig, SearchParams, TimemanConfig
 from lichessbot.online import OnlineGame, OnlineMoves
 from lichessbot.search import Searcher
 from lichessbot.status import LiveSearch
-from lichessbot.strength import LevelPlayer, level_for_game, level_text
+from lichessbot.strength import LevelPlayer, level_for_game, level_text, table_from_config
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases
 from lichessbot.thinker.live import LiveSink
@@ -47,11 +47,12 @@ class EngineParts(Protocol):
     strength_table: StrengthTable | None
     online: OnlineMoves | None
 
-    def searcher(self, game_id: str | None = None) -> Searcher: ...
+    def searcher(self, game_id: str | None = None, search: SearchParams | None = None) -> Searcher: ...
 
-    def timeman(self, game_id: str | None = None) -> TimeManager: ...
+    def timeman(self, game_id: str | None = None, config: TimemanConfig | None = None) -> TimeManager: ...
 
-    def move_sources(self, online: OnlineGame | None = None) -> tuple[MoveSource, ...]: ...
+    def move_sources(self, online: OnlineGame | None = None,
+                     book: BookConfig | None = None) -> tuple[MoveSource, ...]: ...
 
     def count_ponder(self, hit: bool) -> None: ...
 
@@ -92,6 +93,7 @@ class GameThinker:
         self._retired: list[Searcher] = []  # replaced, closed by settle()
         self._online_of: OnlineMoves | None = None
         self._online: OnlineGame | None = None  # this game's online sources (of the engine's, _online_of)
+        self._own: BotConfig | None = None  # this game's own config (game_overrides), set with the opponent
         if eager:
             self.searcher()
         self._timeman_config: TimemanConfig = engine.settings.timeman
@@ -110,7 +112,7 @@ class GameThinker:
             if self._searcher is not None and self._built == self.engine.generation:
                 return self._searcher
             built = self.engine.generation
-        searcher = self.engine.searcher(self.game_id)
+        searcher = self.engine.searcher(self.game_id, None if self._own is None else self._own.engine.search)
         with self._lock:
             if self._searcher is not None:
                 self._retired.append(self._searcher)
@@ -138,16 +140,16 @@ class GameThinker:
         if online is not self._online_of:  # this game's own online sources (their count of positions out of book)
             self._online_of = online
             self._online = None if online is None else online.game(self._online_name)
-        return self.engine.move_sources(self._online)
+        return self.engine.move_sources(self._online, None if self._own is None else self._own.book)
 
     def refresh(self) -> None:
         """Follow the engine's settings (UCI ``setoption``) before a move: the move sources, the time manager
         (a new one when its settings changed)."""
         self.pipeline.sources = self._sources()
-        timeman = self.engine.settings.timeman
+        timeman = self.engine.settings.timeman if self._own is None else self._own.timeman
         if timeman != self._timeman_config:
             self._timeman_config = timeman
-            self.pipeline.timeman = self.engine.timeman(self.game_id)
+            self.pipeline.timeman = self.engine.timeman(self.game_id, timeman)
 
     def new_game(self) -> None:
         """A new game (UCI ``ucinewgame``): new online sources, a fresh tree, no cached evaluation, a new time
@@ -169,14 +171,23 @@ class GameThinker:
     def level_player(self, rating: int | None, rated: bool) -> LevelPlayer:
         """The strength level of ``engine.strength`` for an opponent of lichess ``rating`` (None: unknown) in a
         ``rated`` game or not (docs/strength.md), with its sampler seeded by the search's seed."""
-        settings = self.engine.settings
-        sc = settings.engine.strength
-        level = level_for_game(sc, self.engine.strength_table, rating, rated)
-        return LevelPlayer(level, seed=settings.engine.search.seed, think_share=sc.think_share)
+        engine = self.engine.settings.engine if self._own is None else self._own.engine
+        sc, table = engine.strength, self.engine.strength_table
+        if table is None and (sc.elo is not None or sc.adaptive.enabled):  # a level for this game only
+            table = table_from_config(sc.table, "game_overrides: engine.strength.table")
+        level = level_for_game(sc, table, rating, rated)
+        return LevelPlayer(level, seed=engine.search.seed, think_share=sc.think_share)
 
-    def set_opponent(self, rating: int | None, rated: bool) -> str:
+    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None) -> str:
         """Choose this game's strength level from the opponent's rating for the game's speed and whether the
-        game is rated (engine.strength, docs/strength.md); returns the level's text for greetings."""
+        game is rated (engine.strength, docs/strength.md); returns the level's text for greetings. ``config``:
+        the game's own config (``game_overrides`` applied): its engine.search, engine.strength, timeman and book
+        are this game's from now on."""
+        if config is not None:
+            self._own = config
+            with self._lock:
+                self._built = -1  # the next search builds a searcher with the game's own parameters
+            self.refresh()
         self.pipeline.strength = self.level_player(rating, rated)
         level = self.strength.level
         log.info("strength", game_id=self.game_id, strength=level_text(level), opponent_rating=rating,

@@ -12,7 +12,7 @@ import chess
 
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
-from lichessbot.config import parse_config
+from lichessbot.config import BotConfig, parse_config
 from lichessbot.config.base import ConfigData
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.score import Score
@@ -46,7 +46,7 @@ class StandInThinker:
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=12, nodes=16, nps=1000, depth=2, seconds=0.001, reason="stand-in")
 
-    def set_opponent(self, rating: int | None, rated: bool) -> str:
+    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None) -> str:
         return "full strength"
 
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import chess
 
 from lichessbot.bot.chat.game_chat import Say
+from lichessbot.config import BotConfig
 from lichessbot.thinker.protocol import Clock, Decision
 
 __all__ = ["Abandon", "Abort", "Action", "AnswerTakeback", "Claim", "PostMove", "Ponder", "Resign", "Resync", "Say",
@@ -83,6 +84,8 @@ class SetOpponent:
 
     rating: int | None
     rated: bool
+    #: The game's own config (``game_overrides`` applied), None when no entry matches the game.
+    config: BotConfig | None = None
 
 
 @dataclass(frozen=True)

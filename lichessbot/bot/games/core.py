@@ -44,7 +44,7 @@ from lichessbot.bot.games.rules import (
     post_patience,
 )
 from lichessbot.bot.games.takeback import TakebackLedger, Takebacks, taken_back
-from lichessbot.config import PLAYABLE_VARIANTS, BotConfig
+from lichessbot.config import PLAYABLE_VARIANTS, BotConfig, GameFacts
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
 from lichessbot.thinker.protocol import Clock, Decision
 from lichessbot.timeman import OverheadEstimator, move_overhead_ms
@@ -96,6 +96,7 @@ class GameCore:
         self._posted: set[int] = set()
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
+        self.game_config = config  # this game's config: ``game_overrides`` applied at its gameFull
         self._takebacks = Takebacks(config.max_takebacks_accepted, game_id, takebacks)
         self._our_moves = 0
         self._opp_offers_draw = False
@@ -162,13 +163,17 @@ class GameCore:
             raise Unplayable(f"initialFen {fen!r} cannot be read ({err})") from None
         opp = black if self.color == chess.WHITE else white
         self.opponent = self.talk.opponent = opp.display
+        own = self.config.for_game(GameFacts(full.speed, variant, "white" if self.color == chess.WHITE else "black",
+                                             opp.is_bot, full.rated, self.tournament is not None))
+        self.game_config = own  # game_overrides applied: draws, resignation, pondering of this game
+        self._rules = ScoreRules(own.draw_or_resign)
         self._rules.opponent(opp.rating, opp.is_bot)
         self.record.take_game_full(full, self.initial, variant)
         if self.color is None:
             return []
         self._hello = len(full.state.moves.split()) < 2
         # the game's strength level follows the opponent's rating (docs/strength.md); greetings name it
-        return [SetOpponent(opp.rating, self.record.rated)]
+        return [SetOpponent(opp.rating, self.record.rated, None if own is self.config else own)]
 
     def level_chosen(self, text: str) -> list[Action]:
         """The engine chose the game's level (``text``, the greetings' ``{level}``): the greetings, if due."""
@@ -369,7 +374,8 @@ class GameCore:
     def _may_ponder(self) -> bool:
         """Think on the opponent's time in this game: ``correspondence.ponder`` in a correspondence game (one the
         bot is connected to), else ``engine.ponder`` (lichess-bot lib/lichess_bot.py: the same choice)."""
-        return self.config.correspondence.ponder if self.correspondence else self.config.engine.ponder
+        own = self.game_config
+        return own.correspondence.ponder if self.correspondence else own.engine.ponder
 
     def move_refused(self, post: PostMove, error: str) -> list[Action]:
         """lichess did not take the move: resync from its state (the same move is posted again there)."""
