@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from lichessbot import __version__
-from lichessbot.errors import LichessbotError
+from lichessbot.errors import ConfigError, LichessbotError
 from lichessbot.logs import configure_logging
 
 #: What a command that needs onnxruntime says when neither install extra brought it (pyproject.toml).
@@ -102,6 +102,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _lichess_bot_hint(path: str) -> None:
+    """After a config ``play`` refused: when it is a lichess-bot config, where its keys live here and the
+    command that converts it (as ``check-config`` says)."""
+    from lichessbot.bot.setup.check_config import MIGRATE_HINT, lichess_bot_lines  # noqa: PLC0415 - lazy, as every subcommand
+
+    lines = lichess_bot_lines(path)
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    if lines:
+        print(f"  {MIGRATE_HINT}", file=sys.stderr)
+
+
 def _main(args_list: list[str]) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
@@ -116,6 +128,8 @@ def _main(args_list: list[str]) -> int:
         return int(mod.run(args) or 0)
     except LichessbotError as err:
         print(f"lichessbot: {err}", file=sys.stderr)
+        if args.command == "play" and isinstance(err, ConfigError):
+            _lichess_bot_hint(getattr(args, "config", None) or "config.yml")
         return 2
     except KeyboardInterrupt:
         return 130

@@ -119,6 +119,9 @@ class BotConfig(Strict):
         60, ge=1, description="Seconds between checks of /api/account/playing that free the slots of games that "
         "ended unseen (a missed gameFinish)."
     )
+    rate_limiting_delay: int = Field(
+        0, ge=0, le=10_000, description="lichess-bot's key: milliseconds a game waits after each move it posts "
+        "(the lichess client paces requests and obeys 429 itself: 0 needs nothing more).")
     fake_think_time: bool = Field(
         False, description="lichess-bot's key: from the 11th ply on, a move in a game with a clock is posted no "
         "sooner than 2.5 % of our clock (less the move overhead) after the position came, 1 % less each ply "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from lichessbot.bot.setup.migrate import EXIT_LOST, EXIT_UNRESOLVED, migrate
+from lichessbot.bot.setup.migrate import EXIT_LOST, EXIT_UNRESOLVED, convert, migrate
 from lichessbot.cli import main
 from lichessbot.config import load_config, parse_config
 
@@ -18,7 +18,8 @@ LICHESS_BOT = Path(__file__).resolve().parents[1] / "data" / "lichess_bot_config
 CARRIED = {"url", "engine.ponder", "engine.polyglot.enabled", "engine.polyglot.book.standard",
            "engine.polyglot.min_weight", "engine.polyglot.selection", "engine.polyglot.max_depth",
            "engine.uci_options.Move Overhead", "abort_time", "move_overhead", "pgn_directory",
-           "quit_after_all_games_finish", "max_takebacks_accepted", "pgn_file_grouping"}
+           "quit_after_all_games_finish", "max_takebacks_accepted", "pgn_file_grouping", "fake_think_time",
+           "rate_limiting_delay", "engine.polyglot.normalization", "engine.lichess_bot_tbs.syzygy.move_quality"}
 
 
 def _leaves(data: dict, prefix: str = "") -> list[str]:
@@ -29,7 +30,8 @@ def _leaves(data: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, capsys):
+def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the engine's SyzygyPath ./syzygy/ is not here: dropped with that reason
     dest = tmp_path / "config.yml"
     assert main(["migrate-config", str(LICHESS_BOT), "-o", str(dest)]) == 0
     err = capsys.readouterr().err
@@ -38,7 +40,7 @@ def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, c
     assert config.url == "https://lichess.org" and config.engine.ponder is True
     assert config.timeman.move_overhead == 2000 and config.challenge.concurrency == 2
     assert config.book.paths["standard"] == ["engines/main.bin", "engines/backup.bin"]
-    assert config.book.max_depth == 4  # lichess-bot: 8 half moves; ours: full moves
+    assert config.book.max_depth == 8  # full moves in both (lichess-bot lib/engine_wrapper.py: max_depth * 2 - 1 plies)
     assert config.greeting.hello == "Hi, {opponent}! I'm {me}." and config.pgn_directory == "games"
     assert config.draw_or_resign.offer_draw_moves == 10
     assert "engine.polyglot.book.atomic" in err and "engine.online_moves" not in err  # online_moves carries over
@@ -46,11 +48,13 @@ def test_a_lichess_bot_config_converts_into_one_check_config_accepts(tmp_path, c
 
 def test_every_key_that_does_not_carry_over_is_listed_with_a_reason():
     src = yaml.safe_load(LICHESS_BOT.read_text())
-    ours, dropped = migrate(src)
+    m = convert(src)
+    ours, dropped = m.config, m.dropped
     paths = [p for p, _ in dropped]
     assert all(why for _, why in dropped)
+    mapped = {p for p, _ in m.mapped}
     for leaf in _leaves(src):
-        if leaf in CARRIED:
+        if leaf in CARRIED or leaf in mapped or any(leaf.startswith(p + ".") for p in mapped):
             continue
         section = leaf.split(".")[0]
         carried_same_name = (section in ("challenge", "greeting", "correspondence", "matchmaking")
@@ -84,7 +88,7 @@ def test_check_config_prints_one_error_per_line_with_where_lichess_bot_keys_live
     assert "timeman.move_overhead" in overhead
     assert any("migrate-config" in line for line in err)
     unknown = [line.strip() for line in err if "unknown key" in line]
-    assert len(unknown) >= 15
+    assert len(unknown) >= 10
     ours = ("challenge.sort_by", "challenge.preference", "challenge.bullet_requires_increment",
             "challenge.max_simultaneous_games_per_user", "challenge.recent_bot_challenge_age",
             "matchmaking.include_challenge_block_list")  # lichess-bot's keys that are ours too (issue 19)
@@ -118,19 +122,17 @@ def test_syzygy_tables_carry_over_when_enabled_and_are_dropped_with_that_reason_
                                           "gaviota": {"enabled": True, "paths": "tb/gaviota", "max_pieces": 5,
                                                       "min_dtm_to_consider_as_wdl_1": 110}}}}
     ours, dropped = migrate(src)
-    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6, "gaviota": {
+    assert ours["tablebases"] == {"syzygy": ["tb/syzygy"], "max_pieces": 6, "move_quality": "best", "gaviota": {
         "enabled": True, "paths": ["tb/gaviota"], "max_pieces": 5, "min_dtm_to_consider_as_wdl_1": 110}}
-    why = dict(dropped)
-    assert "engine.lichess_bot_tbs.gaviota" not in why  # lichess-bot's Gaviota keys carry over (issue 40)
-    assert "best" in why["engine.lichess_bot_tbs.syzygy.move_quality"]
+    assert dropped == []  # lichess-bot's Gaviota keys (issue 40) and Syzygy's move_quality (issue 51) carry over
     src["engine"]["lichess_bot_tbs"]["syzygy"]["enabled"] = False
-    ours, dropped = migrate(src)
-    assert "syzygy" not in ours["tablebases"] and "disabled" in dict(dropped)["engine.lichess_bot_tbs.syzygy"]
+    m = convert(src)
+    assert "syzygy" not in m.config["tablebases"] and "disabled" in dict(m.mapped)["engine.lichess_bot_tbs.syzygy"]
 
 
-def test_a_relative_rating_difference_is_not_turned_into_absolute_ratings_and_quitting_carries_over():
+def test_a_relative_rating_difference_carries_over_as_it_is_and_quitting_carries_over():
     ours, dropped = migrate({"challenge": {"rating_difference": 200}, "quit_after_all_games_finish": False})
-    assert "min_rating" not in ours.get("challenge", {}) and "relative" in dict(dropped)["challenge.rating_difference"]
+    assert ours["challenge"] == {"rating_difference": 200} and dropped == []
     assert ours["quit_after_all_games_finish"] is False
 
 
@@ -230,7 +232,8 @@ def test_empty_values_and_the_placeholder_token_lose_nothing(tmp_path, capsys):
     text = 'token: "xxxxxxxxxxxxxxxx"\nchallenge:\n  variants: null\n  concurrency: 2\nfake_think_time: true\n'
     rc, dest, err = _migrate_file(tmp_path, text, capsys)
     assert rc == 0 and "challenge.variants: refused here" in err and "token: a placeholder" in err
-    assert yaml.safe_load(dest.read_text(encoding="utf-8")) == {"challenge": {"concurrency": 2}}
+    assert yaml.safe_load(dest.read_text(encoding="utf-8")) == {"challenge": {"concurrency": 2},
+                                                               "fake_think_time": True}
     assert stat.S_IMODE(dest.stat().st_mode) == 0o644  # no token: the mode any new file gets
 
 

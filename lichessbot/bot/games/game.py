@@ -233,6 +233,8 @@ class Game:
         except LichessError as err:
             self._do(self.core.move_refused(post, str(err)))
             return
+        if self.config.rate_limiting_delay:  # lichess-bot's pause after a move
+            self.quit.wait(self.config.rate_limiting_delay / 1000)
         self._do(self.core.move_posted(post))
 
     def _abandon(self, action: Abandon) -> None:

@@ -18,7 +18,17 @@ from lichessbot.config import BotConfig, ConfigError, load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.tablebase import Tablebases
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["MIGRATE_HINT", "add_arguments", "lichess_bot_lines", "run"]
+
+#: The line that points a lichess-bot config to ``migrate-config`` (check-config, play).
+MIGRATE_HINT = "(a lichess-bot config? `lichessbot migrate-config FILE` converts it)"
+
+
+def lichess_bot_lines(path: str) -> list[str]:
+    """The bad keys of the file at ``path``, one line each with where lichess-bot's keys live here, when any
+    of them is lichess-bot's; else [] (the file is not a lichess-bot config, or it is fine)."""
+    lines = _key_errors(path)
+    return lines if any("lichess-bot" in line for line in lines) else []
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         for line in lines:
             print(f"  {line}", file=sys.stderr)
         if any("lichess-bot" in line for line in lines):
-            print("  (a lichess-bot config? `lichessbot migrate-config FILE` converts it)", file=sys.stderr)
+            print(f"  {MIGRATE_HINT}", file=sys.stderr)
         return 2
     network = config.engine.network
     if network != "default" and not Path(network).exists():

@@ -1,12 +1,15 @@
 """``lichessbot migrate-config LICHESS_BOT_CONFIG``: turn a lichess-bot ``config.yml`` into ours.
 
-What carries over: token, url, ponder, the polyglot book, Syzygy tablebases (``lichess_bot_tbs.syzygy``:
-paths, max_pieces), Gaviota tablebases (``lichess_bot_tbs.gaviota`` -> ``tablebases.gaviota``, the same keys),
-``online_moves``, ``draw_or_resign``, ``challenge``, ``greeting``, ``abort_time``, ``move_overhead``,
-``pgn_directory``, ``pgn_file_grouping``, ``quit_after_all_games_finish``, ``max_takebacks_accepted``, and
-``correspondence`` and ``matchmaking`` where our config has those sections. A key of a carried section
-is kept when our config has a key of the same name (lichessbot.config uses lichess-bot's names where the
-meaning is the same) and its value passes our checks. Everything else is dropped and listed with the
+Every lichess-bot setting that means something for a bot with a built-in engine carries over: token, url,
+ponder, the polyglot book (``max_depth`` as it is: both count full moves, lichess-bot lib/engine_wrapper.py
+plays the book while ``plies <= max_depth * 2 - 1``), Syzygy and Gaviota tablebases (``move_quality`` too),
+``online_moves`` (an ``online_egtb.max_pieces`` above 7 is 7: the tables stop there), ``draw_or_resign``,
+``challenge``, ``greeting``, ``correspondence``, ``matchmaking``, ``abort_time``, ``fake_think_time``,
+``rate_limiting_delay``, ``move_overhead`` (taken once from the clock, as lichess-bot does:
+``timeman.overhead_per_move: false``), ``pgn_directory``, ``pgn_file_grouping``, ``quit_after_all_games_finish``
+and ``max_takebacks_accepted``; the engine's ``uci_options`` map onto ours option by option
+(:func:`lichessbot.bot.setup.lichess_bot.uci_option`, each mapping listed). Only the external engine's keys
+(:data:`~lichessbot.bot.setup.lichess_bot.EXTERNAL_ENGINE`) and the placeholder token are dropped, each with its
 reason. The token is never printed.
 
 A value our checks refuse costs that key alone, named with the rule: a bad value its own key; a rule across
@@ -21,6 +24,7 @@ with mode 0600.
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import sys
 from dataclasses import dataclass, field
@@ -31,6 +35,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from lichessbot.bot.setup.lichess_bot import EXTERNAL_ENGINE, LICHESS_BOT_KEYS, UCI_NOTES, uci_option
 from lichessbot.bot.setup.refused import drop_refused
 from lichessbot.config import BotConfig
 from lichessbot.config.base import ConfigData
@@ -41,46 +46,21 @@ __all__ = ["EXIT_LOST", "EXIT_UNRESOLVED", "LICHESS_BOT_KEYS", "Migration", "add
            "migrate", "run"]
 
 
+#: Hours a decline of ours lasts when lichess-bot blocked decliners for good (challenge_decliner_file_name).
+DECADE_H = 24 * 3652
+
+
+class Carry(Protocol):
+    """Carries lichess-bot's dotted ``path`` to our dotted key ``ours`` with ``value``, listed with ``note``."""
+
+    def __call__(self, path: str, ours: str, value: Any, note: str = "", *, write: bool = True) -> None: ...
+
+
 class Drop(Protocol):
     """Records a key of the old config that is not carried over: its path, and why when there is more to say."""
 
     def __call__(self, path: str, why: str | None = None) -> None: ...
 
-
-_ENGINE = "lichessbot is the engine (a neural network): set engine.network and engine.backend instead"
-_UCI = ("options of another UCI engine; ours are engine.threads, engine.nn_cache_size (entries) and "
-        "timeman.move_overhead (ms)")
-
-#: lichess-bot keys (dotted paths) that have no counterpart of the same path here: where the setting
-#: lives here, or why there is none. Sections not listed here carry over key by key (see the module doc).
-LICHESS_BOT_KEYS: dict[str, str] = {
-    "engine.dir": _ENGINE,
-    "engine.name": _ENGINE,
-    "engine.working_dir": _ENGINE,
-    "engine.protocol": "lichessbot speaks to lichess itself; there is no engine protocol to choose",
-    "engine.engine_options": _ENGINE,
-    "engine.homemade_options": _ENGINE,
-    "engine.uci_options": _UCI,
-    "engine.xboard_options": _UCI,
-    "engine.lczero": "lc0 settings: engine.network (a .pb.gz or .onnx) and engine.search (lc0's names)",
-    "engine.silence_stderr": "lichessbot has no engine process; logs go to stderr",
-    "engine.uci_ponder": "here: engine.ponder",
-    "engine.polyglot": "here: book (enabled, paths.standard/chess960, selection, min_weight, max_depth in "
-    "full moves)",
-    "engine.draw_or_resign": "here: draw_or_resign, at the top level",
-    "engine.lichess_bot_tbs.syzygy.move_quality": "here the tablebase move is always the best one (lichess-bot's "
-                                                  "move_quality best)",
-    "move_overhead": "here: timeman.move_overhead (ms)",
-    "max_concurrent_games": "here: challenge.concurrency",
-    "fake_think_time": "not supported: the bot always plays as soon as the search ends",
-    "rate_limiting_delay": "not needed: requests are paced by the lichess client",
-    "engine.draw_or_resign.offer_draw_pieces": "no piece-count condition here: draws by offer_draw_score",
-    "challenge.rating_difference": "not carried: it is relative to our rating, and challenge.min_rating/max_rating "
-                                   "here are absolute ratings (set them from the bot's rating)",
-    "correspondence": "correspondence settings are not supported in this build",
-    "matchmaking.permablock_after_declined_challenge": "declines are kept in matchmaking.decline_file for "
-                                                       "matchmaking.decline_hours",
-}
 
 #: Sections copied key by key when our config has them.
 _SECTIONS = ("challenge", "greeting", "correspondence", "matchmaking")
@@ -120,6 +100,9 @@ class Migration:
     lost: list[str] = field(default_factory=list)
     #: The rules that dropping one key could not satisfy (``check-config`` refuses the result with them).
     unresolved: list[str] = field(default_factory=list)
+    #: (lichess-bot dotted key, where it went here and how) for the settings carried under another name or
+    #: with a translation (uci_options, move_overhead, ...).
+    mapped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def migrate(src: ConfigData) -> tuple[ConfigData, list[tuple[str, str]]]:
@@ -138,11 +121,29 @@ def convert(src: ConfigData) -> Migration:
     """
     out: ConfigData = {}
     dropped: list[tuple[str, str]] = []
+    mapped: list[tuple[str, str]] = []
 
     def drop(path: str, why: str | None = None) -> None:
+        if why is None and path in mapped_to:
+            return
         dropped.append((path, why or hint(path) or "no such setting here"))
 
-    for key, value in src.items():
+    mapped_to: set[str] = set()
+
+    def carry(path: str, ours: str, value: Any, note: str = "", *, write: bool = True) -> None:
+        """lichess-bot's ``path`` goes to our dotted ``ours`` (a mapping worth listing); ``write`` False: our
+        default already says it (only listed)."""
+        if write:
+            node = out
+            *parents, leaf = ours.split(".")
+            for p in parents:
+                node = node.setdefault(p, {})
+            node[leaf] = value
+        mapped_to.add(path)
+        mapped.append((path, (f"{ours}: {value!r}" if write else ours) + (f" ({note})" if note else "")))
+
+    # move_overhead first: the engine's own Move Overhead gives way to it (lichess-bot applies both)
+    for key, value in sorted(src.items(), key=lambda kv: kv[0] != "move_overhead"):
         if key == "token":
             if value and "xxxx" not in str(value):  # lichess-bot's placeholder is not a token
                 out["token"] = str(value)
@@ -151,14 +152,17 @@ def convert(src: ConfigData) -> Migration:
         elif key == "url":
             out["url"] = str(value).rstrip("/")
         elif key in ("abort_time", "pgn_directory", "pgn_file_grouping", "quit_after_all_games_finish",
-                     "max_takebacks_accepted"):
-            out[key] = value
+                     "max_takebacks_accepted", "fake_think_time", "rate_limiting_delay"):
+            if value is not None:  # lichess-bot: an empty value is the default
+                out[key] = value
         elif key == "move_overhead":
-            out.setdefault("timeman", {})["move_overhead"] = value
+            carry(key, "timeman.move_overhead", value, "milliseconds")
+            carry(key, "timeman.overhead_per_move", False, "lichess-bot takes move_overhead once from the clock, "
+                  "not from each move to come; the overhead measured in each game (learn_overhead) replaces it")
         elif key == "max_concurrent_games":
-            out.setdefault("challenge", {})["concurrency"] = value
+            carry(key, "challenge.concurrency", value)
         elif key == "engine" and isinstance(value, dict):
-            _engine(value, out, drop)
+            _engine(value, out, drop, carry)
         elif key in _SECTIONS and isinstance(value, dict):
             ours = _fields(key)
             if ours is None:
@@ -167,6 +171,11 @@ def convert(src: ConfigData) -> Migration:
             for k, v in value.items():
                 if key == "challenge" and k == "max_days" and isinstance(v, float) and math.isinf(v):
                     v = "unlimited"  # lichess-bot's .inf: games without a clock too
+                if key == "matchmaking" and k == "challenge_decliner_file_name":
+                    if v:
+                        carry(f"{key}.{k}", "matchmaking.decline_file", str(v))
+                        carry(f"{key}.{k}", "matchmaking.decline_hours", DECADE_H, "lichess-bot blocks for good")
+                    continue
                 if k in ours:
                     out.setdefault(key, {})[k] = v
                 else:
@@ -175,18 +184,26 @@ def convert(src: ConfigData) -> Migration:
             drop(key)
     lost: list[str] = []
     unresolved = drop_refused(out, dropped, lost)
-    return Migration(out, dropped, lost, unresolved)
+    return Migration(out, dropped, lost, unresolved, mapped)
 
 
-def _engine(eng: ConfigData, out: ConfigData, drop: Drop) -> None:
-    for key, value in eng.items():
-        if key in ("ponder", "uci_ponder"):
+def _engine(eng: ConfigData, out: ConfigData, drop: Drop, carry: Carry) -> None:
+    raw = eng.get("uci_options")
+    uci: ConfigData = raw if isinstance(raw, dict) else {}
+    for key, value in sorted(eng.items(), key=lambda kv: kv[0] == "uci_options"):  # the engine's options last
+        if f"engine.{key}" in EXTERNAL_ENGINE:
+            drop(f"engine.{key}", EXTERNAL_ENGINE[f"engine.{key}"])
+        elif key in ("ponder", "uci_ponder"):
             out.setdefault("engine", {})["ponder"] = bool(value)
         elif key == "polyglot" and isinstance(value, dict):
             _book(value, out, drop)
         elif key == "online_moves" and isinstance(value, dict):
             _online(value, out.setdefault("online_moves", {}), _fields("online_moves") or {}, "engine.online_moves",
                     drop)
+            egtb = out["online_moves"].get("online_egtb")
+            if isinstance(egtb, dict) and isinstance(egtb.get("max_pieces"), int) and egtb["max_pieces"] > 7:
+                carry("engine.online_moves.online_egtb.max_pieces", "online_moves.online_egtb.max_pieces", 7,
+                      f"lichess-bot's {egtb['max_pieces']}: the tables stop at 7 pieces")
         elif key == "draw_or_resign" and isinstance(value, dict):
             ours = _fields("draw_or_resign") or {}
             for k, v in value.items():
@@ -195,21 +212,43 @@ def _engine(eng: ConfigData, out: ConfigData, drop: Drop) -> None:
                 else:
                     drop(f"engine.draw_or_resign.{k}", hint(f"engine.draw_or_resign.{k}") or "no such rule here")
         elif key == "lichess_bot_tbs" and isinstance(value, dict):
-            _tablebases(value, out, drop)
+            _tablebases(value, out, drop, carry)
         elif key == "uci_options" and isinstance(value, dict):
-            for k, v in value.items():
-                if k.lower().replace(" ", "") == "moveoverhead":
-                    out.setdefault("timeman", {}).setdefault("move_overhead", v)
-                else:
-                    drop(f"engine.uci_options.{k}", _UCI)
+            _uci(value, uci, out, drop, carry)
         else:
             drop(f"engine.{key}")
 
 
-def _tablebases(tbs: ConfigData, out: ConfigData, drop: Drop) -> None:
+def _uci(options: ConfigData, every: ConfigData, out: ConfigData, drop: Drop, carry: Carry) -> None:
+    """The engine's ``uci_options`` onto ours (:func:`~lichessbot.bot.setup.lichess_bot.uci_option`); a setting
+    the file gives elsewhere wins (lichess-bot's own move_overhead, its Syzygy tables at the root); among the
+    options, the later one (NNCacheSize after Hash)."""
+    before = copy.deepcopy(out)
+    for name, value in options.items():
+        path = f"engine.uci_options.{name}"
+        if path in EXTERNAL_ENGINE:
+            drop(path, EXTERNAL_ENGINE[path])
+            continue
+        found = uci_option(name, value, every)
+        if isinstance(found, str):
+            drop(path, found)
+            continue
+        note = UCI_NOTES.get(name.lower().replace(" ", ""), "lc0's name")
+        for ours, v in found:
+            section, *rest = ours.split(".")
+            node = before.get(section, {})
+            for p in rest[:-1]:
+                node = node.get(p, {}) if isinstance(node, dict) else {}
+            if isinstance(node, dict) and rest and rest[-1] in node:
+                drop(path, f"{ours} is set by the file's own setting; the engine option is not used")
+                continue
+            carry(path, ours, v, note)
+
+
+def _tablebases(tbs: ConfigData, out: ConfigData, drop: Drop, carry: Carry) -> None:
     """lichess-bot's ``engine.lichess_bot_tbs`` into our ``tablebases``: Syzygy ``paths`` and ``max_pieces``
-    when ``enabled`` (disabled Syzygy is dropped with that reason; its ``move_quality`` with where it stands
-    here); Gaviota as it is into ``tablebases.gaviota`` (the same keys)."""
+    and ``move_quality`` when ``enabled`` (disabled Syzygy is dropped with that reason); Gaviota as it is into
+    ``tablebases.gaviota`` (the same keys)."""
     for kind, sub in tbs.items():
         path = f"engine.lichess_bot_tbs.{kind}"
         if kind == "gaviota" and isinstance(sub, dict):
@@ -221,19 +260,20 @@ def _tablebases(tbs: ConfigData, out: ConfigData, drop: Drop) -> None:
             if gaviota.get("enabled"):
                 out.setdefault("tablebases", {})["gaviota"] = gaviota
             else:
-                drop(path, "disabled in lichess-bot: no Gaviota tables here either")
+                carry(path, "tablebases.gaviota.enabled", False, "disabled in lichess-bot")
             continue
         if kind != "syzygy" or not isinstance(sub, dict):
             drop(path)
             continue
         if not sub.get("enabled"):
-            drop(path, "disabled in lichess-bot: no tablebases here either (tablebases.syzygy empty)")
+            carry(path, "tablebases.syzygy", None, "disabled in lichess-bot: none here either, unless the engine's "
+                  "SyzygyPath names tables", write=False)
             continue
         for k, v in sub.items():
             if k == "paths":
                 out.setdefault("tablebases", {})["syzygy"] = [v] if isinstance(v, str) else list(v or [])
-            elif k == "max_pieces":
-                out.setdefault("tablebases", {})["max_pieces"] = v
+            elif k in ("max_pieces", "move_quality"):
+                out.setdefault("tablebases", {})[k] = v
             elif k != "enabled":
                 drop(f"{path}.{k}")
 
@@ -268,8 +308,8 @@ def _book(pg: ConfigData, out: ConfigData, drop: Drop) -> None:
             book[key] = value
         elif key == "random":
             book["selection"] = "weighted_random" if value else "best_move"
-        elif key == "max_depth":  # lichess-bot: half moves (plies); ours: full moves
-            book["max_depth"] = max(1, math.ceil(int(value) / 2))
+        elif key in ("max_depth", "normalization"):  # max_depth: full moves in both (module doc)
+            book[key] = value
         else:
             drop(f"engine.polyglot.{key}")
 
@@ -327,6 +367,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise LichessbotError(f"{dest}: cannot write the config file ({err.strerror})") from None
         print(f"wrote {dest}" + (" (mode 0600: it holds the token)" if secret else ""), file=sys.stderr)
+    if m.mapped:
+        print(f"carried under our names ({len(m.mapped)}):", file=sys.stderr)
+        for path, where in m.mapped:
+            print(f"  {path} -> {where}", file=sys.stderr)
     if m.dropped:
         print(f"not carried over ({len(m.dropped)}):", file=sys.stderr)
         for path, why in m.dropped:
