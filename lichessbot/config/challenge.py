@@ -31,7 +31,7 @@ PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
 OTHER_VARIANTS = ("antichess", "atomic", "crazyhouse", "horde", "kingOfTheHill", "racingKings", "threeCheck")
 TimeControl = Literal["bullet", "blitz", "rapid", "classical", "correspondence"]
 #: Placeholders a greeting may use.
-GREETING_FIELDS = ("me", "opponent", "level")  # level: docs/strength.md
+GREETING_FIELDS = ("me", "opponent", "level", "engine", "cpu", "ram")  # level: docs/strength.md; the last three: BotLi
 #: Games against bots lichess lets a bot start in a day (a window that opens at the first game): lila
 #: modules/bot/src/main/BotLimit.scala.
 LICHESS_BOT_GAMES_PER_DAY = 100

@@ -14,8 +14,9 @@ __all__ = ["ChatConfig", "CorrespondenceConfig", "DrawOrResignConfig", "Greeting
 
 
 class GreetingConfig(Strict):
-    """Chat greetings; {me}, {opponent} and {level} (the game's strength level, e.g. "1450 Elo" or "full
-    strength") are replaced (other placeholders are refused at load)."""
+    """Chat greetings; {me}, {opponent}, {level} (the game's strength level, e.g. "1450 Elo" or "full
+    strength"), and BotLi's {engine} (lichessbot, its version and network), {cpu} (the processor) and {ram} (the
+    memory) are replaced (other placeholders are refused at load)."""
 
     hello: str = Field("Hi! I'm {me}, a neural-network bot. Good luck! Type !help for commands.",
                        description="Player chat at the start of a game ('' sends nothing).")

@@ -20,6 +20,7 @@ import structlog
 from structlog.typing import FilteringBoundLogger
 
 from lichessbot.bot.chat.lines import WAIT_REPLY, WAIT_S, answer_command, command_of, eval_line, render_greeting
+from lichessbot.bot.chat.machine import cpu_text, engine_text, ram_text
 from lichessbot.config import BotConfig
 from lichessbot.lichess.events import ChatLine
 from lichessbot.thinker import Decision
@@ -62,7 +63,8 @@ class GameChat:
     def _say(self, template: str, room: Room) -> list[Say]:
         if not template:
             return []
-        return [Say(room, render_greeting(template, me=self.username, opponent=self.opponent, level=self.level))]
+        return [Say(room, render_greeting(template, me=self.username, opponent=self.opponent, level=self.level,
+                                          engine=engine_text(self.engine_name), cpu=cpu_text(), ram=ram_text()))]
 
     def hello(self) -> list[Say]:
         """The greetings of both rooms, once a game."""

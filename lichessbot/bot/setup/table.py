@@ -212,7 +212,7 @@ ROWS: tuple[Row, ...] = (
     _bl("messages.goodbye", "greeting.goodbye", "lichess-bot's name"),
     _bl("messages.greeting_spectators", "greeting.hello_spectators", "lichess-bot's name"),
     _bl("messages.goodbye_spectators", "greeting.goodbye_spectators", "lichess-bot's name"),
-    _bl("messages.{engine}, {cpu}, {ram}", None, None),
+    _bl("messages.{engine}, {cpu}, {ram}", "greeting.hello", "the same placeholders in every greeting"),
     _bl("whitelist", "challenge.always_accept_list", "our name"),
     _bl("blacklist", "challenge.block_list", "lichess-bot's name (matchmaking.include_challenge_block_list: not "
         "challenged either)"),
