@@ -49,6 +49,7 @@ def _lichess_days(days: list[int]) -> list[int]:
 
 #: matchmaking keys an override may not set: lichess-bot's four, and ours that run the loop, not a challenge.
 NOT_OVERRIDABLE = ("allow_matchmaking", "challenge_timeout", "challenge_filter", "block_list", "allow_during_games",
+                   "selection",
                    "decline_hours", "decline_file", "challenge_expiry", "min_wait", "daily_limit_pause",
                    "include_challenge_block_list", "online_block_list", "overrides")
 _LIST_KEYS = ("challenge_initial_time", "challenge_increment", "challenge_days")
@@ -71,6 +72,8 @@ class MatchmakingOverride(BaseModel):
     opponent_rating_difference: int | None = Field(None, ge=0)
     rating_preference: Literal["none", "high", "low"] | None = None
     opponent_allow_tos_violation: bool | None = None
+    target_rating_diff: int | None = Field(None, ge=0)
+    weight: float | None = Field(None, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -84,7 +87,7 @@ class MatchmakingOverride(BaseModel):
         return data
 
     @field_validator("challenge_variant", "challenge_mode", "opponent_min_rating", "opponent_max_rating",
-                     "rating_preference", "opponent_allow_tos_violation")
+                     "rating_preference", "opponent_allow_tos_violation", "weight")
     @classmethod
     def _not_null(cls, v: Any) -> Any:
         if v is None:
@@ -190,10 +193,22 @@ class MatchmakingConfig(Strict):
     include_challenge_block_list: bool = Field(
         False, description="Also never challenge the users in challenge.block_list and challenge.online_block_list.",
     )
+    target_rating_diff: int | None = Field(
+        None, ge=0, description="BotLi's key: challenge first the suitable bot whose rating is closest to this many "
+        "points from ours in the game's perf (ties drawn); null: rating_preference decides.")
+    weight: float = Field(
+        1.0, ge=0, description="BotLi's types' weight: the chance of these settings against each override's "
+        "weight (selection weighted_random), and their place in the order (sequential, cyclic: the heaviest "
+        "first).")
+    selection: Literal["weighted_random", "sequential", "cyclic"] = Field(
+        "weighted_random", description="BotLi's key: which settings (these or an override) a challenge uses: "
+        "weighted_random: drawn by weight for each challenge; sequential: the heaviest until no bot suits them, "
+        "then the next; cyclic: the next after each challenge sent, or when no bot suits them.")
     overrides: dict[str, MatchmakingOverride] = Field(
         default_factory=dict,
-        description="Named alternative settings: each challenge uses the settings above or one override, drawn "
-        "with equal chances; an override's keys replace those above for that challenge.",
+        description="Named alternative settings: each challenge uses the settings above or one override, chosen "
+        "by selection and weight (equal weights: equal chances, lichess-bot's rule); an override's keys replace "
+        "those above for that challenge.",
     )
 
     @field_validator("online_block_list")

@@ -40,8 +40,7 @@ COMMENTED = {
 MISSING = {"opening_books.priority", "opening_books.books.<name>.max_moves", "online_moves.<source>.priority",
            "online_moves.<source>.only_without_book", "online_moves.<source>.trust_eval",
            "online_moves.<source>.allow_repetitions", "online_moves.opening_explorer.only_with_wins",
-           "online_moves.opening_explorer.anti", "matchmaking.selection", "matchmaking.types.<name>.weight",
-           "matchmaking.types.<name>.target_rating_diff",
+           "online_moves.opening_explorer.anti",
            "console: create N pairs, block/allow a user for a while, clear, reset"}
 
 

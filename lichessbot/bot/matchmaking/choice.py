@@ -103,7 +103,8 @@ def choose(mm: MatchmakingConfig, ch: ChallengeConfig, me: Account | None, onlin
     ``max_simultaneous_games_per_user`` games with), without ``tosViolation`` unless allowed, with games in
     the perf, rated in range (``opponent_rating_difference`` around our rating in that perf when set, else
     ``opponent_min_rating``..``opponent_max_rating``), and not filtered by a standing decline. Among
-    candidates: uniform, or weighted by rating for ``rating_preference`` high/low.
+    candidates: those whose distance from our rating is nearest ``target_rating_diff`` when set (BotLi), then
+    uniform, or weighted by rating for ``rating_preference`` high/low.
     """
     variants = [v for v in ch.variants if v in ("standard", "chess960")]
     variant = mm.challenge_variant if mm.challenge_variant != "random" else (rng.choice(variants) if variants
@@ -152,6 +153,10 @@ def choose(mm: MatchmakingConfig, ch: ChallengeConfig, me: Account | None, onlin
         cands.append((bot, rating))
     if not cands:
         return None, f"no suitable bot online for {variant} {speed} {mode} (rating {lo}..{hi}, {len(online)} online)"
+    if mm.target_rating_diff is not None and me is not None:  # BotLi: the bot nearest the target distance first
+        mine = _rating(me, speed, variant)[0]
+        best = min(abs(abs(r - mine) - mm.target_rating_diff) for _, r in cands)
+        cands = [(b, r) for b, r in cands if abs(abs(r - mine) - mm.target_rating_diff) == best]
     if mm.rating_preference == "high":
         weights = [r - lo + (hi - lo) + 1 for _, r in cands]  # hi twice as likely as lo
     elif mm.rating_preference == "low":

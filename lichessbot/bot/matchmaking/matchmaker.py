@@ -13,7 +13,8 @@ One thread (``matchmaker``) wakes every ``tick`` seconds and creates a challenge
 * ``challenge_timeout`` minutes since the bot started or its last game ended, and ``min_wait`` seconds
   since our last challenge.
 
-Each challenge uses the base settings or one of ``overrides``, drawn with equal chances (lichess-bot's
+Each challenge uses the base settings or one of ``overrides``, chosen by ``selection`` and ``weight``
+(:mod:`.order`; equal weights drawn at random: lichess-bot's
 rule); bots we already play ``max_simultaneous_games_per_user`` games with (``busy_with``) are skipped.
 
 The slot is reserved (the admission's pending set) before the request, in the same step as the last
@@ -39,6 +40,7 @@ import structlog
 
 from lichessbot.bot.challenges import Admission
 from lichessbot.bot.matchmaking.choice import Choice, choose, decline_aspect
+from lichessbot.bot.matchmaking.order import SettingsOrder
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import ChallengeLimited, LichessClient, LichessError
 from lichessbot.lichess.events import (
@@ -100,6 +102,7 @@ class Matchmaker:
         self._stopping = stopping
         self._tick = options.tick
         self._rng = options.rng
+        self._order = SettingsOrder(self.mm, self._rng)  # matchmaking.selection over the base and the overrides
         self._clock = options.clock
         self._ratings_refresh = options.ratings_refresh
         self._me_at = -float("inf")                      # monotonic time our account was last read
@@ -231,7 +234,7 @@ class Matchmaker:
         except LichessError as err:
             log.warning("online bots not listed", error=str(err))
             return
-        name = self._rng.choice([None, *self.mm.overrides])
+        name = self._order.pick()
         self.drawn[name or "default"] += 1
         busy_with = self.admission.busy_with() | self.admission.matchmaking_blocked  # + the online block lists
         with self._lock:
@@ -240,12 +243,14 @@ class Matchmaker:
                                  self._clock(), self._rng, busy_with)
         if choice is None:
             log.info("no challenge", why=why, settings=name or "default")
+            self._order.no_opponent()
             return
         why = f"{why}; settings {name or 'default'}"
         with self._lock:
             self._creating = True
         try:
-            self._create(choice, why)
+            if self._create(choice, why) is not None:
+                self._order.sent()
         finally:
             with self._lock:
                 self._creating, early, self._early = False, self._early, []
