@@ -41,7 +41,7 @@ MISSING = {"opening_books.priority", "opening_books.books.<name>.max_moves", "on
            "online_moves.<source>.only_without_book", "online_moves.<source>.trust_eval",
            "online_moves.<source>.allow_repetitions", "online_moves.opening_explorer.only_with_wins",
            "online_moves.opening_explorer.anti",
-           "console: create N pairs, block/allow a user for a while, clear, reset"}
+           "console: create COUNT USER"}
 
 
 def _leaves(data: dict, prefix: str = "") -> list[str]:

@@ -78,6 +78,10 @@ class Admission:
         #: ``include_challenge_block_list``): set by the service as it refreshes the lists.
         self.online_blocked: frozenset[str] = frozenset()
         self.matchmaking_blocked: frozenset[str] = frozenset()
+        #: The operator's blocks and allows for a while (commands ``block``/``allow``, BotLi's blacklist and
+        #: whitelist commands): lowercase name -> monotonic time they end.
+        self.blocked_until: dict[str, float] = {}
+        self.allowed_until: dict[str, float] = {}
 
     def save_records(self) -> None:
         """Write the records (a failure is logged: the bot plays on with them in memory)."""
@@ -130,7 +134,13 @@ class Admission:
         live = self._live()[1]
         if ch.challenger_name.lower() in self.online_blocked:
             return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is in an online block list")
-        verdict = decide(self.config.challenge, ch, 0, self.ratings)
+        now = self._monotonic()
+        name = ch.challenger_name.lower()
+        if self.blocked_until.get(name, 0.0) > now:
+            return Verdict.no(DeclineReason.GENERIC, f"{ch.challenger_name} is blocked by the operator for "
+                                                     f"{(self.blocked_until[name] - now) / 60:.0f} more minutes")
+        always = [n for n, t in self.allowed_until.items() if t > now]
+        verdict = decide(self.config.challenge, ch, 0, self.ratings, always)
         if verdict.accept and self.extra_filter is not None:
             ok, why = self.extra_filter(ch)
             verdict = verdict if ok else Verdict.no(DeclineReason.GENERIC, why)

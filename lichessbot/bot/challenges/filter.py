@@ -10,7 +10,7 @@ lichess refuses bots in UltraBullet (``compat.bot`` false): such a challenge is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from lichessbot.config import ChallengeConfig
@@ -63,7 +63,7 @@ def perf_key(variant: str, speed: str) -> str:
 
 
 def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0,
-           ratings: Mapping[str, int] | None = None) -> Verdict:
+           ratings: Mapping[str, int] | None = None, always: Collection[str] = ()) -> Verdict:
     """Accept or decline challenge ``ch`` given ``running_games`` (games started or accepted, not finished).
 
     Checks, in order: block/allow lists (generic), bot rules (noBot, onlyBot), variant (standard when
@@ -74,13 +74,14 @@ def decide(config: ChallengeConfig, ch: Challenge, running_games: int = 0,
     unlimited games only with ``max_days: unlimited``, else tooSlow), mode (rated challenge refused ->
     casual, casual refused -> rated), rating (generic; ``rating_difference`` against our rating in the game's
     perf, from ``ratings``: perf key -> our rating), and last concurrency (later). The rules are those of
-    ``config.human`` or ``config.bot`` for the challenger (BotLi); a challenger in ``always_accept_list`` is
-    judged only by variant, lichess's bot rules and concurrency.
+    ``config.human`` or ``config.bot`` for the challenger (BotLi); a challenger in ``always_accept_list`` (or
+    ``always``: lowercase names the operator allowed for a while) is judged only by variant, lichess's bot rules
+    and concurrency.
     """
     name = ch.challenger_name.lower()
     is_bot = ch.challenger_is_bot
     config = config.for_challenger(is_bot)
-    if name and name in {u.lower() for u in config.always_accept_list}:
+    if name and name in {u.lower() for u in (*config.always_accept_list, *always)}:
         return _always(config, ch, running_games)
     if name in {u.lower() for u in config.block_list}:
         return Verdict.no(DeclineReason.GENERIC, f"{name} is in block_list")

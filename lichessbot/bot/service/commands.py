@@ -12,6 +12,13 @@ command is logged (``operator command``: the line, where it came from, the answe
 ``join ARENA [PASSWORD] [TEAM]``            join an arena (with its password, or for a team battle's team)
 ``leave ARENA``                             withdraw from an arena and never rejoin it this run
                                             (BotLi ``leave``)
+``block USER [MINUTES]``                    decline USER's challenges and never challenge USER for MINUTES
+                                            (default 60; BotLi ``blacklist``, for a while)
+``allow USER [MINUTES]``                    accept USER's challenges whatever the challenge rules (variant,
+                                            lichess's limits and the slots still apply; BotLi ``whitelist``)
+``clear``                                   end every block and allow given with these commands
+``reset [USER]``                            forget matchmaking's declines (of USER), so they are challenged
+                                            again (BotLi ``reset``)
 ``quit``                                    no new games; exit once the running games are over (BotLi
                                             ``quit``); ``quit now``: exit at once
 ``status``                                  games running, matchmaking, arenas
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
@@ -44,7 +52,11 @@ log = structlog.get_logger("lichessbot.bot")
 OPERATOR_HOLD_S = 600.0
 
 HELP = ("commands: challenge USER [3+2|1d] [rated|casual] [white|black|random]; rematch; matchmaking on|off; "
-        "join ARENA [PASSWORD] [TEAM]; leave ARENA; quit [now]; status; help")
+        "join ARENA [PASSWORD] [TEAM]; leave ARENA; block USER [MINUTES]; allow USER [MINUTES]; clear; "
+        "reset [USER]; quit [now]; status; help")
+
+#: Minutes a block or an allow of the operator lasts when the command names none (ours).
+DEFAULT_MINUTES = 60.0
 
 _CLOCK = re.compile(r"^(\d+(?:\.\d+)?)\+(\d+)$")
 _DAYS = re.compile(r"^(\d+)d$")
@@ -137,6 +149,16 @@ class OperatorCommands:
             return self._join(rest[0], rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else None)
         if cmd == "leave" and rest and _ARENA.match(rest[0]):
             return self._leave(rest[0])
+        if cmd in ("block", "allow"):
+            return self._block(cmd, rest)
+        if cmd == "clear":
+            adm = self.service.admission
+            n = len(adm.blocked_until) + len(adm.allowed_until)
+            adm.blocked_until.clear()
+            adm.allowed_until.clear()
+            return f"cleared {n} blocks and allows"
+        if cmd == "reset":
+            return self._reset(rest[0] if rest else None)
         if cmd == "quit":
             if rest and rest[0].lower() == "now":
                 self.service.quit()
@@ -144,6 +166,35 @@ class OperatorCommands:
             self.service.stop()
             return "stopping: no new games; exiting once the running games are over"
         return f"unknown command {text!r}; {HELP}"
+
+    def _block(self, cmd: str, rest: list[str]) -> str:
+        if not rest or not _NAME.match(rest[0]) or len(rest) > 2:
+            return f"usage: {cmd} USER [MINUTES]"
+        try:
+            minutes = float(rest[1]) if len(rest) > 1 else DEFAULT_MINUTES
+        except ValueError:
+            return f"{rest[1]!r} is not a number of minutes"
+        if not 0 < minutes <= 525_600:
+            return "minutes: more than 0, at most a year"
+        adm, name = self.service.admission, rest[0].lower()
+        until = time.monotonic() + minutes * 60
+        if cmd == "block":
+            adm.blocked_until[name] = until
+            adm.allowed_until.pop(name, None)
+            adm.records.add(name, ("", ""), time.time() + minutes * 60)  # matchmaking: not challenged either
+            return f"blocked {rest[0]} for {minutes:g} minutes"
+        adm.allowed_until[name] = until
+        adm.blocked_until.pop(name, None)
+        return f"allowed {rest[0]} for {minutes:g} minutes"
+
+    def _reset(self, user: str | None) -> str:
+        records = self.service.admission.records
+        with records.lock:
+            keys = [k for k in records.until if user is None or k[0] == user.lower()]
+            for k in keys:
+                del records.until[k]
+        self.service.admission.save_records()
+        return f"forgot {len(keys)} matchmaking declines" + (f" of {user}" if user else "")
 
     def _status(self) -> str:
         s = self.service

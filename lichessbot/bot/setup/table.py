@@ -217,7 +217,15 @@ ROWS: tuple[Row, ...] = (
     _bl("blacklist", "challenge.block_list", "lichess-bot's name (matchmaking.include_challenge_block_list: not "
         "challenged either)"),
     _bl("online_blacklists", "challenge.online_block_list", "lichess-bot's name"),
-    _bl("console: create N pairs, block/allow a user for a while, clear, reset", None, None),
+    _bl("console: blacklist USER", "challenge.block_list", "operator command block USER [MINUTES] for a while "
+        "(docs/bot.md, operator commands); the list for good"),
+    _bl("console: whitelist USER", "challenge.always_accept_list", "operator command allow USER [MINUTES] for a "
+        "while; the list for good"),
+    _bl("console: reset PERF_TYPE", "matchmaking.decline_file", "operator command reset [USER] forgets the "
+        "declines kept there"),
+    _bl("console: clear", "challenge.queue_wait", "operator command clear ends the blocks and allows given by "
+        "command; our queue of challenges waits queue_wait seconds"),
+    _bl("console: create COUNT USER", None, None),
 )
 
 
