@@ -35,6 +35,11 @@ class BookConfig(Strict):
         "none", description="lichess-bot's key: how min_weight reads: none: a raw weight; sum: a percentage of "
         "the sum of the position's weights; max: a percentage of its largest weight (lichess-bot "
         "lib/engine_wrapper.py get_book_move).")
+    max_moves: int | None = Field(
+        None, ge=0, description="BotLi's key: at most this many book moves in a game (null: no limit).")
+    priority: int = Field(
+        0, description="BotLi's opening_books.priority: online books (online_moves) with a higher priority are asked "
+        "before this book; the others after it.")
     allow_repetitions: bool = Field(
         True, description="BotLi's key: false: a book move that repeats a position of the game is not played "
         "(an unintended draw by repetition).")

@@ -35,6 +35,20 @@ class _Source(Strict):
     max_time: float = Field(10800, ge=0, description="Games whose starting clock is longer than this many seconds "
                             "do not use this source.")
 
+
+class _BookSource(_Source):
+    """What every online book has besides: BotLi's order and conditions."""
+
+    priority: int = Field(
+        0, description="BotLi's key: the online books are asked by priority, the highest first (equal: chessdb_book, "
+        "lichess_cloud_analysis, lichess_opening_explorer, lichess-bot's order); one above book.priority is asked "
+        "before the local book.")
+    only_without_book: bool = Field(
+        False, description="BotLi's key: not asked in a game once the local book gave a move in it.")
+    allow_repetitions: bool = Field(
+        True, description="BotLi's key: false: a move of this source that repeats a position of the game is not "
+        "played (the next source is asked).")
+
     @field_validator("url", check_fields=False)
     @classmethod
     def _check_url(cls, url: str | None) -> str | None:
@@ -45,17 +59,20 @@ class _Source(Strict):
         return url.rstrip("/")
 
 
-class ChessdbBookConfig(_Source):
+class ChessdbBookConfig(_BookSource):
     """chessdb.cn's opening book (lichess-bot ``chessdb_book``)."""
 
     move_quality: Literal["all", "good", "best"] = Field(
         "good", description="all: a random known move (chessdb's `query`); good: one of its best moves "
         "(`querybest`); best: the first move of its analysed line (`querypv`), only at min_depth or deeper.")
     min_depth: int = Field(20, ge=0, description="move_quality best: the line's depth must be at least this.")
+    trust_eval: bool = Field(
+        False, description="BotLi's key: the analysed line's score counts for draw offers and resignation "
+        "(draw_or_resign) as a searched score does.")
     url: str = Field(CHESSDB_URL, description="chessdb's query script (ours: a mirror or a test server).")
 
 
-class CloudAnalysisConfig(_Source):
+class CloudAnalysisConfig(_BookSource):
     """lichess's cloud evaluations, ``GET /api/cloud-eval`` (lichess-bot ``lichess_cloud_analysis``)."""
 
     move_quality: Literal["good", "best"] = Field(
@@ -65,6 +82,9 @@ class CloudAnalysisConfig(_Source):
                                       "best line by.")
     min_depth: int = Field(20, ge=0, description="The evaluation's depth must be at least this.")
     min_knodes: int = Field(0, ge=0, description="The evaluation's thousands of nodes must be at least this.")
+    trust_eval: bool = Field(
+        False, description="BotLi's key: the cloud evaluation's score counts for draw offers and resignation "
+        "(draw_or_resign) as a searched score does.")
     max_requests_per_day: int = Field(
         3000, ge=0, description="Ours: requests a day at most, counted as lichess counts them (a window of a "
         "day from the first request): lichess allows 3,000 a day per address with the bot's token, a third "
@@ -72,7 +92,7 @@ class CloudAnalysisConfig(_Source):
     url: str = Field(LICHESS_URL, description="The lichess server that answers /api/cloud-eval (ours).")
 
 
-class OpeningExplorerConfig(_Source):
+class OpeningExplorerConfig(_BookSource):
     """lichess's opening explorer (lichess-bot ``lichess_opening_explorer``)."""
 
     source: Literal["masters", "lichess", "player"] = Field(

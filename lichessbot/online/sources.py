@@ -28,6 +28,7 @@ bot's pacer comes in as a value).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -100,8 +101,12 @@ class OnlineMoves:
             (OpeningExplorer(c.lichess_opening_explorer), c.lichess_opening_explorer.min_time,
              c.lichess_opening_explorer.max_time),
         ]
-        enabled = [c.chessdb_book.enabled, c.lichess_cloud_analysis.enabled, c.lichess_opening_explorer.enabled]
-        self.books = [b for b, on in zip(books, enabled) if on]
+        configs = [c.chessdb_book, c.lichess_cloud_analysis, c.lichess_opening_explorer]
+        #: each online book's settings by source name (priority, only_without_book, allow_repetitions, trust_eval)
+        self.book_config = {b[0].name: cfg for b, cfg in zip(books, configs)}
+        # by priority, the highest first; equal priorities keep lichess-bot's order (sorted is stable)
+        self.books = sorted([b for b, cfg in zip(books, configs) if cfg.enabled],
+                            key=lambda b: -self.book_config[b[0].name].priority)
         egtb = c.online_egtb
         table: Source = LichessTablebase(egtb) if egtb.source == "lichess" else ChessdbTablebase(egtb)
         self.tables: list[tuple[Source, float, float]] = [(table, egtb.min_time, egtb.max_time)] if egtb.enabled else []
@@ -137,6 +142,14 @@ class OnlineMoves:
                 break
             found, got = self._ask(source, board, min(deadline, self._clock() + self.config.timeout))
             answered = answered or got
+            cfg = self.book_config.get(source.name)
+            if found is not None and cfg is not None and found.move is not None:
+                if not cfg.allow_repetitions and _repeats(board, found.move):
+                    log.info("online move repeats a position: not played", source=source.name,
+                             move=found.move.uci())
+                    continue
+                if getattr(cfg, "trust_eval", False):
+                    found = dataclasses.replace(found, trusted=True)
             if found is not None:
                 return found, True
         return None, answered
@@ -181,6 +194,13 @@ class OnlineMoves:
         return move, True
 
 
+def _repeats(board: chess.Board, move: chess.Move) -> bool:
+    """``move`` leads to a position already seen in ``board``'s game (BotLi ``allow_repetitions``)."""
+    after = board.copy(stack=True)
+    after.push(move)
+    return after.is_repetition(2)
+
+
 class OnlineGame:
     """The online sources for one game: :meth:`book_move`, then (after the local tables)
     :meth:`table_move`. Not shared between threads."""
@@ -195,14 +215,19 @@ class OnlineGame:
         """The online books are no longer asked in this game (``max_out_of_book_moves`` reached)."""
         return self.out_of_book >= self.online.config.max_out_of_book_moves
 
-    def book_move(self, board: chess.Board, clock: Clock | None, budget: float | None = None) -> OnlineMove | None:
-        """A move of the online books (chessdb, cloud eval, explorer, in that order) for the side to move.
+    def book_move(self, board: chess.Board, clock: Clock | None, budget: float | None = None, *,
+                  before_book: bool | None = None, book_priority: int = 0,
+                  book_moves: int = 0) -> OnlineMove | None:
+        """A move of the online books (by priority; equal: chessdb, cloud eval, explorer) for the side to move.
 
         Args:
             board: the position (its move stack is not needed; the full move number counts for max_depth).
             clock: our clock now (ms; its ``initial`` is the game's starting clock), None without one: every
                 ``min_time`` passes and only ``timeout`` limits the requests.
             budget: the most seconds the caller allows (the lookup also keeps to ``clock_share``).
+            before_book: True: only the books of a priority above ``book_priority`` (asked before the local
+                book); False: only the others; None: all.
+            book_moves: the local book's moves in this game so far (``only_without_book`` skips a source then).
 
         Returns:
             The move with its source and note, or None (nothing asked, no answer in time, no move).
@@ -212,8 +237,14 @@ class OnlineGame:
             return None
         if cfg.max_depth is not None and board.ply() > cfg.max_depth * 2 - 1:
             return None
-        move, answered = self.online.lookup(self.online.books, board, clock, budget)
-        if move is None and answered:
+        conf = self.online.book_config
+        books = [b for b in self.online.books
+                 if (before_book is None or (conf[b[0].name].priority > book_priority) == before_book)
+                 and not (book_moves and conf[b[0].name].only_without_book)]
+        if not books:
+            return None
+        move, answered = self.online.lookup(books, board, clock, budget)
+        if move is None and answered and not before_book:  # counted once a position
             self.out_of_book += 1
             if self.books_done:
                 log.info("online books done for this game", game=self.game_id, positions_without_move=self.out_of_book)

@@ -49,6 +49,8 @@ class OnlineMove:
     depth: int | None = None
     wdl: int | None = None
     dtz: int | None = None
+    #: The source's ``trust_eval`` (BotLi): ``cp`` counts for draw offers and resignation.
+    trusted: bool = False
 
     @property
     def score(self) -> Score | None:

@@ -190,16 +190,18 @@ class Engine:
         ``config``: the game's own (``game_overrides``), None: the settings'."""
         return wiring.timeman_of(config or self.settings.timeman, game_id)
 
-    def move_sources(self, online: OnlineGame | None = None, book: BookConfig | None = None) -> tuple[MoveSource, ...]:
+    def move_sources(self, online: OnlineGame | None = None, book: BookConfig | None = None,
+                     book_moves: int = 0) -> tuple[MoveSource, ...]:
         """The sources a game asks before searching, in order: the book, ``online``'s books (one game's online
         sources), the tables, ``online``'s tables (docs/online.md). ``book``: the game's own book settings
-        (``game_overrides``; its files opened once and kept), None: the settings'.
+        (``game_overrides``; its files opened once and kept), None: the settings'. ``book_moves``: the book's
+        moves in the game so far (book.max_moves, online_moves' only_without_book).
 
         Raises:
             lichessbot.book.BookError: the game's own book names a missing or corrupt file.
         """
         return move_sources(book=self._book_of(book), tablebases=self.tablebases, online=online,
-                            gaviota=self.gaviota)
+                            gaviota=self.gaviota, book_config=book or self.settings.book, book_moves=book_moves)
 
     def _book_of(self, config: BookConfig | None) -> Book | None:
         if config is None or config == self.settings.book:

@@ -51,8 +51,8 @@ class EngineParts(Protocol):
 
     def timeman(self, game_id: str | None = None, config: TimemanConfig | None = None) -> TimeManager: ...
 
-    def move_sources(self, online: OnlineGame | None = None,
-                     book: BookConfig | None = None) -> tuple[MoveSource, ...]: ...
+    def move_sources(self, online: OnlineGame | None = None, book: BookConfig | None = None,
+                     book_moves: int = 0) -> tuple[MoveSource, ...]: ...
 
     def count_ponder(self, hit: bool) -> None: ...
 
@@ -94,6 +94,7 @@ class GameThinker:
         self._online_of: OnlineMoves | None = None
         self._online: OnlineGame | None = None  # this game's online sources (of the engine's, _online_of)
         self._own: BotConfig | None = None  # this game's own config (game_overrides), set with the opponent
+        self.book_moves = 0  # moves of the local book in this game (book.max_moves, only_without_book)
         if eager:
             self.searcher()
         self._timeman_config: TimemanConfig = engine.settings.timeman
@@ -140,7 +141,8 @@ class GameThinker:
         if online is not self._online_of:  # this game's own online sources (their count of positions out of book)
             self._online_of = online
             self._online = None if online is None else online.game(self._online_name)
-        return self.engine.move_sources(self._online, None if self._own is None else self._own.book)
+        return self.engine.move_sources(self._online, None if self._own is None else self._own.book,
+                                        self.book_moves)
 
     def refresh(self) -> None:
         """Follow the engine's settings (UCI ``setoption``) before a move: the move sources, the time manager
@@ -219,6 +221,9 @@ class GameThinker:
         if thinking.ponderhit:
             self.engine.count_ponder(hit=True)
         decision = thinking.wait()
+        if decision.source == "book":
+            self.book_moves += 1
+            self.pipeline.sources = self._sources()  # max_moves and only_without_book count this move
         if not thinking.searching:
             return decision
         if sink is not None:

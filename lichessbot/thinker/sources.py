@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 import chess
 
 from lichessbot.book import Book
+from lichessbot.config import BookConfig
 from lichessbot.gaviota import GaviotaTables
 from lichessbot.online import OnlineGame, OnlineMove
 from lichessbot.tablebase import Tablebases
@@ -45,10 +46,12 @@ class BookSource:
 
     name = "book"
 
-    def __init__(self, book: Book) -> None:
-        self.book = book
+    def __init__(self, book: Book, *, max_moves: int | None = None, played: int = 0) -> None:
+        self.book, self.max_moves, self.played = book, max_moves, played
 
     def move(self, board: chess.Board, request: MoveRequest) -> Decision | None:
+        if self.max_moves is not None and self.played >= self.max_moves:  # BotLi's max_moves
+            return None
         found = self.book.find(board, "chess960" if board.chess960 else "standard")
         return None if found is None else Decision(move=found.move, source="book", book=found)
 
@@ -108,7 +111,7 @@ def _decision(found: OnlineMove, source: OnlineName) -> Decision | SearchOnly:
     if found.move is None:
         return SearchOnly(moves=found.search_moves, note=found.note, source=found.source)
     return Decision(move=found.move, source=source, note=found.note, tablebase_score=found.score,
-                    tablebase_wdl=found.wdl)
+                    tablebase_wdl=found.wdl, trusted_cp=found.cp if found.trusted else None)
 
 
 class _OnlineSource:
@@ -133,13 +136,21 @@ class _OnlineSource:
 
 class OnlineBookSource(_OnlineSource):
     """The online books of one game (:meth:`lichessbot.online.OnlineGame.book_move`: chessdb, cloud eval,
-    opening explorer); their move is played at once."""
+    opening explorer, by priority); their move is played at once. ``before_book``: those asked before the local
+    book (priority above ``book_priority``), or after it (False), or all (None); ``book_moves``: the local
+    book's moves in the game so far (``only_without_book``)."""
 
     name = "online_book"
     _source: OnlineName = "online_book"
 
+    def __init__(self, game: OnlineGame, *, before_book: bool | None = None, book_priority: int = 0,
+                 book_moves: int = 0) -> None:
+        super().__init__(game)
+        self.before_book, self.book_priority, self.book_moves = before_book, book_priority, book_moves
+
     def _lookup(self, board: chess.Board, clock: Clock | None, budget: float | None) -> OnlineMove | None:
-        return self.game.book_move(board, clock, budget)
+        return self.game.book_move(board, clock, budget, before_book=self.before_book,
+                                   book_priority=self.book_priority, book_moves=self.book_moves)
 
 
 class OnlineTableSource(_OnlineSource):
@@ -154,15 +165,24 @@ class OnlineTableSource(_OnlineSource):
 
 
 def move_sources(*, book: Book | None = None, tablebases: Tablebases | None = None,
-                 online: OnlineGame | None = None, gaviota: GaviotaTables | None = None) -> tuple[MoveSource, ...]:
-    """The sources in the order they are asked: the local book, the online books, the local tables, the
-    online tables (docs/online.md). ``online``: this game's online sources (one :class:`OnlineGame` per
-    game: it counts the positions out of book), or None."""
+                 online: OnlineGame | None = None, gaviota: GaviotaTables | None = None,
+                 book_config: BookConfig | None = None, book_moves: int = 0) -> tuple[MoveSource, ...]:
+    """The sources in the order they are asked: the online books of a priority above the local book's
+    (``book.priority``, BotLi), the local book, the other online books, the local tables, the online tables
+    (docs/online.md). ``online``: this game's online sources (one :class:`OnlineGame` per game: it counts the
+    positions out of book), or None; ``book_config``: the book's max_moves and priority; ``book_moves``: the
+    local book's moves in this game so far."""
     sources: list[MoveSource] = []
+    priority = book_config.priority if book_config is not None else 0
+    books_online = online is not None and bool(online.online.books)
+    if online is not None and any(online.online.book_config[b[0].name].priority > priority
+                                  for b in online.online.books):
+        sources.append(OnlineBookSource(online, before_book=True, book_priority=priority, book_moves=book_moves))
     if book is not None:
-        sources.append(BookSource(book))
-    if online is not None and online.online.books:
-        sources.append(OnlineBookSource(online))
+        sources.append(BookSource(book, max_moves=book_config.max_moves if book_config is not None else None,
+                                  played=book_moves))
+    if online is not None and books_online:
+        sources.append(OnlineBookSource(online, before_book=False, book_priority=priority, book_moves=book_moves))
     if tablebases is not None:
         sources.append(TablebaseSource(tablebases))
     if gaviota is not None:

@@ -80,6 +80,8 @@ class Decision:
     tablebase_score: Score | None = None
     book: BookMove | None = None
     tablebase_wdl: int | None = None
+    #: an online book's centipawns its source's ``trust_eval`` lets count for draws and resignation (BotLi)
+    trusted_cp: int | None = None
 
     @property
     def score(self) -> Score | None:
@@ -137,8 +139,9 @@ class Decision:
 
     @property
     def score_cp(self) -> int | None:
-        """Centipawns with a mate as +-(100000 - moves) so thresholds compare (None without a score)."""
-        return self.score.value_cp() if self.score is not None else None
+        """Centipawns with a mate as +-(100000 - moves) so thresholds compare (None without a score; an online
+        book's trusted centipawns, ``trust_eval``)."""
+        return self.score.value_cp() if self.score is not None else self.trusted_cp
 
 
 @dataclass(frozen=True)
