@@ -103,6 +103,8 @@ class OpeningExplorerConfig(_BookSource):
         "winrate", description="winrate: the move that scored best for the side to move; games_played: the "
         "most played move (the other figure breaks ties).")
     min_games: int = Field(10, ge=1, description="A move needs at least this many games to be chosen.")
+    only_with_wins: bool = Field(
+        False, description="BotLi's key: only moves the side to move has won at least one game with.")
     url: str = Field(EXPLORER_URL, description="The explorer server (ours).")
 
 

@@ -94,6 +94,8 @@ class OpeningExplorer:
 
     def choose(self, board: chess.Board, parsed: tuple[ExplorerMove, ...], rng: random.Random) -> OnlineMove | None:
         rows = [m for m in parsed if m.games >= self.config.min_games]
+        if self.config.only_with_wins:  # BotLi: a move the side to move has won with
+            rows = [m for m in rows if (m.white if board.turn == chess.WHITE else m.black) > 0]
         if not rows:
             return None
         if self.config.sort == "winrate":

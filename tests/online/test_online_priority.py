@@ -93,3 +93,12 @@ def test_the_game_thinker_counts_its_book_moves(engine, tmp_path):
         assert thinker.think(board, None).source != "book"  # max_moves 1: the search plays the second
     finally:
         thinker.close()
+
+
+def test_only_with_wins_leaves_out_moves_the_side_to_move_never_won_with(make_online, services):
+    b = chess.Board()
+    services.explorer[("masters", b.epd())] = explorer_json(b, {"b2b3": (0, 90, 10), "g2g3": (5, 10, 80)})
+    plain = make_online({"lichess_opening_explorer": {"enabled": True}}).game("g")
+    assert plain.book_move(b, CLOCK).move.uci() == "b2b3"  # the best score: 45 %, without a win
+    wins = make_online({"lichess_opening_explorer": {"enabled": True, "only_with_wins": True}}).game("g")
+    assert wins.book_move(b, CLOCK).move.uci() == "g2g3"
