@@ -6,6 +6,9 @@ command is logged (``operator command``: the line, where it came from, the answe
 ==========================================  ==================================================================
 ``challenge USER [3+2|1d] [rated|casual]``  challenge a user (BotLi ``challenge``): clock in minutes+seconds,
 ``[white|black|random]``                    or days per move; default ``3+2 casual random``
+``create COUNT USER [3+2|1d] [rated|casual]``  COUNT pairs of games with USER, one as white and one as black each,
+                                            challenged one at a time: the next once the last is answered (or
+                                            30 s unanswered: PENDING_TTL) and its game over (BotLi ``create``)
 ``rematch``                                 challenge the opponent of the last game again with its settings
                                             (BotLi ``rechallenge``)
 ``matchmaking on`` / ``matchmaking off``    start or pause matchmaking (BotLi ``matchmaking`` / ``stop``)
@@ -16,7 +19,8 @@ command is logged (``operator command``: the line, where it came from, the answe
                                             (default 60; BotLi ``blacklist``, for a while)
 ``allow USER [MINUTES]``                    accept USER's challenges whatever the challenge rules (variant,
                                             lichess's limits and the slots still apply; BotLi ``whitelist``)
-``clear``                                   end every block and allow given with these commands
+``clear``                                   end every block and allow given with these commands, and drop the
+                                            challenges ``create`` has not sent yet
 ``reset [USER]``                            forget matchmaking's declines (of USER), so they are challenged
                                             again (BotLi ``reset``)
 ``quit``                                    no new games; exit once the running games are over (BotLi
@@ -33,6 +37,7 @@ bot we know from the last game.
 
 from __future__ import annotations
 
+import collections
 import re
 import threading
 import time
@@ -51,7 +56,8 @@ log = structlog.get_logger("lichessbot.bot")
 #: Seconds an operator's challenge is held open by its keep-alive stream (ours).
 OPERATOR_HOLD_S = 600.0
 
-HELP = ("commands: challenge USER [3+2|1d] [rated|casual] [white|black|random]; rematch; matchmaking on|off; "
+HELP = ("commands: challenge USER [3+2|1d] [rated|casual] [white|black|random]; create COUNT USER [3+2|1d] "
+        "[rated|casual]; rematch; matchmaking on|off; "
         "join ARENA [PASSWORD] [TEAM]; leave ARENA; block USER [MINUTES]; allow USER [MINUTES]; clear; "
         "reset [USER]; quit [now]; status; help")
 
@@ -111,6 +117,26 @@ class OperatorCommands:
         self.service = service
         self._lock = threading.Lock()
         self.history: list[tuple[str, str, str]] = []  # (origin, line, answer)
+        #: ``create``'s challenges not sent yet, the next first: (user, form)
+        self.queued: collections.deque[tuple[str, dict[str, str]]] = collections.deque()
+        self._sent: str | None = None  # the id of the last challenge ``create`` sent
+
+    def tick(self) -> None:
+        """The service's loop, each turn: ``create``'s next challenge once the last one is answered (not held
+        any more) and its game, if any, is over."""
+        with self._lock:
+            if not self.queued:
+                return
+            sent, s = self._sent, self.service
+            if sent is not None and (sent in s.admission.pending or sent in s.games):
+                return
+            user, form = self.queued.popleft()
+            answer = self._challenge(user, form)
+            m = re.search(r"challenge (\w+)$", answer)
+            self._sent = m.group(1) if m else None
+            self.history.append(("create", f"challenge {user}", answer))
+        log.info("operator command", origin="create", command=f"challenge {user}", answer=answer,
+                 left=len(self.queued))
 
     def run(self, line: str, origin: str) -> str:
         """Run ``line`` (from ``origin``: ``terminal`` or ``status page``); returns the answer, never raises."""
@@ -149,6 +175,8 @@ class OperatorCommands:
             return self._join(rest[0], rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else None)
         if cmd == "leave" and rest and _ARENA.match(rest[0]):
             return self._leave(rest[0])
+        if cmd == "create":
+            return self._create(rest)
         if cmd in ("block", "allow"):
             return self._block(cmd, rest)
         if cmd == "clear":
@@ -156,7 +184,8 @@ class OperatorCommands:
             n = len(adm.blocked_until) + len(adm.allowed_until)
             adm.blocked_until.clear()
             adm.allowed_until.clear()
-            return f"cleared {n} blocks and allows"
+            dropped, self.queued = len(self.queued), collections.deque()
+            return f"cleared {n} blocks and allows, {dropped} challenges not sent"
         if cmd == "reset":
             return self._reset(rest[0] if rest else None)
         if cmd == "quit":
@@ -166,6 +195,21 @@ class OperatorCommands:
             self.service.stop()
             return "stopping: no new games; exiting once the running games are over"
         return f"unknown command {text!r}; {HELP}"
+
+    def _create(self, rest: list[str]) -> str:
+        usage = "usage: create COUNT USER [3+2|1d] [rated|casual]"
+        if len(rest) < 2 or not rest[0].isdigit() or not _NAME.match(rest[1]) or not 0 < int(rest[0]) <= 50:
+            return usage + " (COUNT: 1 to 50)"
+        try:
+            form = _form(rest[2:])
+        except ValueError as err:
+            return str(err)
+        if form["color"] != "random":
+            return usage + " (the colours alternate)"
+        count, user = int(rest[0]), rest[1]
+        for _ in range(count):
+            self.queued.extend([(user, {**form, "color": "white"}), (user, {**form, "color": "black"})])
+        return f"{2 * count} challenges to {user} queued ({count} pairs), one at a time"
 
     def _block(self, cmd: str, rest: list[str]) -> str:
         if not rest or not _NAME.match(rest[0]) or len(rest) > 2:

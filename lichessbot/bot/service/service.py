@@ -225,6 +225,7 @@ class BotService:
                 self._reap()
                 self._start_correspondence()
                 self._answer(self.admission.serve())
+                self.commands.tick()  # the operator's create: its next challenge
                 self._periodic_checks()
                 publish_status(self)
                 if self._fatal is not None or self._quit.is_set():

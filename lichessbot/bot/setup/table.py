@@ -228,9 +228,10 @@ ROWS: tuple[Row, ...] = (
         "while; the list for good"),
     _bl("console: reset PERF_TYPE", "matchmaking.decline_file", "operator command reset [USER] forgets the "
         "declines kept there"),
-    _bl("console: clear", "challenge.queue_wait", "operator command clear ends the blocks and allows given by "
-        "command; our queue of challenges waits queue_wait seconds"),
-    _bl("console: create COUNT USER", None, None),
+    _bl("console: clear", None, "operator command clear: drops the challenges create has not sent, and ends the "
+        "blocks and allows given by command"),
+    _bl("console: create COUNT USER", None, "operator command create COUNT USER [3+2|1d] [rated|casual]: the "
+        "same (a command, not a config key)"),
 )
 
 
