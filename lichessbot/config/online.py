@@ -103,6 +103,10 @@ class OpeningExplorerConfig(_BookSource):
         "winrate", description="winrate: the move that scored best for the side to move; games_played: the "
         "most played move (the other figure breaks ties).")
     min_games: int = Field(10, ge=1, description="A move needs at least this many games to be chosen.")
+    anti: bool = Field(
+        False, description="BotLi's key: with source player and no player_name, the opponent's games instead of "
+        "ours (as the opponent's colour): the move the opponent scored worst against (a game whose opponent is "
+        "not known asks nothing).")
     only_with_wins: bool = Field(
         False, description="BotLi's key: only moves the side to move has won at least one game with.")
     url: str = Field(EXPLORER_URL, description="The explorer server (ours).")

@@ -57,6 +57,11 @@ class OpeningExplorer:
     def __init__(self, config: OpeningExplorerConfig):
         self.config = config
 
+    @property
+    def wants_opponent(self) -> bool:
+        """BotLi's ``anti``: the player database of the game's opponent (``player``) as their colour."""
+        return self.config.anti and self.config.source == "player" and not self.config.player_name
+
     def request(self, board: chess.Board, player: str) -> Request | None:
         db = self.config.source
         variant = "chess960" if board.chess960 else "standard"
@@ -68,10 +73,11 @@ class OpeningExplorer:
         elif db == "lichess":
             params.update(variant=variant, topGames=0, recentGames=0)
         else:
-            name = self.config.player_name or player
+            name = self.config.player_name or player  # anti: ``player`` is the opponent (OnlineMoves.lookup)
             if not name:
                 return None
-            color = "white" if board.turn == chess.WHITE else "black"
+            anti = self.wants_opponent
+            color = "white" if (board.turn == chess.WHITE) != anti else "black"
             params.update(player=name, color=color, variant=variant, recentGames=0)
             return Request(f"{self.config.url}/player", params, "GET explorer/player",
                            (EXPLORER, db, name.lower(), variant, position_key(board)), ndjson=True)

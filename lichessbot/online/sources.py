@@ -125,8 +125,9 @@ class OnlineMoves:
         self.fetcher.close()
 
     def lookup(self, sources: Sequence[tuple[Source, float, float]], board: chess.Board, clock: Clock | None,
-               budget: float | None) -> tuple[OnlineMove | None, bool]:
-        """The first move of ``sources`` in order within the budget: (move or None, any source answered)."""
+               budget: float | None, opponent: str = "") -> tuple[OnlineMove | None, bool]:
+        """The first move of ``sources`` in order within the budget: (move or None, any source answered).
+        ``opponent``: the game's opponent ("" unknown), for a source that asks about them (explorer ``anti``)."""
         deadline = self._clock() + lookup_budget(self.config, clock, budget)
         answered = False
         for source, min_time, max_time in sources:
@@ -140,7 +141,7 @@ class OnlineMoves:
             left = deadline - self._clock()
             if left < MIN_REQUEST_S:
                 break
-            found, got = self._ask(source, board, min(deadline, self._clock() + self.config.timeout))
+            found, got = self._ask(source, board, min(deadline, self._clock() + self.config.timeout), opponent)
             answered = answered or got
             cfg = self.book_config.get(source.name)
             if found is not None and cfg is not None and found.move is not None:
@@ -154,9 +155,10 @@ class OnlineMoves:
                 return found, True
         return None, answered
 
-    def _ask(self, source: Source, board: chess.Board, deadline: float) -> tuple[OnlineMove | None, bool]:
+    def _ask(self, source: Source, board: chess.Board, deadline: float,
+             opponent: str = "") -> tuple[OnlineMove | None, bool]:
         """One source: (its move or None, it answered). Failures are counted, never raised."""
-        request = source.request(board, self.username)
+        request = source.request(board, opponent if getattr(source, "wants_opponent", False) else self.username)
         if request is None:
             return None, False
         t0 = self._clock()
@@ -209,6 +211,7 @@ class OnlineGame:
         self.online = online
         self.game_id = game_id
         self.out_of_book = 0  # positions of this game where the online books had no move
+        self.opponent = ""  # the opponent's name, once the game knows it (explorer anti)
 
     @property
     def books_done(self) -> bool:
@@ -243,7 +246,7 @@ class OnlineGame:
                  and not (book_moves and conf[b[0].name].only_without_book)]
         if not books:
             return None
-        move, answered = self.online.lookup(books, board, clock, budget)
+        move, answered = self.online.lookup(books, board, clock, budget, self.opponent)
         if move is None and answered and not before_book:  # counted once a position
             self.out_of_book += 1
             if self.books_done:

@@ -95,6 +95,7 @@ class GameThinker:
         self._online: OnlineGame | None = None  # this game's online sources (of the engine's, _online_of)
         self._own: BotConfig | None = None  # this game's own config (game_overrides), set with the opponent
         self.book_moves = 0  # moves of the local book in this game (book.max_moves, only_without_book)
+        self.opponent_name = ""  # the opponent's name, once known (the online explorer's anti)
         if eager:
             self.searcher()
         self._timeman_config: TimemanConfig = engine.settings.timeman
@@ -141,6 +142,8 @@ class GameThinker:
         if online is not self._online_of:  # this game's own online sources (their count of positions out of book)
             self._online_of = online
             self._online = None if online is None else online.game(self._online_name)
+            if self._online is not None:
+                self._online.opponent = self.opponent_name
         return self.engine.move_sources(self._online, None if self._own is None else self._own.book,
                                         self.book_moves)
 
@@ -180,11 +183,15 @@ class GameThinker:
         level = level_for_game(sc, table, rating, rated)
         return LevelPlayer(level, seed=engine.search.seed, think_share=sc.think_share)
 
-    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None) -> str:
+    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None,
+                     name: str = "") -> str:
         """Choose this game's strength level from the opponent's rating for the game's speed and whether the
         game is rated (engine.strength, docs/strength.md); returns the level's text for greetings. ``config``:
         the game's own config (``game_overrides`` applied): its engine.search, engine.strength, timeman and book
-        are this game's from now on."""
+        are this game's from now on; ``name``: the opponent's (the online explorer's ``anti``)."""
+        self.opponent_name = name
+        if self._online is not None:
+            self._online.opponent = name
         if config is not None:
             self._own = config
             with self._lock:

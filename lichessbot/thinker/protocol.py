@@ -30,11 +30,13 @@ class Thinker(Protocol):
         ``time_left_s`` is what the correspondence clock leaves for this move (seconds; None: unlimited)."""
         ...
 
-    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None) -> str:
+    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None,
+                     name: str = "") -> str:
         """The game's opponent, once known: their lichess rating for the game's speed (None: unknown) and
         whether the game is rated. A thinker that plays strength levels picks this game's level from them
         (docs/strength.md). ``config``: the game's own config (``game_overrides`` applied; its engine.search,
-        engine.strength, timeman and book are this game's), None: the engine's. Returns the level as the
+        engine.strength, timeman and book are this game's), None: the engine's; ``name``: the opponent's (the
+        online explorer's ``anti``). Returns the level as the
         ``{level}`` of greetings ("1450 Elo", "full strength")."""
         ...
 

@@ -86,7 +86,7 @@ def said(actions: list[Action]) -> list[tuple[str, str]]:
 def test_game_full_names_the_opponent_to_the_engine_and_greets_with_the_level_it_chose():
     core = core_of({"greeting": {"hello": "Hi {opponent}, I play at {level}"}})
     actions = core.on_event(full(), T0)
-    assert actions == [SetOpponent(rating=1620, rated=True)]
+    assert actions == [SetOpponent(rating=1620, rated=True, name="alice")]
     assert said(core.level_chosen("1450 Elo")) == [("player", "Hi alice, I play at 1450 Elo"),
                                                    ("spectator", "Hi! I'm TestBot. Type !help for commands.")]
     assert core.color == chess.WHITE and core.record.white == "TestBot" and core.record.black_elo == 1620

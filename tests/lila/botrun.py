@@ -46,7 +46,8 @@ class StandInThinker:
         move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         return stand_in_decision(move, cp=12, nodes=16, nps=1000, depth=2, seconds=0.001, reason="stand-in")
 
-    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None) -> str:
+    def set_opponent(self, rating: int | None, rated: bool, config: BotConfig | None = None,
+                     name: str = "") -> str:
         return "full strength"
 
     def ponder(self, board: chess.Board, reply: chess.Move | None) -> None:

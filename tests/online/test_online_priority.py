@@ -102,3 +102,35 @@ def test_only_with_wins_leaves_out_moves_the_side_to_move_never_won_with(make_on
     assert plain.book_move(b, CLOCK).move.uci() == "b2b3"  # the best score: 45 %, without a win
     wins = make_online({"lichess_opening_explorer": {"enabled": True, "only_with_wins": True}}).game("g")
     assert wins.book_move(b, CLOCK).move.uci() == "g2g3"
+
+
+def test_anti_asks_the_opponents_games_as_their_colour(make_online, services):
+    b = chess.Board()
+    services.explorer[("player", b.epd())] = explorer_json(b, {"d2d4": (70, 10, 20), "e2e4": (20, 10, 70)})
+    explorer = {"lichess_opening_explorer": {"enabled": True, "source": "player", "anti": True, "min_games": 1}}
+    game = make_online(explorer, username="TestBot").game("g")
+    assert game.book_move(b, CLOCK) is None  # the opponent is not known yet: nothing asked
+    game.opponent = "Rival"
+    assert game.book_move(b, CLOCK).move.uci() == "d2d4"  # white (us) scored best against Rival's black
+    [(service, path, params, _)] = [r for r in services.requests if r[0] == "explorer"]
+    assert path == "/player" and params["player"] == "Rival" and params["color"] == "black"
+
+
+def test_the_game_thinker_tells_its_online_game_the_opponent(engine, make_online):
+    online = make_online({"lichess_opening_explorer": {"enabled": True}})
+    engine.use_online(online)
+    thinker = engine.new_game("g")
+    try:
+        thinker.set_opponent(1500, False, None, "Rival")
+        assert thinker.pipeline.sources and thinker._online is not None and thinker._online.opponent == "Rival"
+    finally:
+        thinker.close()
+        engine.use_online(None)
+
+
+def test_the_game_core_names_the_opponent_to_the_thinker():
+    from lichessbot.bot.games.actions import SetOpponent
+    from tests.bot.test_game_core import core_of, full
+
+    [action] = [a for a in core_of().on_event(full(), 1000.0) if isinstance(a, SetOpponent)]
+    assert action.name == "alice"

@@ -86,6 +86,8 @@ class SetOpponent:
     rated: bool
     #: The game's own config (``game_overrides`` applied), None when no entry matches the game.
     config: BotConfig | None = None
+    #: The opponent's name (the online explorer's ``anti``).
+    name: str = ""
 
 
 @dataclass(frozen=True)

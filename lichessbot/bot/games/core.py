@@ -173,7 +173,8 @@ class GameCore:
             return []
         self._hello = len(full.state.moves.split()) < 2
         # the game's strength level follows the opponent's rating (docs/strength.md); greetings name it
-        return [SetOpponent(opp.rating, self.record.rated, None if own is self.config else own)]
+        return [SetOpponent(opp.rating, self.record.rated, None if own is self.config else own,
+                            opp.name or opp.id or "")]
 
     def level_chosen(self, text: str) -> list[Action]:
         """The engine chose the game's level (``text``, the greetings' ``{level}``): the greetings, if due."""

@@ -207,7 +207,8 @@ class Game:
         elif isinstance(action, Ponder):
             self.thinker.ponder(action.board, action.reply)
         elif isinstance(action, SetOpponent):
-            self._do(core.level_chosen(self.thinker.set_opponent(action.rating, action.rated, action.config)))
+            self._do(core.level_chosen(self.thinker.set_opponent(action.rating, action.rated, action.config,
+                                                                             action.name)))
         elif isinstance(action, Resync):
             self._resync()
         elif isinstance(action, Abandon):
