@@ -59,7 +59,7 @@ def test_the_default_port_is_8080_or_the_next_free_one(monkeypatch):
         port = taken.getsockname()[1]
         monkeypatch.setattr(local_mode, "DEFAULT_PORT", port)
         try:
-            server = local_mode._bind("lip_t", "127.0.0.1", None)
+            server = local_mode._bind("lip_t", "127.0.0.1", None, [])
         except LichessbotError:  # the next ports are taken by others on this machine: nothing to check
             pytest.skip(f"ports after {port} are taken")
         try:
