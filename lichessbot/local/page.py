@@ -2,7 +2,9 @@
 :class:`lichessbot.local.server.LocalLichess`):
 
 * ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
-  ``page.css`` and ``page.js`` inlined; no outside resource). The page is a Board API client;
+  ``page.css`` and ``page.js`` inlined; no outside resource) under a Content-Security-Policy (:func:`page_csp`:
+  only its own inline style and script run, by a nonce new at every load, as lila's pages: lila
+  modules/web/src/main/ContentSecurityPolicy.scala; no frame may show it). The page is a Board API client;
 * ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
   reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
   the bot accepts, bullet too;
@@ -29,14 +31,22 @@ from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game, color_name
 from lichessbot.local.rules import abortable, clock_running, drawable, expiry
 
-__all__ = ["PageRoutes", "page_html"]
+__all__ = ["PageRoutes", "page_csp", "page_html"]
 
 
-def page_html(settings: dict[str, Any]) -> bytes:
-    """The page with its CSS and JavaScript inlined and ``settings`` (the bot's name, the status page's URL, the
-    defaults of the form) as ``window.LOCAL``."""
+def page_csp(nonce: str) -> str:
+    """The page's Content-Security-Policy: its own inline ``<style>`` and ``<script>`` (``nonce``), requests to its
+    own origin only (the API, the streams, the PGN), no plugin, no ``<base>``, no frame around it (the
+    ``frame-ancestors`` of CSP level 2, with ``X-Frame-Options: DENY`` for older browsers)."""
+    return (f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src 'self' data:; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+
+
+def page_html(settings: dict[str, Any], nonce: str) -> bytes:
+    """The page with its CSS and JavaScript inlined under ``nonce`` (:func:`page_csp`) and ``settings`` (the
+    bot's name, the status page's URL, the defaults of the form) as ``window.LOCAL``."""
     files = resources.files("lichessbot.local")
-    html = (files / "page.html").read_text(encoding="utf-8")
+    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce)
     css = (files / "page.css").read_text(encoding="utf-8")
     js = (files / "page.js").read_text(encoding="utf-8")
     blob = json.dumps(settings).replace("</", "<\\/")
@@ -63,7 +73,8 @@ class PageRoutes:
         return {"bot": self.bot.username, "version": __version__, **self.page_extra}
 
     def _serve_page(self, h: Handler) -> None:
-        h.reply_html(200, page_html(self.page_settings()))
+        nonce = secrets.token_urlsafe(18)
+        h.reply_html(200, page_html(self.page_settings(), nonce), page_csp(nonce))
 
     def _serve_session(self, h: Handler, body: dict[str, Any]) -> None:
         """A guest account for the page: the token it sends back (when the server knows it or it is new to it),

@@ -24,7 +24,7 @@ import secrets
 import string
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Self
 
 from lichessbot.local.actions import GameRoutes
@@ -72,10 +72,13 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         host, port: where to listen (port 0: any free port). Raises OSError when it cannot be bound.
         keepalive: seconds of silence before a stream sends an empty line (lila: about 6).
         any_token: every other token is a Board API account (False: only registered ones; others get 401).
+        allowed_hosts: the names (no port) a request's ``Host`` may give besides a loopback address, ``localhost``
+            and ``host`` (when not a wildcard such as 0.0.0.0): e.g. the machine's name on the network, for those
+            who open the page from another machine. Any other ``Host`` gets 421 (:mod:`lichessbot.local.http`).
     """
 
     def __init__(self, bot_token: str, bot_name: str = "lichessbot", *, host: str = "127.0.0.1", port: int = 0,
-                 keepalive: float = 6.0, any_token: bool = True) -> None:
+                 keepalive: float = 6.0, any_token: bool = True, allowed_hosts: Iterable[str] = ()) -> None:
         self.keepalive = keepalive
         self.any_token = any_token
         self.lock = threading.RLock()
@@ -90,7 +93,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         self._stopping = threading.Event()
         self.bot = Account(bot_name, title="BOT", rating=2000)
         self._add(self.bot, bot_token)
-        self.httpd = make_server(self, host, port)
+        self.httpd = make_server(self, host, port, frozenset(allowed_hosts))
         shown = f"[{host}]" if ":" in host else host
         self.host, self.port = host, int(self.httpd.server_address[1])
         self.url = f"http://{shown}:{self.port}"

@@ -75,10 +75,14 @@ def test_the_board_api_refuses_bullet_as_lichess_does_and_the_page_plays_it():
 def test_bad_requests_never_take_the_server_down():
     with LocalLichess(BOT) as server:
         assert b" 400 " in _raw(server, b"GARBAGE\r\n\r\n")
-        assert b" 400 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\nContent-Length: abc\r\n\r\n")
-        assert b" 413 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n")
+        host = b"Host: 127.0.0.1\r\n"
+        assert b" 400 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\n" + host + b"Content-Length: abc\r\n\r\n")
+        assert b" 413 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\n" + host +
+                                b"Content-Length: 99999999\r\n\r\n")
         r = requests.post(server.url + "/api/challenge/lichessbot", headers={**_auth("lip_x"),
                           "Content-Type": "application/json"}, data=b"[1, 2", timeout=5)
+        assert r.status_code == 400 and "Invalid JSON" in r.json()["error"] and not server.challenges
+        r = requests.post(server.url + "/api/challenge/lichessbot", headers=_auth("lip_x"), data={}, timeout=5)
         assert r.status_code == 200 and r.json()["timeControl"] == {"type": "unlimited"}  # no clock, no days
         r = requests.get(server.url + "/api/board/game/stream/nonexist", headers=_auth("lip_x"), timeout=5)
         assert r.status_code == 404 and r.json() == {"error": "No such game"}

@@ -89,6 +89,8 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
     for flag in ("port", "clock", "fen", "color"):
         if getattr(args, flag) is not None:
             raise LichessbotError(f"--{flag} is for --local (playing here); add --local")
+    if args.allowed_host:
+        raise LichessbotError("--allowed-host is for --local (playing here); add --local")
     config = load_config(args.config or "config.yml")  # ConfigError is a LichessbotError: one line, exit status 2
     token = config.resolved_token()
     configure_logging(level=args.log_level, secrets=[token or ""])

@@ -65,6 +65,9 @@ def add_local_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"--local: the page's port (default {DEFAULT_PORT}, or the next free one)")
     g.add_argument("--host", default="127.0.0.1",
                    help="--local: the address to listen on (default 127.0.0.1: this machine only)")
+    g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="--local: a name the page may be opened under besides localhost, 127.0.0.1 and --host (e.g. "
+                        "this machine's name on the network with --host 0.0.0.0); repeat for more. Others get 421")
     g.add_argument("--clock", default=None, help="--local: the page's time control, minutes+increment (e.g. 5+3)")
     g.add_argument("--fen", default=None, help="--local: the page's start position (default: the usual one)")
     g.add_argument("--color", choices=["white", "black", "random"], default=None,
@@ -113,13 +116,13 @@ def local_config(path: str | None, data_dir: Path, status_port: int, host: str) 
     })
 
 
-def _bind(token: str, host: str, port: int | None) -> LocalLichess:
+def _bind(token: str, host: str, port: int | None, allowed_hosts: list[str]) -> LocalLichess:
     """The server on ``port`` (None: :data:`DEFAULT_PORT` or the next free one). Raises LichessbotError naming
     the address when it cannot be had."""
     ports = [port] if port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES))
     for p in ports:
         try:
-            return LocalLichess(token, host=host, port=p)
+            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts)
         except OSError as err:
             if err.errno == errno.EADDRINUSE and port is None:
                 continue
@@ -159,13 +162,16 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     token = "lip_" + secrets.token_urlsafe(24)
     configure_logging(level=args.log_level, secrets=[token])
     data_dir = local_data_dir()
-    server = _bind(token, args.host, args.port)  # before anything else: a taken port starts nothing
+    # before anything else: a taken port starts nothing
+    server = _bind(token, args.host, args.port, args.allowed_host)
     try:
         config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host)
         server.page_extra["defaults"] = defaults
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             log.warning("the page and the Board API are open to the network: anyone who reaches this address can "
-                        "play the bot and use its chat", url=server.url)
+                        "play the bot and use its chat", url=server.url,
+                        answers_to=["localhost", "127.0.0.1", "::1", *([] if args.host in ("0.0.0.0", "::", "")
+                                                                          else [args.host]), *args.allowed_host])
         engine = Engine(config)
     except BaseException:
         server.httpd.server_close()
