@@ -82,3 +82,11 @@ def test_the_default_port_is_8080_or_the_next_free_one(monkeypatch):
             assert port < server.port <= port + local_mode.PORT_TRIES
         finally:
             server.httpd.server_close()
+
+
+def test_allowed_host_names_reach_the_status_page_too(tmp_path):
+    """The status page of ``play --local`` answers the ``--allowed-host`` names as the board does (its Host check:
+    ``status.allowed_hosts``), beside those the config file names."""
+    config = local_mode.local_config(None, tmp_path, 0, "0.0.0.0", ["Box.lan", "pi.local"])
+    assert config.status.allowed_hosts == ["box.lan", "pi.local"]
+    assert config.status.host == "0.0.0.0"

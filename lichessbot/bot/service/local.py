@@ -16,7 +16,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,16 +101,21 @@ def local_data_dir() -> Path:
     return Path(user_data_path()) / "local"
 
 
-def local_config(path: str | None, data_dir: Path, status_port: int, host: str) -> BotConfig:
+def local_config(path: str | None, data_dir: Path, status_port: int, host: str,
+                 allowed_hosts: Sequence[str] = ()) -> BotConfig:
     """The bot's config in local mode: ``path``'s (or :data:`LOCAL_CONFIG`), with its state in ``data_dir``, its
-    games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port``, and no
+    games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port`` answering
+    the names of ``--allowed-host`` too (``allowed_hosts``, added to the file's ``status.allowed_hosts``), and no
     matchmaking nor arenas. Raises ConfigError (the file's path and the key)."""
     base = load_config(path) if path else parse_config(LOCAL_CONFIG)
     named = path and "pgn_directory" in base.model_fields_set and base.pgn_directory is not None
     pgn = base.pgn_directory if named else str(data_dir / "games")
     return base.model_copy(update={
         "state_directory": str(data_dir), "pgn_directory": pgn,
-        "status": base.status.model_copy(update={"enabled": True, "host": host, "port": status_port}),
+        "status": base.status.model_copy(update={
+            "enabled": True, "host": host, "port": status_port,
+            "allowed_hosts": [*base.status.allowed_hosts,
+                              *(h.lower() for h in allowed_hosts if h.lower() not in base.status.allowed_hosts)]}),
         "matchmaking": base.matchmaking.model_copy(update={"allow_matchmaking": False}),
         "tournaments": base.tournaments.model_copy(update={"join": [], "teams": []}),
     })
@@ -165,7 +170,8 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     # before anything else: a taken port starts nothing
     server = _bind(token, args.host, args.port, args.allowed_host)
     try:
-        config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host)
+        config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host,
+                              args.allowed_host)
         server.page_extra["defaults"] = defaults
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             log.warning("the page and the Board API are open to the network: anyone who reaches this address can "
