@@ -1,6 +1,6 @@
 """``lichessbot doctor``: what a bug report needs, in one printout.
 
-    lichessbot doctor [--network default] [--backend auto] [--device 0] [--precision fp32] [--seconds 5] [--json]
+    lichessbot doctor [--network default] [--backend auto] [--device 0] [--precision auto] [--seconds 5] [--json]
 
 Versions (lichessbot, Python, onnxruntime and its package, numpy, python-chess, the platform); the
 NVIDIA GPUs the driver sees (CUDA device number, name, memory, driver); CUDA's and cuDNN's libraries
@@ -62,7 +62,7 @@ def package_line(dists: dict[str, str]) -> str:
 
 
 def report(network: str = "default", *, input_format: int | None = None, backend: str = Backend.AUTO,
-           precision: str = "fp32", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
+           precision: str = "auto", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
     out: dict[str, Any] = {

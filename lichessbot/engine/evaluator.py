@@ -73,7 +73,9 @@ class Evaluator:
     ``backend``: "auto" (CUDA > CPU), "tensorrt" (TensorRT > CUDA > CPU), "cuda" or "cpu": each provider is
     started on its own with its own options and the first that really starts runs the network, the CPU at
     worst (:func:`lichessbot.engine.providers.start`); :attr:`failures` keeps every provider's reason.
-    ``precision``: "fp32", "tf32" or "fp16" (:attr:`precision_run` is what runs). ``device``: the CUDA
+    ``precision``: "auto" (fp16 on a GPU with tensor cores, else fp32:
+    :func:`~lichessbot.engine.providers.resolve_precision`), "fp32", "tf32" or "fp16" (:attr:`precision_run` is
+    what runs). ``device``: the CUDA
     device number (``engine.device``, lc0's ``gpu=``). ``threads``: on the CPU, batches evaluated side by
     side, one thread each (0 = one per core, at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider,
     onnxruntime intra-op threads (0: its default). ``cache_size``: entries of the search's NN cache (0

@@ -4,11 +4,23 @@ and makes a change cost a re-plan."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
+from lichessbot.config import EngineConfig
+from lichessbot.diagnostics.bench_gpu import (
+    FP16_MAX_WDL_DELTA,
+    FP16_MIN_ARGMAX_SHARE,
+    check_against_cpu,
+    within_limits,
+)
+from lichessbot.diagnostics.bench_nn import bench_positions
+from lichessbot.engine import gpu
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.session import BATCH_BUCKETS
+from lichessbot.uci import UciEngine
 from tests.engine.gpu_host import CPU, CUDA, EmulatedGpuHost
 from tests.engine.replan import measure, nps
 
@@ -61,3 +73,59 @@ def test_the_sessions_run_on_cuda_with_the_same_options(gpu_host, tiny_net):
     ev.warm_up(32)
     cuda = [c for c in gpu_host.created if c.outcome == CUDA]
     assert len(cuda) == 3 and all(c.options == cuda[0].options for c in cuda)
+
+
+# -- fp16 as lc0 runs it: engine.precision auto ---------------------------------------------------------------
+@pytest.mark.parametrize(("capability", "name", "runs"), [(9.0, "NVIDIA H200", "fp16"), (7.0, "Tesla V100", "fp16"),
+                                                          (7.5, "NVIDIA GeForce GTX 1660", "fp32"),
+                                                          (6.1, "GeForce GTX 1080", "fp32"), (None, "GPU", "fp32")])
+def test_auto_precision_is_fp16_where_lc0_finds_tensor_cores(monkeypatch, tiny_net, capability, name, runs):
+    host = EmulatedGpuHost(cuda="ok", gpus=[gpu.GpuInfo(name, 16000, "580.1", 0)]).install(monkeypatch)
+    host.capability = capability
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", precision="auto", cache_size=0)
+    assert ev.provider == CUDA and ev.precision_run == runs
+    assert host.last().options_of(CUDA)["use_tf32"] == ("1" if runs == "fp16" else "0")
+
+
+def test_auto_precision_on_the_cpu_is_fp32(tiny_net):
+    ev = Evaluator(load_network(str(tiny_net)), backend="cpu", precision="auto", threads=1, cache_size=0)
+    assert ev.provider == CPU and ev.precision_run == "fp32"
+    assert ev._session.get_inputs()[0].type == "tensor(float)"
+    assert EngineConfig().precision == "auto"
+
+
+def test_uci_chooses_the_precision(gpu_host, tiny_net):
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    for command in ("uci", f"setoption name WeightsFile value {tiny_net}", "setoption name Precision value fp32",
+                    "isready", "go nodes 20"):
+        eng.handle(command)
+    assert "option name Precision type combo default auto var auto var fp32 var tf32 var fp16" in out.getvalue()
+    assert eng.engine.evaluator is not None and eng.engine.evaluator.precision_run == "fp32"
+    for command in ("setoption name Precision value fp16", "isready", "go nodes 20"):
+        eng.handle(command)
+    eng.handle("quit")
+    assert eng.engine.evaluator.precision_run == "fp16", out.getvalue()
+    assert gpu_host.last().options_of(CUDA)["use_tf32"] == "1"
+    assert any(line.startswith("bestmove") and line != "bestmove 0000" for line in out.getvalue().splitlines())
+
+
+def test_doctor_names_the_precision_that_auto_chose(gpu_host, tiny_net, capsys):
+    from lichessbot.cli import main
+
+    main(["doctor", "--network", str(tiny_net), "--seconds", "0.2"])
+    assert "precision fp16 for auto" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_fp16_network_on_the_cpu_is_within_the_stated_tolerance_of_fp32():
+    """The float16 copy (onnxconverter-common, what CUDA runs for fp16) on the CPU against the fp32 network,
+    on 256 real positions: the same best legal move on >= 99 % of them and |ΔWDL| <= 0.01
+    (bench_gpu.FP16_MIN_ARGMAX_SHARE, FP16_MAX_WDL_DELTA); a network run in fp32 fails the fp32 limit only if it
+    differs, so the fp16 copy must differ (it is not the fp32 network again)."""
+    net = load_network("default")
+    ev = Evaluator(net, backend="cpu", precision="fp16", threads=1, cache_size=0)
+    assert ev.precision_run == "fp16"
+    check = check_against_cpu(ev, net, bench_positions(256))
+    assert check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE and check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA, check
+    assert within_limits(check, "fp16") and check["max_logit_delta"] > 0
