@@ -5,13 +5,16 @@ and makes a change cost a re-plan."""
 from __future__ import annotations
 
 import io
+import json
 
+import numpy as np
 import pytest
 
-from lichessbot.config import EngineConfig
+from lichessbot.config import EngineConfig, SearchParams
 from lichessbot.diagnostics.bench_gpu import (
     FP16_MAX_WDL_DELTA,
     FP16_MIN_ARGMAX_SHARE,
+    _position,
     check_against_cpu,
     within_limits,
 )
@@ -19,7 +22,11 @@ from lichessbot.diagnostics.bench_nn import bench_positions
 from lichessbot.engine import gpu
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.service import EvalService
 from lichessbot.engine.session import BATCH_BUCKETS
+from lichessbot.logs import configure_logging
+from lichessbot.search import Searcher
+from lichessbot.timeman import VisitsStopper
 from lichessbot.uci import UciEngine
 from tests.engine.gpu_host import CPU, CUDA, EmulatedGpuHost
 from tests.engine.replan import measure, nps
@@ -129,3 +136,60 @@ def test_the_fp16_network_on_the_cpu_is_within_the_stated_tolerance_of_fp32():
     check = check_against_cpu(ev, net, bench_positions(256))
     assert check["argmax_share"] >= FP16_MIN_ARGMAX_SHARE and check["max_wdl_delta"] <= FP16_MAX_WDL_DELTA, check
     assert within_limits(check, "fp16") and check["max_logit_delta"] > 0
+
+
+# -- a GPU failure never ends a game ----------------------------------------------------------------------------
+def _warnings(buf: io.StringIO) -> list[str]:
+    return [json.loads(line)["event"] for line in buf.getvalue().splitlines() if '"warning"' in line]
+
+
+def test_a_cuda_failure_in_the_warm_up_moves_the_network_to_the_cpu(gpu_host, tiny_net):
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    gpu_host.fail_after = 3
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", cache_size=0)
+    ev.warm_up()
+    assert ev.provider == CPU and not ev.buckets and ev.runtime_failure
+    warnings = _warnings(buf)
+    assert len(warnings) == 1 and "CUDNN failure 8: CUDNN_STATUS_EXECUTION_FAILED" in warnings[0], warnings
+    assert "runs on the CPU" in warnings[0] and "Fix:" in warnings[0]
+    plain = Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=0)
+    planes = ev.neutral_inputs(5)
+    np.testing.assert_allclose(ev.run(planes).logits, plain.run(planes).logits, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_a_cuda_failure_mid_game_leaves_eight_games_playing_on_the_cpu_with_one_warning(gpu_host, tiny_net):
+    buf = io.StringIO()
+    configure_logging(stream=buf, json=True, level="info")
+    ev = Evaluator(load_network(str(tiny_net)), backend="auto", cache_size=0)
+    ev.warm_up()
+    gpu_host.fail_after = gpu_host.gpu_runs + 4  # a few calls into the games
+    service = EvalService(ev)
+    boards = [_position(k) for k in range(8)]
+    searchers = [Searcher(service, SearchParams(), game=f"g{k}") for k in range(8)]
+    handles = [s.start(b, VisitsStopper(400)) for s, b in zip(searchers, boards)]
+    results = [h.wait() for h in handles]
+    for s in searchers:
+        s.close()
+    service.close()
+    assert all(r.best_move in b.legal_moves for r, b in zip(results, boards))
+    assert all(r.nodes >= 400 for r in results), [r.nodes for r in results]
+    assert ev.provider == CPU and gpu_host.gpu_runs > gpu_host.fail_after
+    warnings = _warnings(buf)
+    assert len(warnings) == 1 and "CUDNN_STATUS_EXECUTION_FAILED" in warnings[0], warnings
+
+
+def test_a_cuda_failure_mid_game_in_uci_plays_on(gpu_host, tiny_net):
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    for command in (f"setoption name WeightsFile value {tiny_net}", "isready", "go nodes 50"):
+        eng.handle(command)
+    gpu_host.fail_after = gpu_host.gpu_runs + 1
+    for command in ("position startpos moves e2e4", "go nodes 50", "position startpos moves e2e4 e7e5",
+                    "go nodes 50"):
+        eng.handle(command)
+    eng.handle("quit")
+    best = [line for line in out.getvalue().splitlines() if line.startswith("bestmove")]
+    assert len(best) == 3 and "bestmove 0000" not in best, out.getvalue()
+    assert eng.engine.evaluator is not None and eng.engine.evaluator.provider == CPU
