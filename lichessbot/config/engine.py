@@ -16,13 +16,14 @@ __all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "
 class Backend(StrEnum):
     """Where the network runs (``engine.backend``, UCI ``Backend``, every ``--backend``): the one spelling of
     each name. ``auto``: the best onnxruntime provider that starts (TensorRT, CUDA, CPU); ``triton``: a Triton
-    Inference Server (docs/scaling.md)."""
+    Inference Server (docs/scaling.md); ``torch``: PyTorch (docs/gpu.md)."""
 
     AUTO = "auto"
     TENSORRT = "tensorrt"
     CUDA = "cuda"
     CPU = "cpu"
     TRITON = "triton"
+    TORCH = "torch"
 
 
 #: The backends that run the network in this process with onnxruntime (all but Triton), as choices of flags.
@@ -117,7 +118,8 @@ class EngineConfig(Strict):
     backend: Backend = Field(
         Backend.AUTO, description="onnxruntime execution provider: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
-        "Triton Inference Server at triton_url (docs/scaling.md).",
+        "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "
+        "(pip install torch; docs/gpu.md).",
     )
     device: int = Field(
         0, ge=0, description="Which GPU runs the network: its CUDA device number, as lichessbot doctor lists "

@@ -21,7 +21,7 @@ import numpy as np
 import structlog
 
 from lichessbot import _core
-from lichessbot.config import Backend
+from lichessbot.config import Backend, EngineConfig
 from lichessbot.engine import gpu
 from lichessbot.engine.buckets import BucketSessions
 from lichessbot.engine.compact import compact_model, compact_of
@@ -49,7 +49,7 @@ from lichessbot.engine.providers import (
 from lichessbot.engine.runner import COMPACT_BYTES, NetInfo, NetOutputs
 from lichessbot.engine.session import BATCH_BUCKETS, float16_model
 
-__all__ = ["BACKENDS", "CUDA_OPTIONS", "PRECISIONS", "Evaluator", "select_providers"]
+__all__ = ["BACKENDS", "CUDA_OPTIONS", "PRECISIONS", "Evaluator", "from_config", "select_providers"]
 
 log = structlog.get_logger("lichessbot.engine")
 
@@ -197,7 +197,7 @@ class Evaluator:
                        has_mlh=self.network.has_mlh, provider=self.provider, minibatch=self.default_minibatch(),
                        concurrency=self.concurrency, inflight=self.concurrency,
                        max_batch=MAX_BATCH if self.provider in (CUDA, TRT) else self.default_minibatch(),
-                       compact=self.compact)
+                       compact=self.compact, warning=self.gpu_warning)
 
     def neutral_inputs(self, n: int) -> np.ndarray:
         """``n`` copies of a neutral position (no pieces, the all-ones and castling planes set) in this
@@ -340,3 +340,14 @@ class Evaluator:
         """Free the bound path's page-locked buffers (the evaluator must not be used afterwards)."""
         self._runs.close()
 
+
+
+def from_config(engine: EngineConfig, network: Network) -> Evaluator:
+    """The onnxruntime runner (backends auto, tensorrt, cuda, cpu: :mod:`lichessbot.engine.registry`) with
+    ``engine.threads``, ``engine.nn_cache_size``, ``engine.precision``, ``engine.device`` and
+    ``engine.compact_input``, warmed up (:meth:`Evaluator.warm_up`). Raises NetworkError when onnxruntime
+    refuses the model."""
+    evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
+                          precision=engine.precision, device=engine.device, compact=engine.compact_input)
+    evaluator.warm_up()  # every batch shape before the first move needs it (GPU: one session a bucket)
+    return evaluator

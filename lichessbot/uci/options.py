@@ -81,7 +81,7 @@ _S, _E = SearchParams(), EngineConfig()
 #: The option table (lc0 names where lc0 has the option). Add rows here to add options.
 OPTIONS: list[UciOption] = [
     UciOption("WeightsFile", "string", "default", "engine.network"),
-    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=ONNX_BACKENDS),
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=(*ONNX_BACKENDS, "torch")),
     # Precision: engine.precision (lc0 spells it in the backend's name, cuda-fp16 / cuda; docs/uci.md)
     UciOption("Precision", "combo", _E.precision, "engine.precision", choices=("auto", "fp32", "tf32", "fp16")),
     UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
