@@ -269,6 +269,8 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
     Raises NetworkError for an unknown backend or precision, or when even the CPU refuses the model (the
     reason in the message).
     """
+    if precision == "bf16":
+        raise NetworkError("precision bf16 runs on backend torch only (onnxruntime: fp16)")
     if precision not in PRECISIONS:
         raise NetworkError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     wanted = BACKENDS.get(backend)

@@ -100,8 +100,8 @@ class NetInfo:
 
     @property
     def gpu(self) -> bool:
-        """True on CUDA or TensorRT (onnxruntime's GPU providers)."""
-        return self.provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+        """True on CUDA or TensorRT (onnxruntime's GPU providers) and on the PyTorch runner's CUDA."""
+        return self.provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider", "torch-cuda")
 
 
 @runtime_checkable

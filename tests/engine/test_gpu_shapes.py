@@ -107,7 +107,8 @@ def test_uci_chooses_the_precision(gpu_host, tiny_net):
     for command in ("uci", f"setoption name WeightsFile value {tiny_net}", "setoption name Precision value fp32",
                     "isready", "go nodes 20"):
         eng.handle(command)
-    assert "option name Precision type combo default auto var auto var fp32 var tf32 var fp16" in out.getvalue()
+    declared = "option name Precision type combo default auto var auto var fp32 var tf32 var fp16 var bf16"
+    assert declared in out.getvalue()
     assert eng.engine.evaluator is not None and eng.engine.evaluator.precision_run == "fp32"
     for command in ("setoption name Precision value fp16", "isready", "go nodes 20"):
         eng.handle(command)
