@@ -12,7 +12,7 @@
 - ``evals --net N``: evals/s of the network alone at batch 1, 64, 256 and 1024 in fp32 and fp16
   -> ``evals-N.json``;
 - ``search --net N``: nps of a 10 s search of 1 game and of 8 games merged by the evaluation service, and the
-  histogram of the network calls' sizes -> ``search-N.json``.
+  histogram of the network calls' sizes, in the ``auto`` precision -> ``search-N.json``.
 
 N is ``default``, ``15x192`` or ``20x256``. With ``--dry`` (no GPU: this machine) every step runs on the CPU
 with onnxruntime standing in for the GPU runner (``stand_in`` in the JSON), at batches 1 and 8, 1 s
@@ -188,7 +188,7 @@ def search(out: Path, dry: bool, net: str) -> None:
     network = _network(net)
     seconds = 1.0 if dry else 10.0
     rows: dict[str, Any] = {}
-    for precision in ("fp16",) if not dry else ("fp32",):
+    for precision in ("auto",) if not dry else ("fp32",):
         runner, stand_in = _runner(network, precision, dry)
         counting = _Counting(runner)
         service = EvalService(counting)
