@@ -221,6 +221,8 @@ class Evaluator:
             planes = self.neutral_inputs(shapes[-1] if shapes else 1)
             for b in shapes:
                 self.run(planes[:b])
+                if not self.buckets:  # the GPU failed and the network moved to the CPU: no bucket to plan
+                    break
         minibatch = self.default_minibatch()
         seconds = time.perf_counter() - t
         self.shapes_planned = frozenset(self.shapes_sent)

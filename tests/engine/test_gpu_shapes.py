@@ -151,6 +151,7 @@ def test_a_cuda_failure_in_the_warm_up_moves_the_network_to_the_cpu(gpu_host, ti
     ev = Evaluator(load_network(str(tiny_net)), backend="auto", cache_size=0)
     ev.warm_up()
     assert ev.provider == CPU and not ev.buckets and ev.runtime_failure
+    assert max(ev.shapes_sent) == 64  # the warm-up stopped planning buckets once on the CPU
     warnings = _warnings(buf)
     assert len(warnings) == 1 and "CUDNN failure 8: CUDNN_STATUS_EXECUTION_FAILED" in warnings[0], warnings
     assert "runs on the CPU" in warnings[0] and "Fix:" in warnings[0]
