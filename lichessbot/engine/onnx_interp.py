@@ -48,9 +48,20 @@ class Graph:
         for n in g.node:
             attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
             if n.op_type == "Constant":
-                attrs = {"value": numpy_helper.to_array(attrs["value"])}
+                attrs = {"value": _constant(attrs)}
             attrs["_opset"] = opset
             self.nodes.append((n.op_type, list(n.input), list(n.output), attrs))
+
+
+def _constant(attrs: dict[str, Any]) -> np.ndarray:
+    """The value of a Constant node: its tensor, or one of the scalar and list forms (ONNX opset 12 on)."""
+    if "value" in attrs:
+        return numpy_helper.to_array(attrs["value"])
+    for key, dtype in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64),
+                       ("value_ints", np.int64)):
+        if key in attrs:
+            return np.asarray(attrs[key], dtype)
+    raise NetworkError(f"a Constant node of a form the torch runner does not read ({', '.join(attrs)})")
 
 
 class Ops:

@@ -117,6 +117,7 @@ class _TorchOps(Ops):
         return x.reshape(tuple(shape))
 
     def take(self, x: Any, idx: np.ndarray, axis: int) -> Any:
+        axis %= x.dim()
         flat = self.to_device(np.asarray(idx, np.int64).reshape(-1), x)
         out = self.torch.index_select(x, axis, flat)
         shape = list(x.shape[:axis]) + list(np.shape(idx)) + list(x.shape[axis + 1:])

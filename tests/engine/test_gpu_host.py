@@ -94,7 +94,7 @@ def test_fp32_on_cuda_computes_what_the_cpu_computes_and_tf32_would_not(host, de
     assert within_limits(check, "tf32") and not within_limits(check, "fp32")  # ... and is held to its own limits
 
 
-def test_fp16_on_cuda_runs_the_float16_copy_without_tf32(host, default_net):
+def test_fp16_on_cuda_runs_the_float16_copy_on_tensor_cores(host, default_net):
     h = host(cuda="ok")
     ev = Evaluator(default_net, backend="cuda", precision="fp16", cache_size=0)
     assert ev.provider == CUDA and ev.precision_run == "fp16"

@@ -98,3 +98,14 @@ def test_backend_torch_plays_through_the_registry(tiny_net):
     assert runner.info.provider in ("torch-cpu", "torch-cuda")
     with Searcher(runner, SearchParams()) as searcher:
         assert searcher.search(chess.Board(), VisitsStopper(30)).best_move in chess.Board().legal_moves
+
+
+@pytest.mark.parametrize(("attr", "value", "want"), [("value_float", 0.5, np.float32(0.5)),
+                                                      ("value_ints", [1, 2], np.array([1, 2], np.int64))])
+def test_constants_of_every_form_are_read(attr, value, want):
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Constant", [], ["c"], **{attr: value})
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)])
+    (got,) = run_graph(Graph(helper.make_model(graph).SerializeToString()), {}, NumpyOps())
+    np.testing.assert_array_equal(got, want)
