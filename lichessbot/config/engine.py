@@ -134,7 +134,7 @@ class EngineConfig(Strict):
         0, ge=0,
         description="Network threads. On the CPU: that many batches evaluated side by side, one thread each "
         "(faster than one batch over several threads); 0 = one per core (at most 8). "
-        "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
+        "On a GPU: onnxruntime intra-op threads of each session (0: one; docs/gpu.md).",
     )
     nn_cache_size: int = Field(
         2_000_000, ge=0, description="NNCacheSize: entries of the evaluation cache (lc0 v0.33's default, "

@@ -78,7 +78,7 @@ class Evaluator:
     what runs). ``device``: the CUDA
     device number (``engine.device``, lc0's ``gpu=``). ``threads``: on the CPU, batches evaluated side by
     side, one thread each (0 = one per core, at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider,
-    onnxruntime intra-op threads (0: its default). ``cache_size``: entries of the search's NN cache (0
+    onnxruntime intra-op threads of each session (0: one). ``cache_size``: entries of the search's NN cache (0
     disables it). ``io_binding``: run through :class:`~lichessbot.engine.session.BoundRunner` (default: on
     CUDA and TensorRT; True forces it, e.g. to test the path on the CPU). ``buckets``: pad every call to a
     batch bucket (default: on a GPU provider). ``compact``: the session takes the compact input (uint8

@@ -39,9 +39,9 @@ from lichessbot.engine import gpu
 from lichessbot.errors import NetworkError
 
 __all__ = ["BACKENDS", "CONV_ALGO_ENV", "CPU", "CUDA", "CUDA_OPTIONS", "FP16_MIN_COMPUTE_CAPABILITY",
-           "PRECISIONS", "ProviderFailure", "Started", "TRT", "cuda_options", "model_inputs", "reason_of",
-           "resolve_precision", "select_providers", "session_like", "shared_initializers", "start",
-           "tensorrt_cache_dir", "tensorrt_cache_path", "tensorrt_options"]
+           "GPU_SESSION_THREADS", "PRECISIONS", "ProviderFailure", "Started", "TRT", "cuda_options",
+           "model_inputs", "reason_of", "resolve_precision", "select_providers", "session_like",
+           "shared_initializers", "start", "tensorrt_cache_dir", "tensorrt_cache_path", "tensorrt_options"]
 
 log = structlog.get_logger("lichessbot.engine")
 
@@ -59,6 +59,13 @@ PRECISIONS = ("auto", "fp32", "tf32", "fp16")
 #: tensor cores from a device major version of 7 on, except the parts whose name holds "GTX 16" (SM 7.5
 #: without tensor cores, "very very slow" there), and its ``cuda-auto`` runs fp16 where it finds them.
 FP16_MIN_COMPUTE_CAPABILITY = 7.0
+#: Intra-op threads of a GPU session when ``engine.threads`` is 0: one. The evaluator makes a session per batch
+#: bucket, each with its own onnxruntime thread pool; with onnxruntime's default (a thread per core, spinning
+#: while it waits) the eight pools fought for the cores: on the emulated GPU host (CUDA sessions computed by
+#: the CPU provider) on this 2-core machine, a search over eight such sessions made 844-1,802 nps against
+#: 10,059-13,742 with one thread each (tests/engine/gpu_host.py, tiny network, 2 s searches). On a GPU the
+#: network's work is the device's; the pools only run the few nodes left on the CPU.
+GPU_SESSION_THREADS = 1
 #: Environment variable that overrides ``cudnn_conv_algo_search`` (HEURISTIC, EXHAUSTIVE or DEFAULT), so that
 #: the choice can be measured on a GPU host without a code change (``scripts/gpu/check.sh`` measures both).
 CONV_ALGO_ENV = "LICHESSBOT_CUDNN_CONV_ALGO_SEARCH"
@@ -261,8 +268,9 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
     """A session for ``model`` (serialized ONNX) on the first provider of ``backend`` that really starts.
 
     ``precision``: one of :data:`PRECISIONS`; ``device``: the CUDA device number (``engine.device``);
-    ``threads``: onnxruntime intra-op threads of a GPU session (0: its default; the CPU session always gets
-    1: the evaluator runs CPU batches side by side instead); ``float16``: makes the float16 copy of a model
+    ``threads``: onnxruntime intra-op threads of a GPU session (0: one, :data:`GPU_SESSION_THREADS`; the
+    CPU session always gets 1: the evaluator runs CPU batches side by side instead); ``float16``: makes the
+    float16 copy of a model
     (:func:`lichessbot.engine.session.float16_model`), called only for fp16 on CUDA or the CPU; ``source``
     names the network in errors.
 
@@ -313,7 +321,7 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
                 half = float16(model) if half is None else half
             data = half if want == "fp16" and half is not None else model
         try:
-            session = _session(data, providers, threads)
+            session = _session(data, providers, threads or GPU_SESSION_THREADS)
         except Exception as err:  # noqa: BLE001 - onnxruntime raises RuntimeError subclasses and others
             text = str(err).strip() or type(err).__name__
             failures.append(ProviderFailure(provider, reason_of(text), text[:4000]))
@@ -323,7 +331,8 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
             failures.append(ProviderFailure(provider, why, why))
             del session
             continue
-        return Started(session, provider, runs, options, failures, notes, data, providers, threads)
+        return Started(session, provider, runs, options, failures, notes, data, providers,
+                       threads or GPU_SESSION_THREADS)
     cpu_model = model
     if precision == "fp16":
         cpu_model = float16(model) if half is None else half

@@ -49,17 +49,16 @@ if ! ls lichessbot/_core*.so >/dev/null 2>&1; then
     log "lichessbot/_core.abi3.so is missing: carry it (it is git-ignored) or install maturin"; exit 2
   fi
 fi
-# The Python packages the host lacks, from .gpu/wheels, without an index.
+# The Python packages the host lacks, from .gpu/wheels (when carried), without an index.
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
-if ! timeout 60 "$PY" -c "import chess, pydantic, structlog" 2>/dev/null; then
-  if [ -d .gpu/wheels ]; then
-    SITE=$(mktemp -d /tmp/lichessbot-site.XXXX)
-    timeout 120 "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .gpu/wheels/*.whl \
-      >> "$OUTDIR/check.log" 2>&1 || log "installing .gpu/wheels failed"
-    export PYTHONPATH=$PWD:$SITE
-  else
-    log "chess/pydantic/structlog missing and no .gpu/wheels: run scripts/gpu/stage.sh and carry .gpu/wheels"; exit 2
-  fi
+if [ -d .gpu/wheels ] && ls .gpu/wheels/*.whl >/dev/null 2>&1; then
+  SITE=$(mktemp -d /tmp/lichessbot-site.XXXX)
+  timeout 120 "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .gpu/wheels/*.whl \
+    >> "$OUTDIR/check.log" 2>&1 || log "installing .gpu/wheels failed"
+  export PYTHONPATH=$PWD:$SITE
+fi
+if ! timeout 60 "$PY" -c "import chess, pydantic, structlog, onnx, yaml, onnxruntime" 2>>"$OUTDIR/check.log"; then
+  log "lichessbot's dependencies do not import: run scripts/gpu/stage.sh here and carry .gpu/wheels"; exit 2
 fi
 
 step env 30 env
