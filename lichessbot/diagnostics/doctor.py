@@ -95,6 +95,8 @@ def report(network: str = "default", *, input_format: int | None = None, backend
                       "precision_run": ev.precision_run}
     out["warm_up_s"] = round(ev.warm_up(), 3)
     out["shapes_planned"] = sorted(ev.shapes_planned)
+    sessions, weight_bytes = ev.sessions
+    out["sessions"] = {"count": sessions, "weights_mib": round(weight_bytes / 2**20, 1)}
     with Searcher(ev, SearchParams()) as searcher:
         handle = searcher.start(chess.Board())
         time.sleep(seconds)
@@ -163,7 +165,8 @@ def _print(rep: dict[str, Any]) -> None:
     print(f"network: {n['name']} ({n['source']}), lc0 input format {n['input_format']}, "
           f"{'WDL' if n['wdl'] else 'value'} head{', moves-left head' if n['moves_left'] else ''}")
     planned = ", ".join(map(str, rep["shapes_planned"])) or "none"
-    print(f"warm-up: {rep['warm_up_s']:.2f} s (batch shapes planned: {planned})")
+    print(f"warm-up: {rep['warm_up_s']:.2f} s (batch shapes planned: {planned}; {rep['sessions']['count']} "
+          f"session(s) sharing {rep['sessions']['weights_mib']} MiB of weights)")
     s = rep["search"]
     print(f"search: {s['nps']} nps over {s['seconds']:g} s ({s['playouts']} playouts, minibatch {s['minibatch']}, "
           f"bestmove {s['bestmove']})")

@@ -307,6 +307,7 @@ def test_doctor_reports_the_cuda_options_and_the_planned_shapes(host, tiny_net, 
     assert rep["provider_started"] == CUDA and rep["network"]["precision_run"] == "fp16"  # auto on an H200
     assert rep["provider_options"]["use_tf32"] == "1" and rep["providers_failed"] == []
     assert rep["shapes_planned"] == [8, 16, 32, 64, 128, 256, 512, 1024] and rep["warm_up_s"] > 0
+    assert rep["sessions"]["count"] == 8 and rep["sessions"]["weights_mib"] > 0  # a session per bucket
 
 
 @pytest.mark.slow
