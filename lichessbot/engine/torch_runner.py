@@ -279,9 +279,11 @@ class TorchRunner:
         return self._minibatch
 
     def close(self) -> None:
-        """Drop the captured graphs."""
+        """Drop the captured graphs and give their memory back to the device."""
         with self._lock:
             self._captured.clear()
+            if self.cuda:
+                self._torch.cuda.empty_cache()
 
 
 def from_config(engine: EngineConfig, network: Network) -> TorchRunner:

@@ -131,6 +131,7 @@ def correct(out: Path, dry: bool, net: str) -> None:
         check = check_against_cpu(runner, network, boards)
         ran = "fp16" if precision == "fp16" else "fp32"
         rows[precision] = {**check, "ok": within_limits(check, ran), "stand_in": stand_in}
+        runner.close()
     _write(out, f"correct-{net}.json", {"dry": dry, "net": net, "positions": len(boards), "precisions": rows})
 
 
@@ -152,6 +153,7 @@ def evals(out: Path, dry: bool, net: str) -> None:
                 n += 1
             per[str(b)] = round(n * b / (time.perf_counter() - t), 1)
         rows[precision] = {"evals_per_s": per, "stand_in": stand_in}
+        runner.close()
     _write(out, f"evals-{net}.json", {"dry": dry, "net": net, "seconds_each": seconds, "precisions": rows})
 
 
@@ -204,6 +206,7 @@ def search(out: Path, dry: bool, net: str) -> None:
         rows[precision] = {"one_game_nps": one, "eight_games_nps": merged["total_pps"],
                            "calls_one_game": _histogram(collections.Counter(one_sizes)),
                            "calls_eight_games": _histogram(counting.sizes), "stand_in": stand_in}
+        runner.close()
     _write(out, f"search-{net}.json", {"dry": dry, "net": net, "seconds": seconds, "precisions": rows})
 
 
