@@ -16,13 +16,14 @@ __all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "
 class Backend(StrEnum):
     """Where the network runs (``engine.backend``, UCI ``Backend``, every ``--backend``): the one spelling of
     each name. ``auto``: the best onnxruntime provider that starts (TensorRT, CUDA, CPU); ``triton``: a Triton
-    Inference Server (docs/scaling.md)."""
+    Inference Server (docs/scaling.md); ``torch``: PyTorch (docs/gpu.md)."""
 
     AUTO = "auto"
     TENSORRT = "tensorrt"
     CUDA = "cuda"
     CPU = "cpu"
     TRITON = "triton"
+    TORCH = "torch"
 
 
 #: The backends that run the network in this process with onnxruntime (all but Triton), as choices of flags.
@@ -118,7 +119,8 @@ class EngineConfig(Strict):
     backend: Backend = Field(
         Backend.AUTO, description="onnxruntime execution provider: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
-        "Triton Inference Server at triton_url (docs/scaling.md).",
+        "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "
+        "(pip install torch; docs/gpu.md).",
     )
     device: int = Field(
         0, ge=0, description="Which GPU runs the network: its CUDA device number, as lichessbot doctor lists "
@@ -133,16 +135,18 @@ class EngineConfig(Strict):
         0, ge=0,
         description="Network threads. On the CPU: that many batches evaluated side by side, one thread each "
         "(faster than one batch over several threads); 0 = one per core (at most 8). "
-        "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
+        "On a GPU: onnxruntime intra-op threads of each session (0: one; docs/gpu.md).",
     )
     nn_cache_size: int = Field(
         2_000_000, ge=0, description="NNCacheSize: entries of the evaluation cache (lc0 v0.33's default, "
         "src/neural/shared_params.cc; about 175 bytes an entry with 35 legal moves, docs/engine.md).",
     )
-    precision: Literal["fp32", "tf32", "fp16"] = Field(
-        "fp32", description="Network precision on a GPU: fp32 (TF32 off on CUDA), tf32 (TF32 tensor cores for "
-        "fp32 convolutions), or fp16 (a float16 copy of the network on CUDA, TensorRT's fp16 engines). Measure "
-        "speed and agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
+    precision: Literal["auto", "fp32", "tf32", "fp16", "bf16"] = Field(
+        "auto", description="Network precision on a GPU: auto (fp16 on a GPU with tensor cores, compute "
+        "capability 7.0 or more, as lc0's cuda-auto; fp32 elsewhere and on the CPU), fp32 (TF32 off on CUDA), "
+        "tf32 (TF32 tensor cores for fp32 convolutions), fp16 (a float16 copy of the network on CUDA, "
+        "TensorRT's fp16 engines), bf16 (backend torch only). UCI: the Precision option. Measure speed and "
+        "agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
     )
     compact_input: bool = Field(
         False, description="Hand the network lc0's compact input (112 bit-masks and values a position, 1,344 "

@@ -244,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     out["precision_run"], out["device"], out["compact"] = ev.precision_run, args.device, args.compact
     out["providers_failed"] = [{"provider": f.provider, "reason": f.reason} for f in ev.failures]
     out["start"] = {"load_s": round(t1 - t0, 3), "session_s": round(t2 - t1, 3), "warm_up_s": round(t3 - t2, 3),
-                    "buckets": ev.buckets, "pinned": bool(ev._bound and ev._bound.pinned),
+                    "buckets": ev.buckets, "pinned": ev._runs.pinned,
                     "shapes_planned": sorted(ev.shapes_planned)}
     out["first_move"] = _first_move(ev, args.first_nodes)
     service = EvalService(ev)

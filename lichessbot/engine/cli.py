@@ -63,7 +63,8 @@ def add_network_flags(parser: argparse.ArgumentParser, *, precision: bool = True
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--device", type=int, default=0, help="CUDA device number of the GPU (default 0)")
     if precision:
-        parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="network precision")
+        parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                            help="network precision (auto: fp16 on a GPU with tensor cores, else fp32)")
 
 
 def configure_stderr_logging() -> None:

@@ -152,9 +152,13 @@ def test_backend_names_are_one_enum_everywhere():
     from lichessbot.uci.options import OPTIONS
 
     assert EngineConfig(backend="triton").backend is Backend.TRITON
-    assert set(BACKENDS) == set(ONNX_BACKENDS) == {b.value for b in Backend} - {Backend.TRITON.value}
+    from lichessbot.engine.registry import BUILTIN
+
+    assert set(BACKENDS) == set(ONNX_BACKENDS) == {b.value for b in Backend} - {Backend.TRITON.value,
+                                                                                Backend.TORCH.value}
+    assert set(BUILTIN) == {b.value for b in Backend}  # every backend has a registered runner
     (uci,) = [o for o in OPTIONS if o.name == "Backend"]
-    assert uci.choices == ONNX_BACKENDS and uci.default == Backend.AUTO
+    assert uci.choices == (*ONNX_BACKENDS, Backend.TORCH.value) and uci.default == Backend.AUTO
     with pytest.raises(ConfigError, match="engine.backend"):
         parse_config({"engine": {"backend": "gpu"}})
 
