@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.local.http import END, Handler
+from lichessbot.local.limits import RATE_LIMITED, Limiter, bot_games_refusal
 from lichessbot.local.model import (
     CLOCK_LIMITS,
     DAYS,
@@ -155,6 +156,8 @@ class ChallengeRoutes:
     keepalive: float
     challenge_unseen_s: float
     challenge_ping_s: float
+    rate_limits: bool
+    limiters: dict[str, Limiter]
     lock: threading.RLock
     changed: threading.Condition
     games: dict[str, Game]
@@ -195,6 +198,9 @@ class ChallengeRoutes:
             spec = parse_challenge_form(form)
         except FormError as err:
             return h.reply(400, err.body())
+        refusal = self._over_limit(me, dest, creating=True)
+        if refusal is not None:
+            return h.reply(429, refusal)
         keep_alive = str(form.get("keepAliveStream", "false")).lower() in ("true", "1")
         watcher: queue.Queue[Any] = queue.Queue()
         with self.lock:
@@ -212,6 +218,25 @@ class ChallengeRoutes:
                 if watcher in ch.watchers:
                     ch.watchers.remove(watcher)
         return None
+
+    def _over_limit(self, me: Account, other: Account, *, creating: bool) -> dict[str, Any] | None:
+        """lila's 429 body when ``me`` is over a limit (:mod:`lichessbot.local.limits`) to create a challenge to
+        ``other`` (``creating``; the credit is spent) or to accept its challenge, else None. Off without
+        ``rate_limits``."""
+        if not self.rate_limits:
+            return None
+        now = time.monotonic()
+        with self.lock:
+            games = self.limiters["bot_games"]
+            if me.bot and other.bot and not games.allowed(me.id, now):
+                return bot_games_refusal(games, me.id, now)
+            if creating:
+                minute, day = self.limiters["challenges_minute"], self.limiters["challenges_day"]
+                if not (minute.allowed(me.id, now) and day.allowed(me.id, now)):
+                    return dict(RATE_LIMITED)
+                minute.spend(me.id, now)
+                day.spend(me.id, now)
+            return None
 
     def _sweep_challenges(self, now: float) -> None:
         """Under the lock, from the clock thread: an open ``keepAliveStream`` sees its challenge every
@@ -280,6 +305,9 @@ class ChallengeRoutes:
             if action == "accept":
                 if me.bot and not compat(ch.speed)["bot"]:
                     return h.reply(400, {"error": "This game cannot be played with the Bot API."})
+                refusal = self._over_limit(me, ch.challenger, creating=False)
+                if refusal is not None:
+                    return h.reply(429, refusal)
                 g = self._start_game(ch)  # lila answers once the game exists (Challenge ``apiAccept``)
                 old = self.games.get(ch.rematch_of or "")
                 if old is not None:  # lila ChallengeApi ``accept``: ``NotifyRematch``; BotJsonView ``rematch``
@@ -345,6 +373,9 @@ class ChallengeRoutes:
         with self.lock:
             g = self.new_game(ch)
             self.games[g.id] = g
+            if g.white.account.bot and g.black.account.bot:  # a game between bots counts for both (BotLimit)
+                for account in (g.white.account, g.black.account):
+                    self.limiters["bot_games"].spend(account.id, time.monotonic())
             self._close_challenge(ch, "accepted")
             self._game_started(g)
             self._after_change(g)

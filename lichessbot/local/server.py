@@ -30,6 +30,14 @@ from typing import Any, Self
 from lichessbot.local.actions import GameRoutes
 from lichessbot.local.challenges import ChallengeRoutes
 from lichessbot.local.http import END, Handler, make_server
+from lichessbot.local.limits import (
+    BOT_GAMES,
+    CHALLENGES_PER_DAY,
+    CHALLENGES_PER_MINUTE,
+    EVENT_STREAMS,
+    RATE_LIMITED,
+    Limiter,
+)
 from lichessbot.local.model import CHALLENGE_PING_S, CHALLENGE_UNSEEN_S, Account, Challenge, Game
 from lichessbot.local.page import PageRoutes
 from lichessbot.local.rules import expiry, finish, flag
@@ -88,6 +96,8 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         self.keepalive = keepalive
         self.rate_limits = rate_limits
         self.challenge_unseen_s, self.challenge_ping_s = CHALLENGE_UNSEEN_S, CHALLENGE_PING_S
+        self.limiters = {"events": Limiter(*EVENT_STREAMS), "challenges_minute": Limiter(*CHALLENGES_PER_MINUTE),
+                         "challenges_day": Limiter(*CHALLENGES_PER_DAY), "bot_games": Limiter(*BOT_GAMES)}
         self.any_token = any_token
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
@@ -267,6 +277,9 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         if method == "GET" and path == "/api/account/playing":
             return self._serve_playing(h, me, query)
         if method == "GET" and path == "/api/stream/event":
+            with self.lock:
+                if self.rate_limits and not self.limiters["events"].spend(me.id, time.monotonic()):
+                    return h.reply(429, RATE_LIMITED)
             return self._serve_events(h, me)
         if method == "GET" and path == "/api/challenge":
             return self._serve_mine(h, me)

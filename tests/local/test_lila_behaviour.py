@@ -192,3 +192,40 @@ def test_a_second_board_stream_of_a_player_ends_the_first():
         assert next(iter(second))["type"] == "gameFull"
         t.join(5)
         assert not t.is_alive()  # the older stream ended
+
+
+def test_lilas_rate_limits_answer_429_and_a_flag_relaxes_them():
+    """Challenges: 25 a minute per account; the event stream: 30 per 10 minutes (lila's Limiters)."""
+    with LocalLichess(BOT) as server:
+        name = _name(server, "lip_b")
+        auth = {"Authorization": "Bearer lip_a"}
+        codes = [requests.post(f"{server.url}/api/challenge/{name}", headers=auth, timeout=5,
+                               data={"clock.limit": 300, "clock.increment": 0}).status_code for _ in range(26)]
+        assert codes == [200] * 25 + [429]
+        r = requests.post(f"{server.url}/api/challenge/{name}", headers=auth, timeout=5, data={"days": 3})
+        assert r.status_code == 429 and r.json() == {"error": "Too many requests. Try again later."}
+        streams = []
+        for _ in range(31):
+            with requests.get(server.url + "/api/stream/event", headers=auth, stream=True, timeout=5) as s:
+                streams.append(s.status_code)
+        assert streams == [200] * 30 + [429]
+    with LocalLichess(BOT, rate_limits=False) as relaxed:
+        name = _name(relaxed, "lip_b")
+        assert all(requests.post(f"{relaxed.url}/api/challenge/{name}", headers={"Authorization": "Bearer lip_a"},
+                                 data={"days": 3}, timeout=5).ok for _ in range(30))
+
+
+def test_a_bot_over_its_games_against_bots_gets_lilas_429():
+    with LocalLichess(BOT) as server:
+        other = _name(server, "lip_other_bot")
+        assert requests.post(server.url + "/api/bot/account/upgrade", headers={"Authorization": "Bearer lip_other_bot"},
+                             timeout=5).ok
+        limiter = server.limiters["bot_games"]
+        for _ in range(limiter.credits):
+            limiter.spend(server.bot.id, time.monotonic())
+        r = requests.post(f"{server.url}/api/challenge/{other}", headers={"Authorization": f"Bearer {BOT}"},
+                          data={"clock.limit": 300, "clock.increment": 0}, timeout=5)
+        assert r.status_code == 429
+        body = r.json()
+        assert body["ratelimit"]["key"] == "bot.vsBot.day" and 86_000 < body["ratelimit"]["seconds"] <= 86_400
+        assert body["error"].startswith("You played 100 games against other bots today")
