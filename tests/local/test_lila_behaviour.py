@@ -177,6 +177,7 @@ def test_a_variant_lichess_has_is_created_whatever_the_bot_plays():
         a = _person(server, "lip_a")
         ch = a.challenges.create(server.bot.username, False, clock_limit=300, clock_increment=0, variant="atomic")
         assert ch["variant"]["key"] == "atomic" and ch["status"] == "created"
+        assert ch["perf"]["name"] == "Atomic"  # lila PerfType: a variant's perf is named after it
 
 
 def test_a_second_board_stream_of_a_player_ends_the_first():
