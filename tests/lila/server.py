@@ -55,7 +55,7 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
                  keepalive: float = 0.2, opponent_delay: float | Callable[[], float] = 0.02,
                  quota: tuple[float, float] | None = None, no_start_after: float | None = None):
-        super().__init__(token, username, keepalive=keepalive, any_token=False)
+        super().__init__(token, username, keepalive=keepalive, any_token=False, rate_limits=False)
         self.token = token
         self.bot.title = title
         self.opponent_delay = opponent_delay

@@ -131,7 +131,8 @@ def test_the_embedded_lichess_answers_fuzzed_bot_and_board_api_requests_with_doc
     sent: Counter[int] = Counter()
     per_op: Counter[str] = Counter()
     started = time.monotonic()
-    with LocalLichess(BOT, bot_name="FuzzBot", keepalive=0.5) as server, requests.Session() as session:
+    with (LocalLichess(BOT, bot_name="FuzzBot", keepalive=0.5, rate_limits=False) as server,
+          requests.Session() as session):
         targets = _targets(server)
         for op in fuzzed:
             token = BOT if op.path.startswith("/api/bot/") else PLAYER

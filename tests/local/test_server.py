@@ -114,7 +114,7 @@ def test_the_page_stream_sends_positions_and_shows_the_spectator_room_to_players
         assert first[0]["type"] == "gameFull" and first[1]["type"] == "position"
         pos = first[1]
         assert pos["turn"] == "white" and sorted(pos["dests"]["e2"]) == ["e3", "e4"] and pos["abortable"]
-        assert pos["expiresIn"] is not None and 20_000 < pos["expiresIn"] <= 25_000  # blitz: 25 s for a first move
+        assert pos["expiresIn"] is None  # a challenge's game never expires (lila Source.expirable)
         live: list[dict] = []
         reader = threading.Thread(target=_lines, args=(server, f"/local/game/{gid}/stream", "lip_a", 3, live))
         reader.start()
@@ -177,10 +177,24 @@ def test_the_clock_thread_ends_a_game_nobody_watches():
         assert (g.status, g.winner) == ("outoftime", "black")
 
 
-def test_a_first_move_that_never_comes_aborts_the_game():
+def test_a_challenge_game_is_not_aborted_when_its_first_move_never_comes():
+    """lila expires only lobby, arena, pool and swiss games (Source.expirable): a friend game waits for its
+    players (the bot's own ``abort_time`` decides)."""
     with LocalLichess(BOT) as server:
         gid = _game(server)
         g = server.games[gid]
+        g.last_move_at -= 60  # 25 s for a blitz game's first move, long past
+        assert not server.wait_for(lambda: g.over, 0.5)
+        assert g.status == "started"
+        r = requests.post(f"{server.url}/api/board/game/{gid}/move/e2e4", headers=_auth("lip_a"), timeout=5)
+        assert r.ok and g.ply() == 1
+
+
+def test_a_lobby_game_whose_first_move_never_comes_is_aborted():
+    with LocalLichess(BOT) as server:
+        gid = _game(server)
+        g = server.games[gid]
+        g.source = "lobby"
         g.last_move_at -= 24.9  # 25 s for a blitz game's first move: 0.1 s left
         assert server.wait_for(lambda: g.over, 3)
         assert (g.status, g.winner) == ("aborted", None)
