@@ -71,7 +71,8 @@ class _TorchOps(Ops):
 
     def weight(self, arr: np.ndarray) -> Any:
         if np.issubdtype(arr.dtype, np.floating):
-            return self.torch.from_numpy(np.ascontiguousarray(arr, np.float32)).to(self.device, self.dtype)
+            # a writable copy: torch.from_numpy warns on a read-only array (the initializers onnx hands out are)
+            return self.torch.from_numpy(np.array(arr, np.float32, order="C")).to(self.device, self.dtype)
         return arr
 
     def is_device(self, x: Any) -> bool:
