@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 import structlog
 
@@ -58,6 +58,7 @@ from lichessbot.lichess.events import (
     GameFull,
     GameInfo,
     GameStart,
+    OtherEvent,
     StreamEvent,
 )
 from lichessbot.lichess.streams import ReconnectingStream, event_stream
@@ -306,30 +307,32 @@ class BotService:
     def _on_event(self, event: Connected | StreamEvent) -> None:
         if self.matchmaker is not None:
             self.matchmaker.on_event(event)
-        if isinstance(event, Connected):
-            log.info("event stream connected", reconnect=event.reconnect)
-            if event.reconnect:
-                # In the playing-check thread, not here: a paced or 429-paused call must never stop
-                # this thread from reading the stream (the next loop of run() starts the check).
-                self._next_check = 0.0
-                self._wake.set()
-        elif isinstance(event, ChallengeEvent):
-            self._answer(self.admission.challenge(event.challenge))
-        elif isinstance(event, GameStart):
-            self.admission.game_started(event.game)
-            self._start_or_wait(event.game)
-        elif isinstance(event, GameFinish):
-            game = event.game
-            self.admission.game_finished(game.game_id)
-            self.arenas.game_finished(game)
-            log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
-        elif isinstance(event, (ChallengeCanceled, ChallengeDeclined)):
-            cid = event.challenge.id
-            if self._answers is not None:
-                self._answers.canceled(cid)
-            self.admission.canceled(cid)
-        else:
-            log.debug("event ignored", type=event.type)
+        match event:
+            case Connected():
+                log.info("event stream connected", reconnect=event.reconnect)
+                if event.reconnect:
+                    # In the playing-check thread, not here: a paced or 429-paused call must never stop
+                    # this thread from reading the stream (the next loop of run() starts the check).
+                    self._next_check = 0.0
+                    self._wake.set()
+            case ChallengeEvent():
+                self._answer(self.admission.challenge(event.challenge))
+            case GameStart():
+                self.admission.game_started(event.game)
+                self._start_or_wait(event.game)
+            case GameFinish(game=game):
+                self.admission.game_finished(game.game_id)
+                self.arenas.game_finished(game)
+                log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
+            case ChallengeCanceled() | ChallengeDeclined():
+                cid = event.challenge.id
+                if self._answers is not None:
+                    self._answers.canceled(cid)
+                self.admission.canceled(cid)
+            case OtherEvent():
+                log.debug("event ignored", type=event.type)
+            case _:
+                assert_never(event)  # mypy: an event of the union with no case here
 
     def _game_full(self, gid: str, full: GameFull) -> None:
         self.last_full = full
