@@ -11,7 +11,7 @@ import random
 import chess
 import pytest
 
-from lichessbot.bot.chat.lines import EVAL_REFUSAL, HOWTO, WAIT_REFUSAL, WAIT_REPLY, WAIT_S
+from lichessbot.bot.chat.commands import EVAL_REFUSAL, HOWTO, WAIT_REFUSAL, WAIT_REPLY, WAIT_S
 from lichessbot.bot.games.actions import (
     Abandon,
     Abort,
