@@ -51,7 +51,7 @@ from devtools.soak_matchmaking import Figures
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings
 from lichessbot.thinker.protocol import Decision
-from tests.lila import BotRun, FakeLichess, StandInThinker, random_mover, resign_after, stand_in_decision
+from tests.lila import BotRun, FakeLichess, StandInEngine, StandInThinker, random_mover, resign_after, stand_in_decision
 
 __all__ = ["add_arguments", "main", "run", "soak"]
 
@@ -68,7 +68,7 @@ class _FakeEngineThinker(StandInThinker):
         return stand_in_decision(move, cp=0, nodes=1, nps=1, depth=1, seconds=spend, reason="fake engine")
 
 
-class _FakeEngine:
+class _FakeEngine(StandInEngine):
     name = "fake-random"
 
     def __init__(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -15,8 +16,10 @@ from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import parse_config
 from lichessbot.config.base import ConfigData
 from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.online import OnlineMoves
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
+from lichessbot.status import LiveSearch
 from lichessbot.thinker.protocol import Clock, Decision
 from tests.lila.server import FakeGame, FakeLichess
 
@@ -39,6 +42,7 @@ class StandInThinker:
     def __init__(self, seed: int = 0):
         self.rng = random.Random(seed)
         self.calls = 0
+        self.on_live: Callable[[LiveSearch], None] | None = None  # no live search to show
 
     def think(self, board: chess.Board, clock: Clock | None, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
@@ -64,6 +68,9 @@ class StandInEngine:
 
     def new_game(self, game_id: str | None = None) -> StandInThinker:
         return StandInThinker()
+
+    def use_online(self, online: OnlineMoves | None) -> None:
+        """A stand-in asks no online source."""
 
 
 def _merge(base: ConfigData, extra: ConfigData) -> ConfigData:

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Protocol, assert_never
 
 from lichessbot.bot.chat.lines import ChatSender
 from lichessbot.bot.games.actions import (
@@ -45,7 +45,14 @@ from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.status import GameSnapshot, LiveSearch, StatusHub
 from lichessbot.thinker.protocol import Decision, Thinker
 
-__all__ = ["Game", "parse_moves"]
+__all__ = ["Game", "PlayingThinker", "parse_moves"]
+
+
+class PlayingThinker(Thinker, Protocol):
+    """A game's thinker as the bot plays with it: a :class:`~lichessbot.thinker.protocol.Thinker` whose live
+    search goes to ``on_live`` when set (the status page; :class:`~lichessbot.thinker.game.GameThinker`'s)."""
+
+    on_live: Callable[[LiveSearch], None] | None
 
 
 
@@ -61,7 +68,7 @@ class Game:
     """Plays game ``game_id`` to the end (``run``); ``quit`` (an Event) leaves it (resigns: ``resign_on_quit``).
     ``core`` holds the game's state and decisions (its board, record, color, over...)."""
 
-    def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
+    def __init__(self, game_id: str, *, client: LichessClient, thinker: PlayingThinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
                  status: StatusHub | None = None, queued: Callable[[], Sequence[str]] = tuple,
                  takebacks: TakebackLedger | None = None):
@@ -80,7 +87,7 @@ class Game:
         self.status = status                 # the status page's hub (snapshots published to it), or None
         self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
         self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
-        if status is not None and hasattr(thinker, "on_live"):
+        if status is not None:
             def publish_live(live: LiveSearch) -> None:
                 status.publish_live(game_id, live)
             thinker.on_live = publish_live
