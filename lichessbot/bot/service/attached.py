@@ -24,10 +24,10 @@ from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import GameInfo
 from lichessbot.online import OnlineMoves
 from lichessbot.status import StatusHub
-from lichessbot.thinker.engine import Engine
 
 if TYPE_CHECKING:
     from lichessbot.status.server import StatusServer
+    from lichessbot.thinker.engine import Engine
 
 __all__ = ["OnlineUser", "ServiceView", "check_unlisted", "engine_figures", "publish_status", "set_matchmaking",
            "start_online", "start_status_page"]
