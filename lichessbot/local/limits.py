@@ -2,7 +2,7 @@
 that opens at a key's first use and allows ``credits`` uses until it closes; then the next use opens a new one).
 
 The limits a client of the Bot and Board APIs meets (the figures issue 49 gives for lila's Limiters; the bot-game
-one as tests/lila/botlimit.py answers it):
+one as devtools/lila/botlimit.py answers it):
 
 * the event stream (``GET /api/stream/event``): 30 connections per 10 minutes per account;
 * challenges created (``POST /api/challenge/{user}``): 25 a minute and 200 a day per account;

@@ -29,7 +29,7 @@ from typing import Any, Self
 
 from lichessbot.local.actions import GameRoutes
 from lichessbot.local.challenges import ChallengeRoutes
-from lichessbot.local.http import END, Handler, make_server
+from lichessbot.local.http import END, Handler, log, make_server
 from lichessbot.local.limits import (
     BOT_GAMES,
     CHALLENGES_PER_DAY,
@@ -218,8 +218,8 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         while not self._stopping.wait(TICK):
             try:
                 self._tick(time.monotonic())
-            except Exception:  # noqa: BLE001 - the clock thread outlives any one game's trouble
-                continue
+            except Exception as err:  # noqa: BLE001 - the clock thread outlives any one game's trouble
+                log.exception("clock tick failed; the clocks run on", error=str(err))
 
     def _tick(self, now: float) -> None:
         """End the games whose side to move ran out of time (its grace spent), and those of an expirable source

@@ -12,10 +12,12 @@ import argparse
 import os
 import sys
 import threading
+from functools import partial
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.attached import engine_figures
 from lichessbot.bot.service.commands import read_commands
 from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat
 from lichessbot.bot.service.local import add_local_arguments, run_local
@@ -103,7 +105,8 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
         account = check_account(client, args.upgrade)
         engine = Engine(config)
         try:
-            service = BotService(config, client, engine, account=account, token=token)
+            service = BotService(config, client, engine, account=account, token=token,
+                                 engine_figures=partial(engine_figures, engine))
             _attach(stopper, service, config)
             heartbeat = None
             if args.health_file:

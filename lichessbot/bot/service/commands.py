@@ -33,7 +33,11 @@ from typing import IO, Any, Protocol
 
 import structlog
 
-from lichessbot.lichess.client import LichessError
+from lichessbot.bot.arenas.player import ArenaPlayer
+from lichessbot.bot.challenges import Admission
+from lichessbot.bot.games.game import Game
+from lichessbot.bot.matchmaking.matchmaker import Matchmaker
+from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import GameFull
 
 __all__ = ["HELP", "OperatorCommands", "read_commands"]
@@ -55,11 +59,11 @@ _ARENA = re.compile(r"^[A-Za-z0-9]{8}$")
 class Service(Protocol):
     """What the commands use of :class:`~lichessbot.bot.service.service.BotService`."""
 
-    client: Any
-    admission: Any
-    games: dict[str, Any]
-    matchmaker: Any
-    arenas: Any
+    client: LichessClient
+    admission: Admission
+    games: dict[str, Game]
+    matchmaker: Matchmaker | None
+    arenas: ArenaPlayer
     me: str
     last_full: GameFull | None
 

@@ -17,12 +17,14 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.attached import engine_figures
 from lichessbot.bot.service.service import BotService
 from lichessbot.config import BotConfig, load_config, parse_config
 from lichessbot.config.base import user_data_path
@@ -188,7 +190,8 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     client = LichessClient(token, f"http://127.0.0.1:{server.port}" if wildcard else server.url, ClientSettings())
     try:
         account = check_account(client, upgrade=False)
-        service = BotService(config, client, engine, account=account, token=token)
+        service = BotService(config, client, engine, account=account, token=token,
+                                 engine_figures=partial(engine_figures, engine))
         install_signals(service, config)
         threading.Thread(target=_announce, args=(server, service, account.username, config), name="announce",
                          daemon=True).start()
