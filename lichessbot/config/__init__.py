@@ -37,9 +37,7 @@ from lichessbot.config.challenge import (
     check_template,
 )
 from lichessbot.config.engine import (
-    ONNX_BACKENDS,
     AdaptiveStrengthConfig,
-    Backend,
     BookConfig,
     EngineConfig,
     SearchParams,
@@ -53,8 +51,6 @@ from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.errors import ConfigError
 
 __all__ = [
-    "ONNX_BACKENDS",
-    "Backend",
     "BookConfig",
     "BotConfig",
     "ChallengeConfig",

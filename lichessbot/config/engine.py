@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from lichessbot.config.base import KeyConflict, Strict
 
-__all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "BookConfig", "EngineConfig", "SearchParams",
+__all__ = ["AdaptiveStrengthConfig", "BookConfig", "EngineConfig", "SearchParams",
            "StrengthConfig", "TablebaseConfig", "TimemanConfig"]
-
-
-class Backend(StrEnum):
-    """Where the network runs (``engine.backend``, UCI ``Backend``, every ``--backend``): the one spelling of
-    each name. ``auto``: the best onnxruntime provider that starts (TensorRT, CUDA, CPU); ``triton``: a Triton
-    Inference Server (docs/scaling.md); ``torch``: PyTorch (docs/gpu.md)."""
-
-    AUTO = "auto"
-    TENSORRT = "tensorrt"
-    CUDA = "cuda"
-    CPU = "cpu"
-    TRITON = "triton"
-    TORCH = "torch"
-
-
-#: The backends that run the network in this process with onnxruntime (all but Triton), as choices of flags.
-ONNX_BACKENDS: tuple[str, ...] = (Backend.AUTO.value, Backend.TENSORRT.value, Backend.CUDA.value, Backend.CPU.value)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -116,8 +98,10 @@ class EngineConfig(Strict):
     """The network and how it runs."""
 
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
-    backend: Backend = Field(
-        Backend.AUTO, description="onnxruntime execution provider: auto = CUDA when it starts, else the CPU "
+    backend: str = Field(
+        "auto", min_length=1, description="The runner of the network, by the name it is registered under "
+        "(lichessbot.engine.registry; a name no runner serves is refused at start, naming the registered "
+        "ones). onnxruntime: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
         "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "
         "(pip install torch; docs/gpu.md).",

@@ -5,17 +5,18 @@ settings. Names follow lc0 where lc0 has the option (lc0 src/search/classic/para
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from lichessbot.config import (
-    ONNX_BACKENDS,
     BookConfig,
     EngineConfig,
     SearchParams,
     StrengthConfig,
     TablebaseConfig,
 )
+from lichessbot.engine import registry
 from lichessbot.tablebase import split_path
 from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
@@ -27,7 +28,8 @@ __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption", "UciSettings", "thinke
 class UciOption:
     """One ``setoption``: UCI type (check, spin, combo, string), default, bounds or choices, and where
     the value goes: ``target`` is "search.<SearchParams field>", "engine.<EngineConfig field>",
-    "timeman.<TimemanConfig field>" or "uci.<UciSettings field>"."""
+    "timeman.<TimemanConfig field>" or "uci.<UciSettings field>". ``choices_of``: a combo whose choices are
+    read when asked (Backend: the runners registered at that moment), instead of ``choices``."""
 
     name: str
     type: str
@@ -36,12 +38,17 @@ class UciOption:
     min: int | None = None
     max: int | None = None
     choices: tuple[str, ...] = ()
+    choices_of: Callable[[], tuple[str, ...]] | None = None
+
+    def allowed(self) -> tuple[str, ...]:
+        """A combo's choices, now."""
+        return self.choices_of() if self.choices_of is not None else self.choices
 
     def declaration(self) -> str:
         text = f"option name {self.name} type {self.type} default {_fmt(self.default)}"
         if self.type == "spin":
             text += f" min {self.min} max {self.max}"
-        for c in self.choices:
+        for c in self.allowed():
             text += f" var {c}"
         return text
 
@@ -58,10 +65,10 @@ class UciOption:
                 raise ValueError(f"{self.name} must be within {self.min}..{self.max}, got {value}")
             return value
         if self.type == "combo":
-            for c in self.choices:
+            for c in self.allowed():
                 if c.lower() == raw.lower():
                     return c
-            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}")
+            raise ValueError(f"{self.name} must be one of {', '.join(self.allowed())}, got {raw!r}")
         if isinstance(self.default, float):
             return float(raw)
         return raw
@@ -81,7 +88,8 @@ _S, _E = SearchParams(), EngineConfig()
 #: The option table (lc0 names where lc0 has the option). Add rows here to add options.
 OPTIONS: list[UciOption] = [
     UciOption("WeightsFile", "string", "default", "engine.network"),
-    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=(*ONNX_BACKENDS, "torch")),
+    # Backend: every runner registered by name (lichessbot.engine.registry), a plugin's or a test's too
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices_of=registry.names),
     # Precision: engine.precision (lc0 spells it in the backend's name, cuda-fp16 / cuda; docs/uci.md)
     UciOption("Precision", "combo", _E.precision, "engine.precision", choices=("auto", "fp32", "tf32", "fp16", "bf16")),
     UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
