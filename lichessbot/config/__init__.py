@@ -44,6 +44,7 @@ from lichessbot.config.engine import (
     StrengthConfig,
     TablebaseConfig,
     TimemanConfig,
+    Uci,
 )
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
@@ -76,6 +77,7 @@ __all__ = [
     "TablebaseConfig",
     "TimeControl",
     "TimemanConfig",
+    "Uci",
     "TournamentsConfig",
     "check_template",
     "is_loopback_host",
