@@ -37,15 +37,14 @@ from lichessbot.config.challenge import (
     check_template,
 )
 from lichessbot.config.engine import (
-    ONNX_BACKENDS,
     AdaptiveStrengthConfig,
-    Backend,
     BookConfig,
     EngineConfig,
     SearchParams,
     StrengthConfig,
     TablebaseConfig,
     TimemanConfig,
+    Uci,
 )
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
@@ -53,8 +52,6 @@ from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.errors import ConfigError
 
 __all__ = [
-    "ONNX_BACKENDS",
-    "Backend",
     "BookConfig",
     "BotConfig",
     "ChallengeConfig",
@@ -80,6 +77,7 @@ __all__ = [
     "TablebaseConfig",
     "TimeControl",
     "TimemanConfig",
+    "Uci",
     "TournamentsConfig",
     "check_template",
     "is_loopback_host",

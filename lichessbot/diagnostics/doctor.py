@@ -26,11 +26,12 @@ import numpy as np
 import onnxruntime as ort
 
 from lichessbot import __version__
-from lichessbot.config import Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.engine import gpu
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.providers import OnnxBackend
 from lichessbot.logs import configure_logging
 from lichessbot.search import Searcher
 
@@ -62,7 +63,7 @@ def package_line(dists: dict[str, str]) -> str:
     return line + (": both, which break each other; keep one" if len(dists) > 1 else "")
 
 
-def report(network: str = "default", *, input_format: int | None = None, backend: str = Backend.AUTO,
+def report(network: str = "default", *, input_format: int | None = None, backend: str = OnnxBackend.AUTO,
            precision: str = "auto", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}

@@ -21,7 +21,7 @@ import numpy as np
 import structlog
 
 from lichessbot import _core
-from lichessbot.config import Backend, EngineConfig
+from lichessbot.config import EngineConfig
 from lichessbot.engine import gpu
 from lichessbot.engine.buckets import BucketSessions
 from lichessbot.engine.compact import compact_model, compact_of
@@ -40,6 +40,7 @@ from lichessbot.engine.providers import (
     CUDA_OPTIONS,
     PRECISIONS,
     TRT,
+    OnnxBackend,
     ProviderFailure,
     Started,
     reason_of,
@@ -93,8 +94,8 @@ class Evaluator:
     precision.
     """
 
-    def __init__(self, network: Network, *, backend: str = Backend.AUTO, threads: int = 0, cache_size: int = 2_000_000,
-                 precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
+    def __init__(self, network: Network, *, backend: str = OnnxBackend.AUTO, threads: int = 0,
+                 cache_size: int = 2_000_000, precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
                  buckets: bool | None = None, compact: bool = False) -> None:
         self.network = network
         #: The session takes the compact input (uint8 [B, 1344]) instead of the planes.
@@ -170,11 +171,12 @@ class Evaluator:
         return self._runs if self._runs.binding else None
 
     def _fallback_warning(self, backend: str) -> str | None:
-        if not self.failures or backend == Backend.CPU or self.provider in (CUDA, TRT) and backend != Backend.TENSORRT:
+        if (not self.failures or backend == OnnxBackend.CPU
+                or self.provider in (CUDA, TRT) and backend != OnnxBackend.TENSORRT):
             return None
         gpus = gpu.nvidia_gpus()
         container = gpu.in_container()
-        if backend == Backend.AUTO and not gpus and not gpu.container_wants_gpu():
+        if backend == OnnxBackend.AUTO and not gpus and not gpu.container_wants_gpu():
             return None  # a machine without an NVIDIA GPU: the CPU is what the user has
         wanted = BACKENDS[backend][0]
         where = f" ({gpus[0].name})" if gpus else ""
@@ -324,7 +326,7 @@ class Evaluator:
             if self._runs.device != "cuda":
                 return
             reason = reason_of(error)
-            started = start(self._model, backend=Backend.CPU, precision="fp32", threads=1, float16=float16_model,
+            started = start(self._model, backend=OnnxBackend.CPU, precision="fp32", threads=1, float16=float16_model,
                             source=self.network.source)
             gpus = gpu.nvidia_gpus()
             fix = gpu.advice([reason], gpus=gpus, container=gpu.in_container())

@@ -27,6 +27,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -34,24 +35,38 @@ import onnx
 import onnxruntime as ort
 import structlog
 
-from lichessbot.config import Backend
 from lichessbot.engine import gpu
 from lichessbot.errors import NetworkError
 
 __all__ = ["BACKENDS", "CONV_ALGO_ENV", "CPU", "CUDA", "CUDA_OPTIONS", "FP16_MIN_COMPUTE_CAPABILITY",
-           "GPU_SESSION_THREADS", "PRECISIONS", "ProviderFailure", "Started", "TRT", "cuda_options",
-           "model_inputs", "reason_of", "resolve_precision", "select_providers", "session_like",
-           "shared_initializers", "start", "tensorrt_cache_dir", "tensorrt_cache_path", "tensorrt_options"]
+           "GPU_SESSION_THREADS", "ONNX_BACKENDS", "PRECISIONS", "OnnxBackend", "ProviderFailure", "Started", "TRT",
+           "cuda_options", "model_inputs", "reason_of", "resolve_precision", "select_providers", "session_like",
+           "shared_initializers", "start", "tensorrt_cache_dir", "tensorrt_cache_path", "tensorrt_may_run",
+           "tensorrt_options"]
 
 log = structlog.get_logger("lichessbot.engine")
 
 TRT, CUDA, CPU = "TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"
+
+
+class OnnxBackend(StrEnum):
+    """The ``engine.backend`` names the onnxruntime runner serves (:mod:`lichessbot.engine.registry`):
+    ``auto``, the best provider that starts (CUDA, else the CPU); ``tensorrt``; ``cuda``; ``cpu``."""
+
+    AUTO = "auto"
+    TENSORRT = "tensorrt"
+    CUDA = "cuda"
+    CPU = "cpu"
+
+
+#: The onnxruntime runner's backend names, as the choices of the ``--backend`` flags that run it directly.
+ONNX_BACKENDS: tuple[str, ...] = tuple(b.value for b in OnnxBackend)
 #: engine.backend -> the providers tried, in order (the CPU always last). ``auto`` leaves TensorRT out until
 #: a GPU measurement shows it is worth its start (docs/gpu.md, "TensorRT"): no install brought the TensorRT
 #: 10 libraries its provider links, so every launch paid a failed start, and its first start builds
 #: engines for minutes.
-BACKENDS: dict[str, tuple[str, ...]] = {Backend.AUTO: (CUDA, CPU), Backend.TENSORRT: (TRT, CUDA, CPU),
-                                        Backend.CUDA: (CUDA, CPU), Backend.CPU: (CPU,)}
+BACKENDS: dict[str, tuple[str, ...]] = {OnnxBackend.AUTO: (CUDA, CPU), OnnxBackend.TENSORRT: (TRT, CUDA, CPU),
+                                        OnnxBackend.CUDA: (CUDA, CPU), OnnxBackend.CPU: (CPU,)}
 #: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`), fp32
 #: (no TF32 anywhere it can be switched off), tf32, fp16.
 PRECISIONS = ("auto", "fp32", "tf32", "fp16")
@@ -131,6 +146,13 @@ def select_providers(backend: str, available: Sequence[str] | None = None) -> li
         raise NetworkError(f"unknown engine backend {backend!r} (expected one of {', '.join(BACKENDS)})")
     have = set(ort.get_available_providers() if available is None else available)
     return [p for p in BACKENDS[backend] if p in have or p == CPU]
+
+
+def tensorrt_may_run(backend: str, available: Sequence[str] | None = None) -> bool:
+    """True when ``engine.backend`` may start onnxruntime's TensorRT provider (which writes its engine cache):
+    an onnxruntime backend that tries it, among the providers onnxruntime lists (``available``). Any other
+    runner's name (``triton``, ``torch``, a plugin's, or one no runner serves) is False, never an error."""
+    return backend in BACKENDS and TRT in select_providers(backend, available)
 
 
 def cuda_options(precision: str = "fp32", device: int = 0) -> dict[str, str]:
@@ -263,7 +285,7 @@ def _session(model: bytes, providers: list[str | tuple[str, dict[str, str]]], th
         return ort.InferenceSession(model, opts, providers=providers, enable_fallback=0)
 
 
-def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32", device: int = 0, threads: int = 0,
+def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp32", device: int = 0, threads: int = 0,
           float16: Callable[[bytes], bytes], source: str = "the network") -> Started:
     """A session for ``model`` (serialized ONNX) on the first provider of ``backend`` that really starts.
 

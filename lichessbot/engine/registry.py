@@ -4,7 +4,13 @@ As lc0 registers its backends by name (``REGISTER_NETWORK`` in src/neural/factor
 factory ``(engine config, network) -> NetworkRunner`` registered under the ``engine.backend`` names it
 serves. The built-in ones are named in :data:`BUILTIN` as "module:function" and imported on first use, so a
 backend's libraries (PyTorch, Triton's client) load only when it is chosen. Adding a runner is one new module
-with its factory plus one line in :data:`BUILTIN` (or a :func:`register` call, as a plugin or test does).
+with its factory plus one line in :data:`BUILTIN` (or a :func:`register` call, as a plugin or test does):
+the names here are the only list of backends, so ``engine.backend``, UCI's ``Backend`` option and
+``lichessbot uci --backend`` take a new name with no other change (docs/engine.md, "Adding a runner").
+
+The config cannot ask this registry (config sits below the engine room: docs/interfaces.md, "Layers"), so it
+takes any name and :func:`check` refuses one no runner serves, naming the key and the registered names: at
+start (the engine builds its runner through :func:`build`) and in ``lichessbot check-config``.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from collections.abc import Callable
 from lichessbot.config import EngineConfig
 from lichessbot.engine.network import Network
 from lichessbot.engine.runner import NetworkRunner
-from lichessbot.errors import NetworkError
+from lichessbot.errors import ConfigError
 
-__all__ = ["BUILTIN", "Factory", "build", "names", "register"]
+__all__ = ["BUILTIN", "Factory", "build", "check", "names", "register"]
 
 #: What a runner's module provides: the runner for ``engine``'s settings over ``network``, warmed up. Raises
 #: NetworkError (or the runner's own errors) when it cannot run the network.
@@ -46,19 +52,26 @@ def names() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*BUILTIN, *_registered]))
 
 
+def check(name: str, key: str = "engine.backend") -> str:
+    """``name`` when a runner is registered for it. Raises ConfigError (a ValueError) naming ``key`` (the
+    config key, or UCI's option) and every registered name when none is."""
+    if name not in names():
+        raise ConfigError(f"{key}: no network runner is registered for backend {name!r} "
+                          f"(registered: {', '.join(names())})")
+    return name
+
+
 def _factory(name: str) -> Factory:
-    found = _registered.get(name)
+    found = _registered.get(check(name))
     if found is not None:
         return found
-    target = BUILTIN.get(name)
-    if target is None:
-        raise NetworkError(f"no network runner is registered for backend {name!r} (known: {', '.join(names())})")
+    target = BUILTIN[name]
     module, _, attr = target.partition(":")
     factory: Factory = getattr(importlib.import_module(module), attr)
     return factory
 
 
 def build(engine: EngineConfig, network: Network, backend: str | None = None) -> NetworkRunner:
-    """The runner of ``backend`` (default ``engine.backend``) for ``network``. Raises NetworkError for a name
-    no runner serves, and what the runner's factory raises."""
+    """The runner of ``backend`` (default ``engine.backend``) for ``network``. Raises ConfigError for a name
+    no runner serves (:func:`check`), and what the runner's factory raises (NetworkError, ...)."""
     return _factory(str(backend if backend is not None else engine.backend))(engine, network)

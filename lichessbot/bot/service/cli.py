@@ -25,7 +25,7 @@ from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
 from lichessbot.config import BotConfig, load_config
-from lichessbot.engine.providers import select_providers
+from lichessbot.engine.providers import tensorrt_may_run
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
@@ -84,7 +84,7 @@ def _attach(stopper: StopPolicy, service: BotService, config: BotConfig) -> None
 
 def _tensorrt_may_run(config: BotConfig) -> bool:
     """True when the engine may start onnxruntime's TensorRT provider (it then writes its cache)."""
-    return config.engine.backend != "triton" and "TensorrtExecutionProvider" in select_providers(config.engine.backend)
+    return tensorrt_may_run(config.engine.backend)
 
 
 def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
