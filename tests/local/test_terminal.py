@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import queue
 import signal
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 import structlog
@@ -33,40 +36,49 @@ def test_the_file_keeps_the_json_log_while_the_terminal_shows_only_warnings():
     configure_logging(stream=io.StringIO(), level="info")  # as the other tests expect it
 
 
-def _read_until(proc_out, pattern: str, timeout: float = 20) -> list[str]:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc_out.readline()
-        if not line:
-            break
-        lines.append(line.rstrip("\n"))
-        if pattern in line:
-            return lines
-    raise AssertionError(f"no line with {pattern!r} in {lines}")
+class Lines:
+    """The process's standard output line by line, read in a thread (a missing line fails the test by a time-out
+    instead of blocking it)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.q: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.q.put(x.rstrip("\n")) for x in stream], daemon=True).start()
+
+    def until(self, pattern: str, timeout: float = 20) -> list[str]:
+        seen: list[str] = []
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                seen.append(self.q.get(timeout=left))
+            except queue.Empty:
+                break
+            if pattern in seen[-1]:
+                return seen
+        raise AssertionError(f"no line with {pattern!r} in {seen}")
 
 
 @pytest.mark.slow
 def test_play_local_says_each_game_in_a_plain_line_and_keeps_the_json_log_in_the_file(tmp_path: Path, tiny_net):
     log_file = tmp_path / "bot.jsonl"
     app = LocalProcess(tmp_path, tiny_net, "--log-file", str(log_file))
+    out = Lines(app.proc.stdout)
     try:
         me = person_at(app.url, "lip_person")
         gid = me.challenges.create("lichessbot", rated=False, clock_limit=300, clock_increment=3,
                                    color="black")["id"]
-        started = _read_until(app.proc.stdout, f"game {gid} started")
+        started = out.until(f"game {gid} started")
         assert started[-1].startswith(f"game {gid} started: lichessbot (white) vs "), started
         assert started[-1].endswith(f" (black), 5+3 casual, {app.url}/{gid}"), started
         for event in me.board.stream_game_state(gid):  # the bot's first move, then we resign (lila: an abort)
             if event.get("state", event).get("moves"):
                 break
         me.board.resign_game(gid)
-        ended = _read_until(app.proc.stdout, f"game {gid} ended")
+        ended = out.until(f"game {gid} ended")
         assert ended[-1] == f"game {gid} ended *: aborted", ended
         # a second game left running when Ctrl-C comes
         gid2 = me.challenges.create("lichessbot", rated=False, clock_limit=300, clock_increment=3,
                                     color="black")["id"]
-        _read_until(app.proc.stdout, f"game {gid2} started")
+        out.until(f"game {gid2} started")
         app.proc.send_signal(signal.SIGINT)
         time.sleep(0.5)
         app.proc.send_signal(signal.SIGINT)
