@@ -2,8 +2,9 @@
 :class:`lichessbot.local.server.LocalLichess`):
 
 * ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
-  ``page.css`` and ``page.js`` inlined; no outside resource) under a Content-Security-Policy (:func:`page_csp`:
-  only its own inline style and script run, by a nonce new at every load, as lila's pages: lila
+  ``page.css`` and the script's parts, :data:`PAGE_SCRIPTS`, inlined; no outside resource; its icon an inline
+  SVG, so no ``/favicon.ico`` request) under a Content-Security-Policy (:func:`page_csp`: only its own inline
+  style and script run, by a nonce new at every load, as lila's pages: lila
   modules/web/src/main/ContentSecurityPolicy.scala; no frame may show it). The page is a Board API client;
 * ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
   reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
@@ -35,9 +36,10 @@ from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, d
 
 __all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html"]
 
-#: The page's script, in parts that share one closure (page.html wraps them in one function): the game and its
-#: server, the board, the move list and review, the sounds.
-PAGE_SCRIPTS = ("page.js", "page-board.js", "page-moves.js", "page-sound.js")
+#: The page's script, in parts that share one closure (page.html wraps them in one function and calls ``start``):
+#: the game and its server, the players, buttons and chat, the board and premove, the move list and review, the
+#: sounds.
+PAGE_SCRIPTS = ("page.js", "page-panel.js", "page-board.js", "page-moves.js", "page-sound.js")
 
 
 def page_csp(nonce: str) -> str:
