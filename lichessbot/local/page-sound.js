@@ -55,7 +55,7 @@
   }
 
   function renderSoundButton() {
-    $('sound').innerHTML = st.muted ? '&#128263;' : '&#128266;';
+    $('sound').textContent = st.muted ? '\u266A off' : '\u266A on';  // a note: in every font, unlike a speaker
     $('sound').classList.toggle('muted', st.muted);
     $('sound').title = st.muted ? 'Sound off: click to turn it on' : 'Sound on: click to turn it off';
   }
