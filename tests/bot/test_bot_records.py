@@ -54,6 +54,15 @@ def test_eval_line_has_score_wdl_stats_and_pv_in_san():
     assert "nodes 12.3k (reused 4000) nps 850 depth 6/9" in reused
 
 
+def test_eval_line_is_from_white_s_side_as_lichess_shows_evals_also_for_a_move_of_black():
+    board = chess.Board()
+    board.push_uci("e2e4")  # black to move: the search's +0.35 and W 41% are black's
+    line = eval_line(_decision(move=chess.Move.from_uci("c7c5"), pv=(chess.Move.from_uci("c7c5"),)), board)
+    assert line.startswith("eval -0.35 | W 26% D 33% L 41% |"), line
+    mated = eval_line(_decision(move=chess.Move.from_uci("c7c5"), pv=(chess.Move.from_uci("c7c5"),), mate=3), board)
+    assert mated.startswith("mate -3 |"), mated
+
+
 def test_eval_line_stays_within_140_characters_with_a_long_pv():
     board = chess.Board()
     pv = []

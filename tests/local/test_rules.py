@@ -173,8 +173,8 @@ def test_the_export_has_clocks_and_the_bots_evals_from_white_s_side():
     g = game(speed="bullet", inc=0)
     g.black = Seat(Account("lichessbot", title="BOT"))
     play(g, ("e2e4", T0), ("e7e5", T0 + 1), ("g1f3", T0 + 2), ("b8c6", T0 + 3))
-    attach_eval(g, False, "eval +0.35 | W 41% D 33% L 26% | nodes 16 nps 1000 depth 2 | pv e5 Nf3")
-    attach_eval(g, False, "mate +3 | nodes 16 nps 1000 depth 2 | pv Nc6 Bb5")
+    attach_eval(g, False, "eval -0.35 | W 26% D 33% L 41% | nodes 16 nps 1000 depth 2 | pv e5 Nf3")
+    attach_eval(g, False, "mate -3 | nodes 16 nps 1000 depth 2 | pv Nc6 Bb5")  # the line's side: white's
     attach_eval(g, False, "book move Nc6")  # no eval in it
     text = pgn(g, "http://127.0.0.1:8080/abcdefgh")
     assert "1. e4 { [%clk 0:01:00] } 1... e5 { [%eval -0.35] [%clk 0:01:00] }" in text

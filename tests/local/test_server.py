@@ -6,6 +6,7 @@ between two people whose streams are all closed."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -99,7 +100,9 @@ def test_the_page_is_one_self_contained_html_with_its_settings():
             html = r.text
             assert '"bot": "LocalBot"' in html and '"status": "http://127.0.0.1:9999"' in html
             assert "/*CSS*/" not in html and "/*JS*/" not in html and "function renderBoard" in html
-            assert "src=" not in html and "<link" not in html  # nothing from outside
+            assert "src=" not in html  # nothing from outside: the one <link> is the icon, inline
+            assert re.findall(r"<link[^>]*>", html) == [m for m in re.findall(r"<link[^>]*>", html)
+                                                        if 'rel="icon" href="data:image/svg+xml,' in m]
         first = requests.post(server.url + "/local/session", timeout=5).json()
         again = requests.post(server.url + "/local/session", data={"token": first["token"]}, timeout=5).json()
         assert again == first and server.account_for_token(first["token"]).web  # a reload is the same guest

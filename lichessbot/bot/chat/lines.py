@@ -113,7 +113,8 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
     Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k (reused 300) nps 850 depth 6/14 | pv Nf3 d5 ...``
-    (score in pawns from our side, from the search's centipawns, lc0's formula; nodes, nps, depth and seldepth
+    (score in pawns and W/D/L from white's side, as lichess shows every eval: its analysis board, its PGN's
+    ``[%eval]``; from the search's centipawns, lc0's formula; nodes, nps, depth and seldepth
     lc0's, :class:`lichessbot.search.SearchStats`, the nodes kept from the previous tree apart). Book: ``book
     move Nf3``. Tablebase (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer:
     masters, 1,234 games, 42% score | e4``. A search kept to the online tables' moves starts with their note.
@@ -126,8 +127,9 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     if sc is None:
         parts = ["eval ?"]
     else:
-        parts = [f"mate {sc.mate:+d}" if sc.mate is not None else f"eval {sc.cp / 100:+.2f}"]
-        w, d, l = (round(100 * x) for x in sc.wdl)
+        sign = 1 if board.turn == chess.WHITE else -1  # the search's score is the mover's: white's side here
+        parts = [f"mate {sign * sc.mate:+d}" if sc.mate is not None else f"eval {sign * sc.cp / 100:+.2f}"]
+        w, d, l = (round(100 * x) for x in (sc.wdl if sign == 1 else sc.wdl[::-1]))
         parts.append(f"W {w}% D {d}% L {l}%")
     reused = f" (reused {_si(decision.reused_nodes)})" if decision.reused_nodes else ""
     depth = f"depth {decision.depth}/{decision.seldepth}"

@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
 from lichessbot.bot.service.attached import engine_figures
 from lichessbot.bot.service.service import BotService
+from lichessbot.bot.service.terminal import GameLines
 from lichessbot.config import BotConfig, load_config, parse_config
 from lichessbot.config.base import user_data_path
 from lichessbot.errors import LichessbotError
@@ -36,8 +37,8 @@ from lichessbot.local.model import CLOCK_LIMITS, MAX_INCREMENT, speed_of
 from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
 
-__all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "parse_clock",
-           "run_local"]
+__all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "open_log_file",
+           "parse_clock", "run_local"]
 
 log = structlog.get_logger("lichessbot.bot")
 
@@ -93,6 +94,17 @@ def parse_clock(text: str) -> tuple[float, int]:
     if speed_of(minutes * 60, inc) == "ultraBullet":
         raise LichessbotError(f"--clock {text!r}: that is UltraBullet, which lichess does not let bots play")
     return minutes, inc
+
+
+def open_log_file(path: str | None) -> IO[str] | None:
+    """``--log-file``'s file opened for appending, line-buffered (None: no ``path``); it stays open until the
+    process ends. Raises LichessbotError naming the path and the reason when it cannot be written."""
+    if not path:
+        return None
+    try:
+        return open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the process's life
+    except OSError as err:
+        raise LichessbotError(f"--log-file {path}: cannot be written ({err.strerror or err})") from None
 
 
 def local_data_dir() -> Path:
@@ -167,7 +179,12 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     if args.color is not None:
         defaults["color"] = args.color
     token = "lip_" + secrets.token_urlsafe(24)
-    configure_logging(level=args.log_level, secrets=[token])
+    log_file = open_log_file(args.log_file)
+    if args.log_level is None:  # a person playing: plain lines (terminal.py) and the warnings, the log in the file
+        configure_logging(level="info" if log_file else "warning", json=False, stream_level="warning",
+                          secrets=[token], file=log_file)
+    else:
+        configure_logging(level=args.log_level, secrets=[token], file=log_file)
     data_dir = local_data_dir()
     # before anything else: a taken port starts nothing
     server = _bind(token, args.host, args.port, args.allowed_host)
@@ -204,7 +221,8 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
 
 def _announce(server: LocalLichess, service: BotService, name: str, config: BotConfig) -> None:
     """Once the service runs and its status page listens (or :data:`ANNOUNCE_WAIT` s passed): the status page's
-    address to the page, and the start-up line (stdout)."""
+    address to the page, the start-up line (stdout), then a line at each game's start and end
+    (:class:`~lichessbot.bot.service.terminal.GameLines`)."""
     deadline = time.monotonic() + ANNOUNCE_WAIT
     while service.status_server is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -212,3 +230,4 @@ def _announce(server: LocalLichess, service: BotService, name: str, config: BotC
     server.page_extra["status"] = status
     print(f"lichessbot: play {name} at {server.url} (Board API on the same address, any token; games saved in "
           f"{config.pgn_directory}; live status {status or 'off'}; Ctrl-C stops)", flush=True)
+    GameLines(server, lambda line: print(line, flush=True)).start()
