@@ -1,5 +1,5 @@
 """``python -m devtools.latency_soak``: the bot with its real engine and time manager against the test server
-(:mod:`tests.lila`: the embedded lichess with fault injection) with network latency each way, at bullet clocks
+(:mod:`devtools.lila`: the embedded lichess with fault injection) with network latency each way, at bullet clocks
 without increment (issue 37).
 
 The fake server (on 127.0.0.1) answers every request ``--latency`` ms late (the way up: a move is played when it
@@ -34,13 +34,13 @@ from typing import Any
 import chess
 import chess.engine
 
+from devtools.lila import BotRun, FakeLichess, resign_after
+from devtools.lila.game import FakeGame
+from devtools.lila.players import Opponent
 from lichessbot.config import parse_config
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
-from tests.lila import BotRun, FakeLichess, resign_after
-from tests.lila.game import FakeGame
-from tests.lila.players import Opponent
 
 __all__ = ["SoakGame", "add_arguments", "main", "run", "soak_game", "stockfish_opponent"]
 

@@ -42,9 +42,10 @@ from devtools.lc0cmp_stats import (
     parse_verbose_line,
     tv_distance,
 )
-from lichessbot.config import Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.providers import OnnxBackend
 from lichessbot.errors import LichessbotError
 from lichessbot.search import Searcher
 from lichessbot.timeman import VisitsStopper
@@ -202,7 +203,7 @@ class Ours:
 
     def __init__(self, network: str, minibatch: int, threads: int, pipeline: bool) -> None:
         self.params = SearchParams(minibatch_size=minibatch)
-        self.evaluator = Evaluator(load_network(network), backend=Backend.CPU, threads=threads)
+        self.evaluator = Evaluator(load_network(network), backend=OnnxBackend.CPU, threads=threads)
         try:
             self.searcher = Searcher(self.evaluator, self.params, pipeline=pipeline)
         except TypeError:  # a Searcher without the pipeline switch

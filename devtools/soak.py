@@ -1,5 +1,5 @@
 """``python -m devtools.soak`` (developer-only, from a clone): a soak of the bot service against the test server on
-127.0.0.1 (:mod:`tests.lila`: the embedded lichess with fault injection).
+127.0.0.1 (:mod:`devtools.lila`: the embedded lichess with fault injection).
 
 N concurrent games (default 8 at 1+0; ``--tc 60+0,120+1`` gives the clocks in turn) with the server as
 strict as lichess: an account request quota (assumed ``--quota 10,30``: 10 requests/s refilled, 30 at
@@ -44,42 +44,23 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import chess
-
 from devtools import soak_matchmaking as bench_matchmaking
+from devtools.lila import (
+    BotRun,
+    FakeEngine,
+    FakeLichess,
+    random_mover,
+    resign_after,
+)
+from devtools.soak_lila import report, soak_lila
 from devtools.soak_matchmaking import Figures
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings
-from lichessbot.thinker.protocol import Decision
-from tests.lila import BotRun, FakeLichess, StandInThinker, random_mover, resign_after, stand_in_decision
 
 __all__ = ["add_arguments", "main", "run", "soak"]
 
 
-class _FakeEngineThinker(StandInThinker):
-    """Random legal move after ``clock.time / 50`` ms (at most 0.5 s; 0.1 s without a clock), roughly what a
-    bullet engine spends (:class:`~tests.lila.StandInThinker` otherwise)."""
-
-    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False,
-              time_left_s: float | None = None) -> Decision:
-        spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
-        time.sleep(spend)
-        move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        return stand_in_decision(move, cp=0, nodes=1, nps=1, depth=1, seconds=spend, reason="fake engine")
-
-
-class _FakeEngine:
-    name = "fake-random"
-
-    def __init__(self) -> None:
-        self._n = 0
-
-    def new_game(self, game_id: str | None = None) -> _FakeEngineThinker:
-        self._n += 1
-        return _FakeEngineThinker(self._n)
-
-
-#: Every endpoint class the soak answers with 429s in turn (tests.lila.faults.request_kind).
+#: Every endpoint class the soak answers with 429s in turn (devtools.lila.faults.request_kind).
 KINDS_429 = ("move", "chat", "playing", "action", "challenge", "account")
 #: ``ratelimit.seconds`` of the injected 429s (lila's JSON body; an HTML 429's one-minute pause is pinned by
 #: tests/lichess/test_lichess_client.py): one every 4 s with a minute each would pause every request but moves
@@ -127,7 +108,7 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
         server.limit_seconds = LIMIT_SECONDS
         if matchmaking:
             bench_matchmaking.start(server, bots, rng, daily_limit)
-        bot = stack.enter_context(BotRun(server, _FakeEngine(), config, settings=settings))
+        bot = stack.enter_context(BotRun(server, FakeEngine(), config, settings=settings))
         ids = []
         for i in range(max(1, games // 2) if matchmaking else games):
             b, n = tcs[i % len(tcs)]
@@ -151,7 +132,7 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
                 bot.service.quit()  # the second signal (or the kill): exit, no resignation
                 bot.join(30)
                 bot.client.close()
-                bot = stack.enter_context(BotRun(server, _FakeEngine(), config, settings=settings))  # a new process
+                bot = stack.enter_context(BotRun(server, FakeEngine(), config, settings=settings))  # a new process
             if t >= next_429:
                 server.fail_next(KINDS_429[n_429 % len(KINDS_429)], 429)
                 n_429 += 1
@@ -255,7 +236,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.lila:
-        from devtools.soak_lila import report, soak_lila  # noqa: PLC0415 - the issue-40 soak
 
         games = args.games if args.games != 8 else 100
         print(f"soak --lila: {games} games, {args.concurrency} at once, bullet to rapid, against the test server "

@@ -1,5 +1,5 @@
 """``python -m devtools.soak --lila`` (developer-only, from a clone): the soak of issue 40, the bot against the test
-server answering as lila does (:mod:`tests.lila`), everything at once.
+server answering as lila does (:mod:`devtools.lila`), everything at once.
 
 ``--games`` games (100) at most ``--concurrency`` (8) at once, bullet to rapid (1+0, 2+1, 3+0, 3+2, 8+0, in
 turn), humans and bots: challenges to the bot from humans and bots while it has room, our own challenges to the
@@ -32,16 +32,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from devtools.lila import BotRun, FakeEngine, FakeLichess, random_mover, resign_after
+from devtools.lila.matchmaking import ACCEPT
 from devtools.soak_matchmaking import Figures
 from lichessbot.lichess.client import ClientSettings
-from tests.lila import BotRun, FakeLichess, random_mover, resign_after
-from tests.lila.matchmaking import ACCEPT
 
 __all__ = ["KINDS", "TCS", "soak_lila"]
 
 #: The clocks in turn (seconds): bullet, bullet, blitz, blitz, rapid (lila ``Speed``: limit + 40 x increment).
 TCS = [(60, 0), (120, 1), (180, 0), (180, 2), (480, 0)]
-#: Every endpoint class of lila answered with 429s in turn (tests.lila.faults.request_kind).
+#: Every endpoint class of lila answered with 429s in turn (devtools.lila.faults.request_kind).
 KINDS = ("move", "chat", "action", "challenge", "answer", "playing", "account")
 
 
@@ -59,8 +59,6 @@ def soak_lila(games: int = 100, concurrency: int = 8, seed: int = 1, max_seconds
               drop: float = 0.01, engine: Any = None) -> Figures:
     """Run the soak (see the module docstring); returns its figures. ``engine``: the bot's engine (default the
     soak's fake)."""
-    from devtools.soak import _FakeEngine  # noqa: PLC0415 - the soak's fake engine, in its module
-
     rng = random.Random(seed)
     started = time.monotonic()
     state = tempfile.TemporaryDirectory(prefix="lichessbot-soak40-")
@@ -89,7 +87,7 @@ def soak_lila(games: int = 100, concurrency: int = 8, seed: int = 1, max_seconds
         server.add_bot("Late", 2000, policy=_late, player=lambda: _opponent(rng, rng.randrange(10_000)))
         arena = server.add_arena(games=10_000, limit=60, increment=1, opponent=_opponent(rng, 0))
         config["tournaments"]["join"] = [arena]
-        bot = BotRun(server, engine or _FakeEngine(), config, settings=settings)
+        bot = BotRun(server, engine or FakeEngine(), config, settings=settings)
         n_in = n_429 = takebacks = canceled_at_accept = 0
         next_429, next_in, next_tb = 3.0, 0.5, 4.0
         arena_left = arena_back = False

@@ -17,10 +17,10 @@ import time
 from collections import Counter
 from typing import Any
 
+from devtools.lila import FakeLichess, random_mover
+from devtools.lila.matchmaking import ACCEPT, IGNORE
 from lichessbot.bot.service.service import BotService
 from lichessbot.config.base import ConfigData
-from tests.lila import FakeLichess, random_mover
-from tests.lila.matchmaking import ACCEPT, IGNORE
 
 __all__ = ["Figures", "ROSTER", "config", "figures", "incoming", "start"]
 

@@ -1,4 +1,6 @@
-"""Logging for the bot: structlog, readable on a terminal and JSON lines otherwise, secrets redacted.
+"""Logging for the bot: structlog, readable on a terminal and JSON lines otherwise, secrets redacted; optionally
+the JSON lines in a file too while the terminal shows only the more severe lines (``play --local``'s quiet
+terminal).
 
 Every game line carries ``game_id`` (bound by :class:`~lichessbot.bot.games.game.Game`). Any string equal
 to a registered secret (the API token) is replaced by ``***`` in every field of every line, including
@@ -42,26 +44,46 @@ class _RedactFilter(logging.Filter):
         return True
 
 
+def _level(name: str) -> int:
+    return cast(int, logging.getLevelName(name.upper()))
+
+
 def configure_logging(*, stream: IO[str] | None = None, json: bool | None = None, level: str = "info",
-                      secrets: Iterable[str] = ()) -> None:
+                      secrets: Iterable[str] = (), file: IO[str] | None = None,
+                      stream_level: str | None = None) -> None:
     """Configure structlog (and the standard ``logging`` module) for the bot.
 
     Args:
         stream: where lines go (default stderr).
-        json: JSON lines; None: JSON unless ``stream`` is a terminal.
-        level: "debug", "info", "warning" or "error".
+        json: JSON lines on ``stream``; None: JSON unless ``stream`` is a terminal.
+        level: the least severe line kept: "debug", "info", "warning" or "error".
         secrets: strings never to be written (the token); empty strings are ignored.
+        file: where JSON lines at ``level`` go too (None: nowhere); the caller opens and closes it.
+        stream_level: the least severe line ``stream`` shows (None: ``level``); ``file`` keeps those of ``level``.
     """
     out = stream or sys.stderr
     if json is None:
         json = not (hasattr(out, "isatty") and out.isatty())
     hidden = tuple(s for s in secrets if s)
+    shown, kept = _level(stream_level or level), _level(level)
+    to_json = structlog.processors.JSONRenderer()
 
     def redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         return _redact(event, hidden) if hidden else event
 
-    renderer: Any = (structlog.processors.JSONRenderer() if json else
+    renderer: Any = (to_json if json else
                      structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback))
+
+    def render(logger: Any, name: str, event: MutableMapping[str, Any]) -> Any:
+        """The JSON line to ``file`` (when set), then the line for ``stream`` unless less severe than it shows."""
+        severity = _level(str(event.get("level", "info")))
+        if file is not None and severity >= kept:
+            file.write(str(to_json(logger, name, dict(event))) + "\n")
+            file.flush()
+        if severity < shown:
+            raise structlog.DropEvent
+        return renderer(logger, name, event)
+
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -69,9 +91,9 @@ def configure_logging(*, stream: IO[str] | None = None, json: bool | None = None
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             redact,
-            renderer,
+            render,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        wrapper_class=structlog.make_filtering_bound_logger(min(kept, shown)),
         logger_factory=structlog.PrintLoggerFactory(cast(TextIO, out)),
         cache_logger_on_first_use=False,
     )

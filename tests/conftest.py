@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.lila.server import FakeLichess
 from lichessbot.config import parse_config
 from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
-from tests.lila.server import FakeLichess
 from tests.tinynet import build_tiny_onnx
 
 REPO = Path(__file__).resolve().parents[1]

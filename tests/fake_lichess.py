@@ -1,4 +1,4 @@
-"""The test server and the bot running in-process against it, under one name (:mod:`tests.lila`)."""
+"""The test server and the bot running in-process against it, under one name (:mod:`devtools.lila`)."""
 
-from tests.lila import *  # noqa: F401,F403
-from tests.lila import __all__  # noqa: F401
+from devtools.lila import *  # noqa: F401,F403
+from devtools.lila import __all__  # noqa: F401

@@ -1,6 +1,7 @@
 """The house's shape, checked on the source with the standard library's ``ast``: imports point one way (down
-the rooms' order of /work/shared/design.md, never back up, and no import loops; annotation-only imports counted
-too), no room imports what design.md says it knows nothing of, and modules stay small."""
+the rooms' order of docs/interfaces.md, "Layers", never back up, and no import loops, the developer tools
+included; annotation-only imports counted too), no room imports what docs/interfaces.md ("Rooms") says it knows
+nothing of, and modules stay small."""
 
 from __future__ import annotations
 
@@ -14,20 +15,25 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lichessbot"
 MAX_LINES = 420
 
 
-def _modules() -> dict[str, Path]:
-    """Every module of the package, and the Rust core as ``lichessbot._core`` (its stub)."""
-    mods = {"lichessbot._core": PACKAGE / "_core.pyi"}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        mods[name] = path
+def _tree(root: Path) -> dict[str, Path]:
+    """Every module under ``root`` (a top-level package of the repository), by its dotted name."""
+    mods = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return mods
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the project modules it imports anywhere in its file (top level, functions, TYPE_CHECKING).
-    ``from package import submodule`` is an edge to the submodule, not to the package."""
-    mods = _modules()
+def _modules() -> dict[str, Path]:
+    """Every module of the package, and the Rust core as ``lichessbot._core`` (its stub)."""
+    return {"lichessbot._core": PACKAGE / "_core.pyi", **_tree(PACKAGE)}
+
+
+def import_graph(mods: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """module -> the project modules it imports anywhere in its file (top level, functions, TYPE_CHECKING);
+    ``mods``: the modules to read (default the package's). ``from package import submodule`` is an edge to the
+    submodule, not to the package."""
+    mods = _modules() if mods is None else mods
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -62,8 +68,29 @@ def test_a_loop_in_a_graph_is_found():
 
 def test_no_import_loops_in_the_package():
     graph = import_graph()
-    assert "lichessbot.engine.evaluator" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
+    assert "lichessbot.engine.registry" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
     assert import_loop(graph) == []
+
+
+DEVTOOLS = PACKAGE.parent / "devtools"
+
+
+def whole_graph() -> dict[str, set[str]]:
+    """The import graph of the package, the developer tools and the test tree together."""
+    return import_graph({**_modules(), **_tree(DEVTOOLS), **_tree(Path(__file__).resolve().parent)})
+
+
+def test_the_developer_tools_import_down_only_and_without_a_loop():
+    """The rooms' order above the package: the tests use the developer tools (the test server, devtools/lila), the
+    developer tools use the package; never the other way round, and no loop among the tools either."""
+    graph = whole_graph()
+    assert "devtools.lila.server" in graph["tests.conftest"]  # the graph sees real edges
+    up = {(a, b) for a, targets in graph.items() for b in targets
+          if (a.startswith("devtools") and b.startswith("tests"))
+          or (a.startswith("lichessbot") and b.split(".")[0] in ("devtools", "tests"))}
+    assert up == set()
+    tools = {m: {t for t in ts if not t.startswith("tests")} for m, ts in graph.items() if not m.startswith("tests")}
+    assert import_loop(tools) == []
 
 
 RUST = PACKAGE.parent / "rust"
@@ -114,7 +141,8 @@ LAYERS: tuple[tuple[str, ...], ...] = layers_of(DOC.read_text(encoding="utf-8"))
 #: are one level down) counts as the package.
 MODULE_ROOMS: dict[str, str] = {"lichessbot.bot": "lichessbot"}
 
-#: design.md's "knows nothing of", for what the order alone allows: room -> rooms (or modules) it never imports.
+#: docs/interfaces.md's "knows nothing of" (its "Rooms" table), for what the order alone allows: room -> rooms (or
+#: modules) it never imports.
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "errors": {"config", "lichess", "score"},
     "config": {"lichess"},
@@ -130,7 +158,7 @@ KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "online": {"search", "_core", "engine"},
     "thinker": {"lichess"},
     "uci": {"lichess"},
-    # design.md: the embedded lichess knows nothing of the bot's internals (every room of the bot and its engine)
+    # docs/interfaces.md: the embedded lichess knows nothing of the bot's internals (every room of the bot, its engine)
     "local": {"thinker", "status", "online", "strength", "timeman", "search", "tablebase", "book", "engine", "_core",
               "match", "score", "config", "lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
@@ -168,7 +196,7 @@ def back_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], str]:
             elif rank[b] <= rank[a]:
                 bad[(src, dst)] = f"{a} imports {b}, which is {'beside' if rank[a] == rank[b] else 'above'} it"
             elif KNOWS_NOTHING_OF.get(a, set()) & {b, dst}:
-                bad[(src, dst)] = f"{a} knows nothing of {b} (design.md)"
+                bad[(src, dst)] = f"{a} knows nothing of {b} (docs/interfaces.md)"
     return bad
 
 

@@ -40,6 +40,17 @@ def test_the_check_runs_every_style_check_the_rust_tests_and_the_whole_suite():
     assert "not slow" not in steps  # the whole suite: the fast tier is for everyday work only
 
 
+def test_ruff_and_mypy_strict_cover_the_package_the_tools_the_scripts_and_training():
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]
+    roots = ("lichessbot", "devtools", "scripts", "training")
+    assert config["mypy"]["strict"] is True and set(roots) <= set(config["mypy"]["files"])
+    assert {f"{r}/**/*.py" for r in roots} <= set(config["ruff"]["include"])
+    lenient = [o for o in config["mypy"].get("overrides", []) if o.get("ignore_errors")]
+    assert all(m.startswith("tests") for o in lenient for m in o["module"])  # only the test tree is not checked
+
+
 def test_the_maia_download_is_offline_safe(tmp_path):
     shutil.copy(REPO / "tests/data/fetch.sh", tmp_path / "fetch.sh")
     s = socket.socket()

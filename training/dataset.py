@@ -20,7 +20,9 @@ what the engine feeds.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import chess
 import numpy as np
@@ -42,7 +44,8 @@ def encoder_name() -> str:
     return f"lichessbot._core.encode_plies:{FILL}"
 
 
-def encode_game(game: dict, sf_weight: float):
+def encode_game(game: dict[str, Any], sf_weight: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Planes (float32 [n,112,8,8]), policy idx/probs and WDL targets for the recorded positions of a game."""
     fen = game.get("fen", chess.STARTING_FEN)
     all_planes, legal = _core.encode_plies(fen, list(game["moves"]), input_format=1, history_fill=FILL)
@@ -100,7 +103,8 @@ def _pack_shard(shard: Path, target: Path, n_games: int, sf_weight: float) -> st
     return f"packed {shard.name}: {n_games} games, {len(planes)} positions"
 
 
-def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log=print, workers: int = 1) -> list[Path]:
+def prepare(data_dir: Path, sf_weight: float = SF_WEIGHT, log: Callable[[str], object] = print,
+            workers: int = 1) -> list[Path]:
     """Pack every raw shard that is new or grew, with ``workers`` processes; return the packed files."""
     raw = data_dir / "raw"
     packed_dir = data_dir / ("packed" if sf_weight == SF_WEIGHT else f"packed-sf{sf_weight:g}")
@@ -162,7 +166,7 @@ def mirror_augment(planes: np.ndarray, pol_idx: np.ndarray, rng: np.random.Gener
 
 
 def load_all(files: list[Path]) -> dict[str, np.ndarray]:
-    arrays: dict[str, list] = {k: [] for k in ("planes", "rule50", "pol_idx", "pol_p", "wdl")}
+    arrays: dict[str, list[np.ndarray]] = {k: [] for k in ("planes", "rule50", "pol_idx", "pol_p", "wdl")}
     for f in files:
         with np.load(f) as z:
             for k in arrays:

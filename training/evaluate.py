@@ -20,14 +20,18 @@ Subcommands::
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
 import chess.engine
+import numpy as np
+
+if TYPE_CHECKING:
+    from lichessbot.engine.evaluator import Evaluator
 
 HERE = Path(__file__).resolve().parent
 MATE1 = HERE / "mate_in_1.epd"
@@ -82,7 +86,7 @@ def build_suites(n_mate: int = 200, n_open: int = 40, seed: int = 7) -> None:
     print(f"wrote {MATE1} ({len(fens)} positions) and {OPENINGS} ({len(opens)} openings)")
 
 
-def policy(evaluator, board: chess.Board):
+def policy(evaluator: Evaluator, board: chess.Board) -> tuple[list[chess.Move], np.ndarray]:
     """The network's priors at 1 node: (legal moves, float32 [n] priors in that order, summing to 1), through
     the search's encoder, policy map and policy temperature (``lichessbot.engine.position_eval``)."""
     from lichessbot.engine.position_eval import evaluate_boards  # noqa: PLC0415
@@ -91,13 +95,14 @@ def policy(evaluator, board: chess.Board):
     return list(ev.moves), ev.priors
 
 
-def policy_move(evaluator, board: chess.Board) -> chess.Move:
+def policy_move(evaluator: Evaluator, board: chess.Board) -> chess.Move:
     """The legal move with the highest prior (1 node)."""
     moves, priors = policy(evaluator, board)
-    return moves[int(priors.argmax())]
+    best: chess.Move = moves[int(priors.argmax())]
+    return best
 
 
-def make_evaluator(net: str):
+def make_evaluator(net: str) -> Evaluator:
     from lichessbot.engine.evaluator import Evaluator  # noqa: PLC0415
     from lichessbot.engine.network import load_network  # noqa: PLC0415
 
@@ -147,7 +152,9 @@ def policy_match(net: str, skill: int, games: int, movetime: float) -> None:
                 if board.turn == ours:
                     board.push(policy_move(ev, board))
                 else:
-                    board.push(sf.play(board, chess.engine.Limit(time=movetime)).move)
+                    move = sf.play(board, chess.engine.Limit(time=movetime)).move
+                    assert move is not None  # Stockfish always moves in a position that is not over
+                    board.push(move)
             res = board.result(claim_draw=True)
             if res == "1/2-1/2" or res == "*":
                 d += 1

@@ -18,6 +18,7 @@ import io
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -32,7 +33,7 @@ from model import ExportWrapper, Net  # noqa: E402
 DEFAULT_TARGET = HERE.parent / "lichessbot" / "data" / "default.onnx"
 
 
-def load_checkpoint(ckpt_path: Path) -> tuple[dict, ExportWrapper]:
+def load_checkpoint(ckpt_path: Path) -> tuple[dict[str, Any], ExportWrapper]:
     """The checkpoint dict written by train.py and its network in eval mode, wrapped for export."""
     ck = torch.load(ckpt_path)
     net = Net(ck["blocks"], ck["channels"])

@@ -83,7 +83,7 @@ def load_onnx(net: Net, model: onnx.ModelProto, calib: torch.Tensor) -> None:
     # batch statistics in forward order: each hook sets its batch norm before it normalises
     hooks = []
     for bn, b in folded:
-        def pre(mod, inputs, b=b):
+        def pre(mod: torch.nn.BatchNorm2d, inputs: tuple[torch.Tensor, ...], b: torch.Tensor = b) -> None:
             y = inputs[0]
             mu = y.mean(dim=(0, 2, 3))
             var = y.var(dim=(0, 2, 3), unbiased=False)

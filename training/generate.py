@@ -48,9 +48,14 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import chess
 import chess.engine
+
+if TYPE_CHECKING:
+    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.search import Searcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import evaluate  # noqa: E402  (the network's 1-node policy, shared with the evaluation step)
@@ -66,7 +71,9 @@ def score_cp(score: chess.engine.PovScore, turn: chess.Color) -> float:
     s = score.pov(turn)
     mate = s.mate()
     if mate is None:
-        return float(max(-5000, min(5000, s.score())))
+        cp = s.score()
+        assert cp is not None  # not a mate: a centipawn score
+        return float(max(-5000, min(5000, cp)))
     if mate > 0:
         return float(MATE_CP - 300 * min(mate, 20))
     return float(-MATE_CP + 300 * min(-mate, 20))
@@ -79,10 +86,13 @@ def softmax_probs(scores: list[float], temp: float) -> list[float]:
     return [e / tot for e in ex]
 
 
-def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, multipv: int):
+def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, multipv: int
+            ) -> tuple[list[chess.Move], list[float], tuple[int, int, int] | None]:
     """MultiPV analysis: list of (move, cp from STM view), best first, and STM's WDL per mille or None."""
     infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv)
-    moves, scores, wdl = [], [], None
+    moves: list[chess.Move] = []
+    scores: list[float] = []
+    wdl: tuple[int, int, int] | None = None
     for info in infos:
         pv = info.get("pv")
         if not pv or "score" not in info:
@@ -95,7 +105,7 @@ def analyse(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, m
     return moves, scores, wdl
 
 
-def search_move(searcher, board: chess.Board, nodes: int, rng: random.Random, sample: bool) -> chess.Move:
+def search_move(searcher: Searcher, board: chess.Board, nodes: int, rng: random.Random, sample: bool) -> chess.Move:
     """Our engine's move at ``nodes`` nodes (the search core; the tree is reused within a game): sampled with
     probability proportional to the root visits N if ``sample`` (temperature 1, lc0's ``--temperature`` with
     TempVisitOffset 0), else the best move."""
@@ -110,8 +120,8 @@ def search_move(searcher, board: chess.Board, nodes: int, rng: random.Random, sa
     return rng.choices([rm.move for rm in visited], [rm.n for rm in visited])[0]
 
 
-def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool, searcher=None,
-             nodes: int = 1) -> chess.Move:
+def net_move(evaluator: Evaluator, board: chess.Board, rng: random.Random, sample: bool,
+             searcher: Searcher | None = None, nodes: int = 1) -> chess.Move:
     """The network's move: at 1 node sampled from its priors if ``sample``, else the top prior; with a
     ``searcher`` and ``nodes`` > 1, the search's move (``search_move``)."""
     if searcher is not None and nodes > 1:
@@ -119,10 +129,12 @@ def net_move(evaluator, board: chess.Board, rng: random.Random, sample: bool, se
     if not sample:
         return evaluate.policy_move(evaluator, board)
     moves, priors = evaluate.policy(evaluator, board)
-    return rng.choices(moves, [float(p) for p in priors])[0]
+    move: chess.Move = rng.choices(moves, [float(p) for p in priors])[0]
+    return move
 
 
-def play_game(engine, rng: random.Random, args, evaluator=None, searcher=None) -> dict:
+def play_game(engine: chess.engine.SimpleEngine, rng: random.Random, args: argparse.Namespace,
+              evaluator: Evaluator | None = None, searcher: Searcher | None = None) -> dict[str, Any]:
     board = chess.Board()
     net_color = None
     if evaluator is not None and rng.random() < args.net_games:
@@ -159,7 +171,7 @@ def play_game(engine, rng: random.Random, args, evaluator=None, searcher=None) -
                 move = rng.choice(list(board.legal_moves))
             else:
                 move = rng.choices(moves, softmax_probs(scores, 150.0))[0]
-        elif board.turn == net_color:
+        elif board.turn == net_color and evaluator is not None:  # net_color is None without a network
             move = net_move(evaluator, board, rng, sample=n < 30, searcher=searcher, nodes=args.net_nodes)
         elif rng.random() < args.blunder:
             move = rng.choice(list(board.legal_moves))
@@ -191,11 +203,11 @@ def play_game(engine, rng: random.Random, args, evaluator=None, searcher=None) -
     return game
 
 
-def _interrupt(signum, frame):
+def _interrupt(signum: int, frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def worker(idx: int, args) -> None:
+def worker(idx: int, args: argparse.Namespace) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     raw = Path(args.out) / "raw"
     raw.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """The default network: a small SE residual tower with Lc0's interface (PyTorch; training only).
 
-Input ``[B, 112, 8, 8]`` float32 (classical format 1, docs/lc0-conventions.md §1), outputs policy logits ``[B, 1858]`` in
-lc0's move order (docs/lc0-conventions.md §4) and WDL logits ``[B, 3]`` (the exported model applies the softmax).
+Input ``[B, 112, 8, 8]`` float32 (classical format 1, docs/lc0-conventions.md §1), outputs policy logits
+``[B, 1858]`` in lc0's move order (docs/lc0-conventions.md §4) and WDL logits ``[B, 3]`` (the exported model
+applies the softmax).
 
 Layout, after Maia / lc0's SE_WITH_HEADFORMAT nets: 3x3 input conv, ``blocks`` residual blocks of two 3x3
 convolutions with squeeze-excitation (lc0 style: the SE produces a scale and a bias per channel), a
@@ -11,11 +12,10 @@ entries by a fixed gather, and a value head (1x1 conv to 32, dense 128, dense 3)
 
 from __future__ import annotations
 
+import chess
 import numpy as np
 import torch
 from torch import nn
-
-import chess
 
 from lichessbot._core import POLICY_MOVES as MOVES  # lc0's 1858 moves (docs/lc0-conventions.md §4)
 
@@ -46,7 +46,7 @@ def policy_gather_index() -> np.ndarray:
     return arr
 
 
-class SEBlock(nn.Module):
+class SEBlock(nn.Module):  # type: ignore[misc]  # torch's Module is Any where torch is not installed
     def __init__(self, ch: int, se_ratio: int = 4):
         super().__init__()
         self.conv1 = nn.Conv2d(ch, ch, 3, padding=1, bias=False)
@@ -56,7 +56,7 @@ class SEBlock(nn.Module):
         self.fc1 = nn.Linear(ch, ch // se_ratio)
         self.fc2 = nn.Linear(ch // se_ratio, 2 * ch)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.relu(self.bn1(self.conv1(x)))
         y = self.bn2(self.conv2(y))
         s = y.mean(dim=(2, 3))
@@ -66,7 +66,7 @@ class SEBlock(nn.Module):
         return torch.relu(x + y)
 
 
-class Net(nn.Module):
+class Net(nn.Module):  # type: ignore[misc]  # as above
     """``forward(planes [B,112,8,8]) -> (policy logits [B,1858], wdl logits [B,3])``."""
 
     def __init__(self, blocks: int = 6, channels: int = 64):
@@ -81,7 +81,7 @@ class Net(nn.Module):
         self.val_conv = nn.Sequential(nn.Conv2d(channels, 32, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU())
         self.val_fc = nn.Sequential(nn.Linear(32 * 64, 128), nn.ReLU(), nn.Linear(128, 3))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.tower(self.inp(x))
         p = self.pol(x).flatten(1)
         p = torch.index_select(p, 1, self.gather)
@@ -89,13 +89,13 @@ class Net(nn.Module):
         return p, v
 
 
-class ExportWrapper(nn.Module):
+class ExportWrapper(nn.Module):  # type: ignore[misc]  # as above
     """The exported graph: policy logits and softmaxed WDL."""
 
     def __init__(self, net: Net):
         super().__init__()
         self.net = net
 
-    def forward(self, planes):
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         p, v = self.net(planes)
         return p, torch.softmax(v, dim=1)

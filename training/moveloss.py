@@ -83,7 +83,7 @@ def move_losses(fens: list[str], moves: list[chess.Move], sf_nodes: int, cache: 
     engines: list[chess.engine.SimpleEngine] = []
     lock = threading.Lock()
 
-    def value(sf, board: chess.Board) -> float:
+    def value(sf: chess.engine.SimpleEngine, board: chess.Board) -> float:
         fen = board.fen()
         with lock:
             if fen in cache:
@@ -119,7 +119,9 @@ def engine_moves(fens: list[str], nodes: int, net: str, options: dict[str, str])
     position is a new game)."""
     with chess.engine.SimpleEngine.popen_uci(uci_cmd(net)) as eng:
         eng.configure(options)
-        return [eng.play(chess.Board(f), chess.engine.Limit(nodes=nodes), game=object()).move for f in fens]
+        moves = [eng.play(chess.Board(f), chess.engine.Limit(nodes=nodes), game=object()).move for f in fens]
+    assert all(m is not None for m in moves)  # an engine moves in every position that is not over
+    return [m for m in moves if m is not None]
 
 
 def paired(a: list[float], b: list[float]) -> tuple[float, float]:

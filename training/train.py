@@ -19,6 +19,7 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,8 @@ VAL_SIZE = 3000
 MIRROR = dataset.mirror_permutation()
 
 
-def batch_tensors(data: dict, idx: np.ndarray, rng: np.random.Generator | None = None, mirror: float = 0.0):
+def batch_tensors(data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generator | None = None,
+                  mirror: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Rows ``idx`` (int [B]) of the packed arrays as tensors: planes float32 [B,112,8,8] (channels-last),
     policy indices int64 [B,K] (-1 = padding), policy probabilities float32 [B,K], WDL target float32 [B,3].
     With ``mirror`` > 0, positions without castling rights are mirrored left-right with that probability
@@ -51,7 +53,8 @@ def batch_tensors(data: dict, idx: np.ndarray, rng: np.random.Generator | None =
     return x, pi, pp, wdl
 
 
-def losses(net, x, pi, pp, wdl):
+def losses(net: Net, x: torch.Tensor, pi: torch.Tensor, pp: torch.Tensor, wdl: torch.Tensor
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(policy cross-entropy, value cross-entropy, top-1 agreement with ``pi[:, 0]``), each a 0-d tensor
     averaged over the batch; inputs as returned by :func:`batch_tensors`."""
     logits, v = net(x)
@@ -64,8 +67,8 @@ def losses(net, x, pi, pp, wdl):
     return pol_loss, val_loss, top1
 
 
-def load(data_dir: Path, log, sf_weight: float = dataset.SF_WEIGHT, workers: int = 1,
-         val_shard: str = "w0-000"):
+def load(data_dir: Path, log: Callable[[str], object], sf_weight: float = dataset.SF_WEIGHT, workers: int = 1,
+         val_shard: str = "w0-000") -> tuple[dict[str, np.ndarray], int]:
     """Pack new shards and load all of them, ``val_shard`` first (its first VAL_SIZE positions are the
     held-out set, so a new shard series that sorts earlier does not change it). Raises FileNotFoundError
     when there is no such shard."""
@@ -129,8 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ema = (swa.AveragedModel(net, multi_avg_fn=swa.get_ema_multi_avg_fn(args.ema), use_buffers=True)
            if args.ema else None)
 
-    def saved_net():
-        return ema.module if ema is not None else net
+    def saved_net() -> Net:
+        saved: Net = ema.module if ema is not None else net
+        return saved
     data, n = load(Path(args.data), log, args.sf_weight, args.threads, args.val_shard)
     # validation: the first VAL_SIZE positions (the first games of --val-shard), never trained on
     val = np.arange(min(VAL_SIZE, n // 10))

@@ -38,14 +38,13 @@ from lichessbot.config.challenge import (
     check_template,
 )
 from lichessbot.config.engine import (
-    ONNX_BACKENDS,
     AdaptiveStrengthConfig,
-    Backend,
     EngineConfig,
     SearchParams,
     StrengthConfig,
     TablebaseConfig,
     TimemanConfig,
+    Uci,
 )
 from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
 from lichessbot.config.handlers import ExtraGameHandlersConfig
@@ -55,8 +54,6 @@ from lichessbot.config.overrides import GameFacts, GameOverride, conditions_of, 
 from lichessbot.errors import ConfigError
 
 __all__ = [
-    "ONNX_BACKENDS",
-    "Backend",
     "BookConfig",
     "BotConfig",
     "ChallengeConfig",
@@ -85,6 +82,7 @@ __all__ = [
     "TablebaseConfig",
     "TimeControl",
     "TimemanConfig",
+    "Uci",
     "TournamentsConfig",
     "check_template",
     "is_loopback_host",

@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from lichessbot.config.base import KeyConflict, Strict
 
-__all__ = ["ONNX_BACKENDS", "AdaptiveStrengthConfig", "Backend", "EngineConfig", "SearchParams",
-           "StrengthConfig", "TablebaseConfig", "TimemanConfig"]
+__all__ = ["AdaptiveStrengthConfig", "EngineConfig", "SearchParams",
+           "StrengthConfig", "TablebaseConfig", "TimemanConfig", "Uci"]
 
 
-class Backend(StrEnum):
-    """Where the network runs (``engine.backend``, UCI ``Backend``, every ``--backend``): the one spelling of
-    each name. ``auto``: the best onnxruntime provider that starts (TensorRT, CUDA, CPU); ``triton``: a Triton
-    Inference Server (docs/scaling.md)."""
+@dataclass(frozen=True)
+class Uci:
+    """What ``lichessbot uci`` needs of a field beyond its type, default and bounds (lichessbot/uci/options.py
+    makes the option from the field; ``Annotated[type, Uci(...)]``). Without it a field is offered under its
+    name in CamelCase (``fpu_value`` -> ``FpuValue``).
 
-    AUTO = "auto"
-    TENSORRT = "tensorrt"
-    CUDA = "cuda"
-    CPU = "cpu"
-    TRITON = "triton"
+    ``name``: the option's name where lc0 spells it otherwise (``cpuct`` -> ``CPuct``); ``max``: a spin's
+    upper bound where the field has no ``le`` (a UCI spin needs one); ``offered``: False when UCI sets the
+    field another way (``seed``: UCI's ``Seed``, 0 for random).
+    """
 
-
-#: The backends that run the network in this process with onnxruntime (all but Triton), as choices of flags.
-ONNX_BACKENDS: tuple[str, ...] = (Backend.AUTO.value, Backend.TENSORRT.value, Backend.CUDA.value, Backend.CPU.value)
+    name: str | None = None
+    max: int | None = None
+    offered: bool = True
 
 
 # --------------------------------------------------------------------------------------------------
@@ -35,14 +35,21 @@ ONNX_BACKENDS: tuple[str, ...] = (Backend.AUTO.value, Backend.TENSORRT.value, Ba
 class SearchParams(Strict):
     """PUCT search parameters: the one declaration of each (name, range, default, source).
 
+    ``lichessbot uci`` offers each as an option made from its field (lichessbot/uci/options.py; the name, a
+    spin's missing upper bound, or none: :class:`Uci`), and the Rust core's ``KEYS`` (rust/core/src/params.rs)
+    are these fields but the move-sampling ones, checked by tests/config/test_search_options_declared_once.py.
+
     Defaults are lc0's UCI defaults (lc0 src/search/classic/params.cc; PolicyTemperature and HistoryFill:
     src/neural/shared_params.cc). The Rust core has none of its own: it takes every parameter it reads
     from here (``lichessbot.search.searcher.core_params``) and refuses a missing or unknown one.
     """
 
-    cpuct: float = Field(1.745, gt=0, description="CPuct: exploration constant at N = 0.")
-    cpuct_base: float = Field(38739.0, gt=0, description="CPuctBase: visits scale of cpuct growth.")
-    cpuct_factor: float = Field(3.894, ge=0, description="CPuctFactor: cpuct growth multiplier.")
+    cpuct: Annotated[float, Uci("CPuct")] = Field(
+        1.745, gt=0, description="CPuct: exploration constant at N = 0.")
+    cpuct_base: Annotated[float, Uci("CPuctBase")] = Field(
+        38739.0, gt=0, description="CPuctBase: visits scale of cpuct growth.")
+    cpuct_factor: Annotated[float, Uci("CPuctFactor")] = Field(
+        3.894, ge=0, description="CPuctFactor: cpuct growth multiplier.")
     fpu_strategy: Literal["reduction", "absolute"] = Field(
         "reduction", description="FpuStrategy: FPU = parent Q - fpu_value*sqrt(visited policy), or fpu_value."
     )
@@ -74,11 +81,13 @@ class SearchParams(Strict):
     temperature: float = Field(
         0.0, ge=0, description="Temperature: sample the move by visits^(1/T); 0 plays the best move (lc0 default)."
     )
-    temp_decay_moves: int = Field(0, ge=0, description="TempDecayMoves: linear decay of temperature to 0 (moves).")
+    temp_decay_moves: Annotated[int, Uci(max=1000)] = Field(
+        0, ge=0, description="TempDecayMoves: linear decay of temperature to 0 (moves).")
     temp_cutoff_move: int = Field(0, ge=0, description="TempCutoffMove: from this full move on, temperature 0.")
     temp_value_cutoff: float = Field(100.0, ge=0, description="TempValueCutoff: skip moves with Q < best - x/50.")
     temp_visit_offset: float = Field(0.0, description="TempVisitOffset: added to visits before sampling.")
-    seed: int | None = Field(None, description="Seed of the move-sampling generator (None: from the OS).")
+    seed: Annotated[int | None, Uci(offered=False)] = Field(
+        None, description="Seed of the move-sampling generator (None: from the OS).")
 
 
 class AdaptiveStrengthConfig(Strict):
@@ -115,10 +124,13 @@ class EngineConfig(Strict):
     """The network and how it runs."""
 
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
-    backend: Backend = Field(
-        Backend.AUTO, description="onnxruntime execution provider: auto = CUDA when it starts, else the CPU "
+    backend: str = Field(
+        "auto", min_length=1, description="The runner of the network, by the name it is registered under "
+        "(lichessbot.engine.registry; a name no runner serves is refused at start, naming the registered "
+        "ones). onnxruntime: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
-        "Triton Inference Server at triton_url (docs/scaling.md).",
+        "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "
+        "(pip install torch; docs/gpu.md).",
     )
     device: int = Field(
         0, ge=0, description="Which GPU runs the network: its CUDA device number, as lichessbot doctor lists "
@@ -133,16 +145,18 @@ class EngineConfig(Strict):
         0, ge=0,
         description="Network threads. On the CPU: that many batches evaluated side by side, one thread each "
         "(faster than one batch over several threads); 0 = one per core (at most 8). "
-        "On a GPU: onnxruntime intra-op threads (0: onnxruntime's default).",
+        "On a GPU: onnxruntime intra-op threads of each session (0: one; docs/gpu.md).",
     )
     nn_cache_size: int = Field(
         2_000_000, ge=0, description="NNCacheSize: entries of the evaluation cache (lc0 v0.33's default, "
         "src/neural/shared_params.cc; about 175 bytes an entry with 35 legal moves, docs/engine.md).",
     )
-    precision: Literal["fp32", "tf32", "fp16"] = Field(
-        "fp32", description="Network precision on a GPU: fp32 (TF32 off on CUDA), tf32 (TF32 tensor cores for "
-        "fp32 convolutions), or fp16 (a float16 copy of the network on CUDA, TensorRT's fp16 engines). Measure "
-        "speed and agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
+    precision: Literal["auto", "fp32", "tf32", "fp16", "bf16"] = Field(
+        "auto", description="Network precision on a GPU: auto (fp16 on a GPU with tensor cores, compute "
+        "capability 7.0 or more, as lc0's cuda-auto; fp32 elsewhere and on the CPU), fp32 (TF32 off on CUDA), "
+        "tf32 (TF32 tensor cores for fp32 convolutions), fp16 (a float16 copy of the network on CUDA, "
+        "TensorRT's fp16 engines), bf16 (backend torch only). UCI: the Precision option. Measure speed and "
+        "agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
     )
     compact_input: bool = Field(
         False, description="Hand the network lc0's compact input (112 bit-masks and values a position, 1,344 "

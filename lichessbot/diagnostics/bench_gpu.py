@@ -41,7 +41,7 @@ import chess
 import numpy as np
 
 from lichessbot import _core
-from lichessbot.config import Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.diagnostics import bench_search_extra as bench_extra
 from lichessbot.diagnostics.bench_nn import bench_positions, timed_calls
 from lichessbot.diagnostics.bench_search import POSITIONS
@@ -50,6 +50,7 @@ from lichessbot.engine.compact import compact_of
 from lichessbot.engine.evaluator import PRECISIONS, Evaluator
 from lichessbot.engine.network import Network, load_network
 from lichessbot.engine.position_eval import encode_boards
+from lichessbot.engine.providers import OnnxBackend
 from lichessbot.engine.runner import COMPACT_BYTES, NetOutputs
 from lichessbot.engine.service import EvalService
 from lichessbot.engine.session import BATCH_BUCKETS
@@ -77,8 +78,8 @@ def within_limits(check: dict[str, Any], precision: str) -> bool:
 
 
 #: The ``engine.backend`` that asks for an onnxruntime provider.
-_BACKEND_OF = {"CPUExecutionProvider": Backend.CPU, "CUDAExecutionProvider": Backend.CUDA,
-               "TensorrtExecutionProvider": Backend.TENSORRT}
+_BACKEND_OF = {"CPUExecutionProvider": OnnxBackend.CPU, "CUDAExecutionProvider": OnnxBackend.CUDA,
+               "TensorrtExecutionProvider": OnnxBackend.TENSORRT}
 
 
 class BenchInputError(LichessbotError, ValueError):
@@ -111,7 +112,7 @@ def check_against_cpu(ev: Evaluator, network: Network, boards: list[chess.Board]
     ``max_logit_delta`` (max |Δ| over every logit), ``argmax_share`` (positions whose highest legal
     logit is the same move), ``max_wdl_delta``, ``positions``. ``compact``: ``ev`` takes the compact input
     (made from the same planes)."""
-    ref = Evaluator(network, backend=Backend.CPU, threads=1, cache_size=0)
+    ref = Evaluator(network, backend=OnnxBackend.CPU, threads=1, cache_size=0)
     planes = encode_boards(boards, input_format=network.input_format, history_fill=SearchParams().history_fill)[0]
     inputs = compact_of(planes) if compact else planes
     chunks = [inputs[i:i + 256] for i in range(0, len(inputs), 256)] or [inputs]
@@ -164,7 +165,7 @@ def compact_figures(ev: Evaluator, network: Network, boards: list[chess.Board], 
     planes = encode_boards(boards[:batch], input_format=network.input_format, history_fill=fill)[0]
     network_eps = {}
     for kind in ("planes", "compact"):
-        runner = Evaluator(network, backend=_BACKEND_OF.get(ev.provider, Backend.CPU), threads=1, cache_size=0,
+        runner = Evaluator(network, backend=_BACKEND_OF.get(ev.provider, OnnxBackend.CPU), threads=1, cache_size=0,
                            precision=ev.precision, device=ev.device, compact=kind == "compact")
         x = compact_of(planes) if kind == "compact" else planes
         calls, elapsed = timed_calls(partial(runner.run, x), seconds)
@@ -244,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     out["precision_run"], out["device"], out["compact"] = ev.precision_run, args.device, args.compact
     out["providers_failed"] = [{"provider": f.provider, "reason": f.reason} for f in ev.failures]
     out["start"] = {"load_s": round(t1 - t0, 3), "session_s": round(t2 - t1, 3), "warm_up_s": round(t3 - t2, 3),
-                    "buckets": ev.buckets, "pinned": bool(ev._bound and ev._bound.pinned),
+                    "buckets": ev.buckets, "pinned": ev._runs.pinned,
                     "shapes_planned": sorted(ev.shapes_planned)}
     out["first_move"] = _first_move(ev, args.first_nodes)
     service = EvalService(ev)

@@ -23,11 +23,12 @@ from functools import partial
 
 import chess
 
-from lichessbot.config import ONNX_BACKENDS, Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import encode_boards, evaluate_boards
+from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
 
 __all__ = ["add_arguments", "bench_positions", "run", "timed_calls"]
 
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of ``lichessbot bench nn``."""
     parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.AUTO.value,
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=OnnxBackend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--seconds", type=float, default=1.5, help="time per batch size, seconds (default 1.5)")

@@ -29,12 +29,13 @@ from typing import Any
 import chess
 import structlog
 
-from lichessbot.config import ONNX_BACKENDS, Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.diagnostics import bench_search_extra as bench_extra
 from lichessbot.diagnostics.bench_search_extra import lc0_nps
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
 from lichessbot.engine.runner import NetworkRunner
 from lichessbot.search import Searcher
 from lichessbot.search.searcher import minibatch_of
@@ -81,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default=None, help="a .onnx / .pb.gz network, or 'default'; "
                         "without it only the fake network runs")
     parser.add_argument("--nodes", type=int, default=20_000, help="nodes per position (default 20000)")
-    parser.add_argument("--backend", default=Backend.AUTO.value, choices=ONNX_BACKENDS,
+    parser.add_argument("--backend", default=OnnxBackend.AUTO.value, choices=ONNX_BACKENDS,
                         help="where the network runs (default: auto, the best available)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size,

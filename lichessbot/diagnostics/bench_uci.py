@@ -12,7 +12,7 @@ import time
 import chess
 import chess.engine
 
-from lichessbot.config import ONNX_BACKENDS, Backend
+from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
 
 __all__ = ["add_arguments", "run"]
 
@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="python-chess Limit(time=...) per move, seconds (default 0.2)")
     parser.add_argument("--moves", type=int, default=10, help="moves played from the start position (default 10)")
     parser.add_argument("--network", default="default", help="WeightsFile (default: the embedded network)")
-    parser.add_argument("--backend", default=Backend.CPU.value, choices=ONNX_BACKENDS,
+    parser.add_argument("--backend", default=OnnxBackend.CPU.value, choices=ONNX_BACKENDS,
                         help="where the network runs (default: cpu)")
 
 

@@ -1,6 +1,6 @@
 """``lichessbot doctor``: what a bug report needs, in one printout.
 
-    lichessbot doctor [--network default] [--backend auto] [--device 0] [--precision fp32] [--seconds 5] [--json]
+    lichessbot doctor [--network default] [--backend auto] [--device 0] [--precision auto] [--seconds 5] [--json]
 
 Versions (lichessbot, Python, onnxruntime and its package, numpy, python-chess, the platform); the
 NVIDIA GPUs the driver sees (CUDA device number, name, memory, driver); CUDA's and cuDNN's libraries
@@ -26,11 +26,12 @@ import numpy as np
 import onnxruntime as ort
 
 from lichessbot import __version__
-from lichessbot.config import Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.engine import gpu
 from lichessbot.engine.cli import add_network_flags
 from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import load_network
+from lichessbot.engine.providers import OnnxBackend
 from lichessbot.logs import configure_logging
 from lichessbot.search import Searcher
 
@@ -62,8 +63,8 @@ def package_line(dists: dict[str, str]) -> str:
     return line + (": both, which break each other; keep one" if len(dists) > 1 else "")
 
 
-def report(network: str = "default", *, input_format: int | None = None, backend: str = Backend.AUTO,
-           precision: str = "fp32", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
+def report(network: str = "default", *, input_format: int | None = None, backend: str = OnnxBackend.AUTO,
+           precision: str = "auto", device: int = 0, seconds: float = 5.0) -> dict[str, Any]:
     """The doctor's findings as a dict (see the module docs). Raises NetworkError for a bad network."""
     ort_dists = {d: v for d in ("onnxruntime-gpu", "onnxruntime") if (v := _version(d))}
     out: dict[str, Any] = {
@@ -96,6 +97,8 @@ def report(network: str = "default", *, input_format: int | None = None, backend
                       "precision_run": ev.precision_run}
     out["warm_up_s"] = round(ev.warm_up(), 3)
     out["shapes_planned"] = sorted(ev.shapes_planned)
+    sessions, weight_bytes = ev.sessions
+    out["sessions"] = {"count": sessions, "weights_mib": round(weight_bytes / 2**20, 1)}
     with Searcher(ev, SearchParams()) as searcher:
         handle = searcher.start(chess.Board())
         time.sleep(seconds)
@@ -164,7 +167,8 @@ def _print(rep: dict[str, Any]) -> None:
     print(f"network: {n['name']} ({n['source']}), lc0 input format {n['input_format']}, "
           f"{'WDL' if n['wdl'] else 'value'} head{', moves-left head' if n['moves_left'] else ''}")
     planned = ", ".join(map(str, rep["shapes_planned"])) or "none"
-    print(f"warm-up: {rep['warm_up_s']:.2f} s (batch shapes planned: {planned})")
+    print(f"warm-up: {rep['warm_up_s']:.2f} s (batch shapes planned: {planned}; {rep['sessions']['count']} "
+          f"session(s) sharing {rep['sessions']['weights_mib']} MiB of weights)")
     s = rep["search"]
     print(f"search: {s['nps']} nps over {s['seconds']:g} s ({s['playouts']} playouts, minibatch {s['minibatch']}, "
           f"bestmove {s['bestmove']})")

@@ -19,10 +19,11 @@ import typing
 import chess
 import structlog
 
-from lichessbot.config import ONNX_BACKENDS, Backend, SearchParams
+from lichessbot.config import SearchParams
 from lichessbot.engine.evaluator import PRECISIONS, Evaluator
 from lichessbot.engine.network import load_network
 from lichessbot.engine.position_eval import evaluate_boards
+from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
 from lichessbot.errors import LichessbotError
 
 __all__ = ["EvalInputError", "add_arguments", "add_network_flags", "board_from_args", "configure_stderr_logging",
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"search uses {SearchParams().policy_temperature})")
     parser.add_argument("--input-format", type=int, default=None,
                         help="lc0 input format of a .onnx file (default 1, classical)")
-    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.CPU.value,
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=OnnxBackend.CPU.value,
                         help="onnxruntime execution provider (default cpu)")
     fill = SearchParams().history_fill
     parser.add_argument("--history-fill", choices=typing.get_args(SearchParams.model_fields["history_fill"].annotation),
@@ -59,11 +60,12 @@ def add_network_flags(parser: argparse.ArgumentParser, *, precision: bool = True
     ``--precision``."""
     parser.add_argument("--network", default="default", help="'default', a .onnx or a .pb.gz file")
     parser.add_argument("--input-format", type=int, default=None, help="lc0 input format of a .onnx file")
-    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=Backend.AUTO.value,
+    parser.add_argument("--backend", choices=ONNX_BACKENDS, default=OnnxBackend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--device", type=int, default=0, help="CUDA device number of the GPU (default 0)")
     if precision:
-        parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="network precision")
+        parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                            help="network precision (auto: fp16 on a GPU with tensor cores, else fp32)")
 
 
 def configure_stderr_logging() -> None:

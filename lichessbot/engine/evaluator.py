@@ -13,15 +13,18 @@ W = (1+q)/2, D = 0, L = (1-q)/2.
 from __future__ import annotations
 
 import os
+import re
+import threading
 import time
 
 import numpy as np
 import structlog
 
 from lichessbot import _core
-from lichessbot.config import Backend
+from lichessbot.config import EngineConfig
 from lichessbot.engine import gpu
-from lichessbot.engine.compact import MASKS_NAME, VALUES_NAME, compact_model, compact_of, split
+from lichessbot.engine.buckets import BucketSessions
+from lichessbot.engine.compact import compact_model, compact_of
 from lichessbot.engine.network import (
     INPUT_NAME,
     MLH_NAME,
@@ -37,14 +40,17 @@ from lichessbot.engine.providers import (
     CUDA_OPTIONS,
     PRECISIONS,
     TRT,
+    OnnxBackend,
     ProviderFailure,
+    Started,
+    reason_of,
     select_providers,
     start,
 )
 from lichessbot.engine.runner import COMPACT_BYTES, NetInfo, NetOutputs
-from lichessbot.engine.session import BATCH_BUCKETS, BoundRunner, bucket_of, float16_model
+from lichessbot.engine.session import BATCH_BUCKETS, float16_model
 
-__all__ = ["BACKENDS", "CUDA_OPTIONS", "PRECISIONS", "Evaluator", "select_providers"]
+__all__ = ["BACKENDS", "CUDA_OPTIONS", "PRECISIONS", "Evaluator", "from_config", "select_providers"]
 
 log = structlog.get_logger("lichessbot.engine")
 
@@ -55,6 +61,9 @@ GPU_MINIBATCH = 256
 CPU_BATCH_SECONDS = 0.030
 #: With ``threads`` 0 on the CPU, batches at once: one per core, at most this many (ours).
 CPU_MAX_CONCURRENCY = 8
+#: What marks an error of a run as the GPU's (CUDA, cuDNN, cuBLAS, TensorRT, device memory): the network then
+#: moves to the CPU (:meth:`Evaluator.run`); any other error of a bound run drops the I/O binding.
+_GPU_ERROR = re.compile(r"CUDA|CUDNN|cuDNN|CUBLAS|cuBLAS|TensorRT|\bTRT\b|out of memory", re.IGNORECASE)
 #: lc0's maximum batch for the ONNX backend (src/neural/backends/onnx/network_onnx.cc); TensorRT profile.
 MAX_BATCH = 1024
 
@@ -65,10 +74,12 @@ class Evaluator:
     ``backend``: "auto" (CUDA > CPU), "tensorrt" (TensorRT > CUDA > CPU), "cuda" or "cpu": each provider is
     started on its own with its own options and the first that really starts runs the network, the CPU at
     worst (:func:`lichessbot.engine.providers.start`); :attr:`failures` keeps every provider's reason.
-    ``precision``: "fp32", "tf32" or "fp16" (:attr:`precision_run` is what runs). ``device``: the CUDA
+    ``precision``: "auto" (fp16 on a GPU with tensor cores, else fp32:
+    :func:`~lichessbot.engine.providers.resolve_precision`), "fp32", "tf32" or "fp16" (:attr:`precision_run` is
+    what runs). ``device``: the CUDA
     device number (``engine.device``, lc0's ``gpu=``). ``threads``: on the CPU, batches evaluated side by
     side, one thread each (0 = one per core, at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider,
-    onnxruntime intra-op threads (0: its default). ``cache_size``: entries of the search's NN cache (0
+    onnxruntime intra-op threads of each session (0: one). ``cache_size``: entries of the search's NN cache (0
     disables it). ``io_binding``: run through :class:`~lichessbot.engine.session.BoundRunner` (default: on
     CUDA and TensorRT; True forces it, e.g. to test the path on the CPU). ``buckets``: pad every call to a
     batch bucket (default: on a GPU provider). ``compact``: the session takes the compact input (uint8
@@ -83,8 +94,8 @@ class Evaluator:
     precision.
     """
 
-    def __init__(self, network: Network, *, backend: str = Backend.AUTO, threads: int = 0, cache_size: int = 2_000_000,
-                 precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
+    def __init__(self, network: Network, *, backend: str = OnnxBackend.AUTO, threads: int = 0,
+                 cache_size: int = 2_000_000, precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
                  buckets: bool | None = None, compact: bool = False) -> None:
         self.network = network
         #: The session takes the compact input (uint8 [B, 1344]) instead of the planes.
@@ -133,28 +144,39 @@ class Evaluator:
         self._outputs = [POLICY_NAME, WDL_NAME if network.has_wdl else VALUE_NAME]
         if network.has_mlh:
             self._outputs.append(MLH_NAME)
-        #: Batch sizes the session has been given (after padding: bound or plain runs), and those the
-        #: warm-up gave it (:attr:`shapes_planned`).
+        #: Batch sizes the sessions have been given (after padding: bound or plain runs), and those the
+        #: warm-up gave them (:attr:`shapes_planned`).
         self.shapes_sent: set[int] = set()
         on_gpu = self.provider in (CUDA, TRT)
-        #: Calls are padded to :data:`~lichessbot.engine.session.BATCH_BUCKETS` (default: on a GPU).
+        #: Calls are padded to :data:`~lichessbot.engine.session.BATCH_BUCKETS`, each bucket run by a session
+        #: of its own (default: on a GPU; :mod:`lichessbot.engine.buckets`).
         self.buckets = on_gpu if buckets is None else buckets
-        #: Runs through I/O binding (default: on CUDA and TensorRT; ``io_binding=True`` forces it).
-        self._bound: BoundRunner | None = None
-        if io_binding or (io_binding is None and on_gpu) or (self.buckets and io_binding is None):
-            widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
-            self._bound = BoundRunner(self._session, INPUT_NAME, [(o, widths[o]) for o in self._outputs],
-                                      "cuda" if on_gpu else "cpu", MAX_BATCH, input_dtype=self._input_dtype,
-                                      buckets=self.buckets, compact=compact, shapes=self.shapes_sent)
+        binding = bool(io_binding or (io_binding is None and on_gpu) or (self.buckets and io_binding is None))
+        self._runs = self._sessions_of(started, binding)
+        #: Why the GPU stopped during a run and the network moved to the CPU (None: it did not).
+        self.runtime_failure: str | None = None
+        self._switch = threading.Lock()
         self._default_minibatch: int | None = None
         self.shapes_planned: frozenset[int] = frozenset()
 
+    def _sessions_of(self, started: Started, binding: bool) -> BucketSessions:
+        widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
+        return BucketSessions(started, buckets=self.buckets, binding=binding, input_name=INPUT_NAME,
+                              outputs=[(o, widths[o]) for o in self._outputs], input_dtype=self._input_dtype,
+                              compact=self.compact, max_batch=MAX_BATCH, shapes=self.shapes_sent)
+
+    @property
+    def _bound(self) -> BucketSessions | None:
+        """The sessions when they run through I/O binding (None: plain runs)."""
+        return self._runs if self._runs.binding else None
+
     def _fallback_warning(self, backend: str) -> str | None:
-        if not self.failures or backend == Backend.CPU or self.provider in (CUDA, TRT) and backend != Backend.TENSORRT:
+        if (not self.failures or backend == OnnxBackend.CPU
+                or self.provider in (CUDA, TRT) and backend != OnnxBackend.TENSORRT):
             return None
         gpus = gpu.nvidia_gpus()
         container = gpu.in_container()
-        if backend == Backend.AUTO and not gpus and not gpu.container_wants_gpu():
+        if backend == OnnxBackend.AUTO and not gpus and not gpu.container_wants_gpu():
             return None  # a machine without an NVIDIA GPU: the CPU is what the user has
         wanted = BACKENDS[backend][0]
         where = f" ({gpus[0].name})" if gpus else ""
@@ -177,7 +199,7 @@ class Evaluator:
                        has_mlh=self.network.has_mlh, provider=self.provider, minibatch=self.default_minibatch(),
                        concurrency=self.concurrency, inflight=self.concurrency,
                        max_batch=MAX_BATCH if self.provider in (CUDA, TRT) else self.default_minibatch(),
-                       compact=self.compact)
+                       compact=self.compact, warning=self.gpu_warning)
 
     def neutral_inputs(self, n: int) -> np.ndarray:
         """``n`` copies of a neutral position (no pieces, the all-ones and castling planes set) in this
@@ -189,8 +211,8 @@ class Evaluator:
 
     def warm_up(self, max_batch: int = MAX_BATCH) -> float:
         """Run every batch shape the evaluator can be sent before the first move needs it: with ``buckets``
-        (on a GPU) each bucket up to ``max_batch`` once -- cuDNN plans its convolutions per input shape
-        (onnxruntime's cuDNN-frontend path, onnxruntime issue #23006; EXHAUSTIVE search: seconds a shape),
+        (on a GPU) each bucket up to ``max_batch`` once, in its own session -- cuDNN plans its convolutions
+        per input shape (onnxruntime's cuDNN-frontend path, onnxruntime issue #23006),
         TensorRT picks its kernels, the device arena grows -- and the minibatch timing on the CPU.
         :attr:`shapes_planned` holds the shapes run. Logs "network warmed up" with the seconds it took and
         returns them."""
@@ -201,12 +223,21 @@ class Evaluator:
             planes = self.neutral_inputs(shapes[-1] if shapes else 1)
             for b in shapes:
                 self.run(planes[:b])
+                if not self.buckets:  # the GPU failed and the network moved to the CPU: no bucket to plan
+                    break
         minibatch = self.default_minibatch()
         seconds = time.perf_counter() - t
         self.shapes_planned = frozenset(self.shapes_sent)
         log.info("network warmed up", provider=self.provider, seconds=round(seconds, 3),
-                 buckets=shapes or "none", minibatch=minibatch, pinned=bool(self._bound and self._bound.pinned))
+                 buckets=shapes or "none", minibatch=minibatch, pinned=self._runs.pinned,
+                 sessions=self._runs.sessions, weights_mib=round(self._runs.weight_bytes / 2**20, 1))
         return seconds
+
+    @property
+    def sessions(self) -> tuple[int, int]:
+        """(sessions made, bytes of the weights they share): a GPU holds at most their product for the
+        weights (:mod:`lichessbot.engine.buckets`)."""
+        return self._runs.sessions, self._runs.weight_bytes
 
     def unplanned_shapes(self) -> list[int]:
         """Batch sizes sent to the session since :meth:`warm_up` that it did not run: each cost a plan (cuDNN,
@@ -254,32 +285,27 @@ class Evaluator:
                                  f"{list(planes.shape)}")
         elif planes.ndim != 4 or planes.shape[1:] != (112, 8, 8):
             raise ValueError(f"planes must be [B, 112, 8, 8], got {list(planes.shape)}")
-        b = len(planes)
-        bound = self._bound
-        if bound is not None:
-            direct = out if out is not None and self.network.has_wdl else None
-            try:
-                outs = bound.run(planes, direct)
-            except ValueError:
-                raise
-            except Exception as err:  # noqa: BLE001 - onnxruntime refused the binding: plain runs from now on
-                if self._bound is not None:
-                    self._bound = None
-                    log.error("I/O binding failed; the network runs without it from now on", provider=self.provider,
-                              error=str(err).splitlines()[0][:300] if str(err) else type(err).__name__)
+        runs = self._runs
+        direct = out if out is not None and runs.binding and self.network.has_wdl else None
+        try:
+            outs = runs.run(planes, direct)
+        except ValueError:
+            raise
+        except Exception as err:  # noqa: BLE001 - onnxruntime raises RuntimeError subclasses and others
+            text = str(err).strip() or type(err).__name__
+            if runs is not self._runs:  # another call moved the network meanwhile: run there
                 return self.run(planes, game=game, priority=priority, out=out)
-        else:
-            rows = min(bucket_of(b), MAX_BATCH) if self.buckets else b
-            if rows > b:  # the bound path's padding, so the session sees the warmed-up shapes here too
-                planes = np.concatenate([planes, np.zeros((rows - b, *planes.shape[1:]), planes.dtype)])
-            self.shapes_sent.add(len(planes))  # a set's add is atomic under the GIL
-            if self.compact:
-                masks, values = split(planes)
-                outs = self._session.run(self._outputs, {MASKS_NAME: masks, VALUES_NAME: values})
+            if runs.device == "cuda" and _GPU_ERROR.search(text):
+                self._to_cpu(text)
+            elif runs.binding:  # onnxruntime refused the binding: plain runs from now on
+                runs.binding = False
+                log.error("I/O binding failed; the network runs without it from now on", provider=self.provider,
+                          error=text.splitlines()[0][:300])
+            elif runs.device == "cuda":
+                self._to_cpu(text)
             else:
-                outs = self._session.run(self._outputs,
-                                         {INPUT_NAME: np.ascontiguousarray(planes, self._input_dtype)})
-            outs = [o[:b] for o in outs]
+                raise
+            return self.run(planes, game=game, priority=priority, out=out)
         logits = np.asarray(outs[0], dtype=np.float32)
         if self.network.has_wdl:
             wdl = np.asarray(outs[1], dtype=np.float32)
@@ -288,12 +314,44 @@ class Evaluator:
             wdl = np.stack([(1 + v) / 2, np.zeros_like(v), (1 - v) / 2], axis=1)
         mlh = np.asarray(outs[2], dtype=np.float32).reshape(-1) if self.network.has_mlh else None
         result = NetOutputs(logits, wdl, mlh)
-        if out is not None and not (bound is not None and self.network.has_wdl):
+        if out is not None and direct is None:
             return result.copy_into(out)
         return result
 
+    def _to_cpu(self, error: str) -> None:
+        """Move the network to the CPU after the GPU failed in a run (``error``: onnxruntime's text): one
+        warning names the error and the fix; calls in flight on the GPU retry on the CPU. The old sessions'
+        pinned buffers are not freed (a call may still hold one)."""
+        with self._switch:
+            if self._runs.device != "cuda":
+                return
+            reason = reason_of(error)
+            started = start(self._model, backend=OnnxBackend.CPU, precision="fp32", threads=1, float16=float16_model,
+                            source=self.network.source)
+            gpus = gpu.nvidia_gpus()
+            fix = gpu.advice([reason], gpus=gpus, container=gpu.in_container())
+            warning = (f"the GPU failed while running the network ({reason}); the network runs on the CPU from "
+                       f"now on, the game goes on. Fix: {fix}; then restart")
+            self.failures.append(ProviderFailure(self.provider, reason, error[:4000]))
+            self.provider, self.precision_run, self.provider_options = CPU, started.precision, {}
+            self.concurrency = min(CPU_MAX_CONCURRENCY, os.cpu_count() or 1)
+            self.buckets = False
+            self.runtime_failure = self.gpu_warning = warning
+            self._runs = self._sessions_of(started, False)
+            log.warning(warning)
+
     def close(self) -> None:
         """Free the bound path's page-locked buffers (the evaluator must not be used afterwards)."""
-        if self._bound is not None:
-            self._bound.close()
+        self._runs.close()
 
+
+
+def from_config(engine: EngineConfig, network: Network) -> Evaluator:
+    """The onnxruntime runner (backends auto, tensorrt, cuda, cpu: :mod:`lichessbot.engine.registry`) with
+    ``engine.threads``, ``engine.nn_cache_size``, ``engine.precision``, ``engine.device`` and
+    ``engine.compact_input``, warmed up (:meth:`Evaluator.warm_up`). Raises NetworkError when onnxruntime
+    refuses the model."""
+    evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
+                          precision=engine.precision, device=engine.device, compact=engine.compact_input)
+    evaluator.warm_up()  # every batch shape before the first move needs it (GPU: one session a bucket)
+    return evaluator

@@ -33,7 +33,8 @@ import onnxruntime as ort
 import structlog
 
 __all__ = ["CUDA_FIX", "CUDA_LIBRARIES", "DOCKER_FIX", "DRIVER_FIX", "GPU_EXTRA", "TENSORRT_EXTRA", "TENSORRT_FIX",
-           "TENSORRT_LIBRARIES", "GpuInfo", "advice", "container_wants_gpu", "cuda_libraries", "cuda_provider_error",
+           "TENSORRT_LIBRARIES", "GpuInfo", "advice", "compute_capability",
+           "container_wants_gpu", "cuda_libraries", "cuda_provider_error",
            "driver_version", "in_container", "nvidia_gpus", "preload_cuda", "preload_tensorrt",
            "provider_library_error"]
 
@@ -119,6 +120,28 @@ def nvidia_gpus() -> list[GpuInfo]:
             fields = dict(line.split(":", 1) for line in info.read_text().splitlines() if ":" in line)
             gpus.append(GpuInfo(fields.get("Model", "NVIDIA GPU").strip(), None, driver, len(gpus)))
     return gpus or [GpuInfo("NVIDIA GPU", None, driver)]
+
+
+def compute_capability(device: int = 0) -> float | None:
+    """The compute capability of GPU ``device`` (e.g. 9.0 for an H100), from ``nvidia-smi
+    --query-gpu=compute_cap`` (drivers of 2022 and later); None when it cannot be read (no driver, an older
+    nvidia-smi)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=index,compute_cap", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.strip().splitlines():
+        index, _, cap = (p.strip() for p in line.partition(","))
+        if index == str(device):
+            try:
+                return float(cap)
+            except ValueError:
+                return None
+    return None
 
 
 def in_container() -> bool:

@@ -27,41 +27,77 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
+import numpy as np
 import onnx
 import onnxruntime as ort
 import structlog
 
-from lichessbot.config import Backend
 from lichessbot.engine import gpu
 from lichessbot.errors import NetworkError
 
-__all__ = ["BACKENDS", "CPU", "CUDA", "CUDA_OPTIONS", "PRECISIONS", "TRT", "ProviderFailure", "Started",
-           "cuda_options", "model_inputs", "reason_of", "select_providers", "start", "tensorrt_cache_dir",
-           "tensorrt_cache_path",
+__all__ = ["BACKENDS", "CONV_ALGO_ENV", "CPU", "CUDA", "CUDA_OPTIONS", "FP16_MIN_COMPUTE_CAPABILITY",
+           "GPU_SESSION_THREADS", "ONNX_BACKENDS", "PRECISIONS", "OnnxBackend", "ProviderFailure", "Started", "TRT",
+           "cuda_options", "model_inputs", "reason_of", "resolve_precision", "select_providers", "session_like",
+           "shared_initializers", "start", "tensorrt_cache_dir", "tensorrt_cache_path", "tensorrt_may_run",
            "tensorrt_options"]
 
 log = structlog.get_logger("lichessbot.engine")
 
 TRT, CUDA, CPU = "TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"
+
+
+class OnnxBackend(StrEnum):
+    """The ``engine.backend`` names the onnxruntime runner serves (:mod:`lichessbot.engine.registry`):
+    ``auto``, the best provider that starts (CUDA, else the CPU); ``tensorrt``; ``cuda``; ``cpu``."""
+
+    AUTO = "auto"
+    TENSORRT = "tensorrt"
+    CUDA = "cuda"
+    CPU = "cpu"
+
+
+#: The onnxruntime runner's backend names, as the choices of the ``--backend`` flags that run it directly.
+ONNX_BACKENDS: tuple[str, ...] = tuple(b.value for b in OnnxBackend)
 #: engine.backend -> the providers tried, in order (the CPU always last). ``auto`` leaves TensorRT out until
 #: a GPU measurement shows it is worth its start (docs/gpu.md, "TensorRT"): no install brought the TensorRT
 #: 10 libraries its provider links, so every launch paid a failed start, and its first start builds
 #: engines for minutes.
-BACKENDS: dict[str, tuple[str, ...]] = {Backend.AUTO: (CUDA, CPU), Backend.TENSORRT: (TRT, CUDA, CPU),
-                                        Backend.CUDA: (CUDA, CPU), Backend.CPU: (CPU,)}
-#: engine.precision values: fp32 (no TF32 anywhere it can be switched off), tf32, fp16.
-PRECISIONS = ("fp32", "tf32", "fp16")
+BACKENDS: dict[str, tuple[str, ...]] = {OnnxBackend.AUTO: (CUDA, CPU), OnnxBackend.TENSORRT: (TRT, CUDA, CPU),
+                                        OnnxBackend.CUDA: (CUDA, CPU), OnnxBackend.CPU: (CPU,)}
+#: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`), fp32
+#: (no TF32 anywhere it can be switched off), tf32, fp16.
+PRECISIONS = ("auto", "fp32", "tf32", "fp16")
+#: The compute capability from which ``auto`` runs fp16: lc0 src/neural/backends/cuda/network_cuda.cc counts
+#: tensor cores from a device major version of 7 on, except the parts whose name holds "GTX 16" (SM 7.5
+#: without tensor cores, "very very slow" there), and its ``cuda-auto`` runs fp16 where it finds them.
+FP16_MIN_COMPUTE_CAPABILITY = 7.0
+#: Intra-op threads of a GPU session when ``engine.threads`` is 0: one. The evaluator makes a session per batch
+#: bucket, each with its own onnxruntime thread pool; with onnxruntime's default (a thread per core, spinning
+#: while it waits) the eight pools fought for the cores: on the emulated GPU host (CUDA sessions computed by
+#: the CPU provider) on this 2-core machine, a search over eight such sessions made 844-1,802 nps against
+#: 10,059-13,742 with one thread each (tests/engine/gpu_host.py, tiny network, 2 s searches). On a GPU the
+#: network's work is the device's; the pools only run the few nodes left on the CPU.
+GPU_SESSION_THREADS = 1
+#: Environment variable that overrides ``cudnn_conv_algo_search`` (HEURISTIC, EXHAUSTIVE or DEFAULT), so that
+#: the choice can be measured on a GPU host without a code change (``scripts/gpu/check.sh`` measures both).
+CONV_ALGO_ENV = "LICHESSBOT_CUDNN_CONV_ALGO_SEARCH"
 #: Positions of TensorRT's optimisation profile: the search's usual GPU minibatch, and lc0's ONNX maximum.
 TRT_OPT_BATCH, TRT_MAX_BATCH = 256, 1024
 
 #: onnxruntime's CUDA provider options (onnxruntime docs, "CUDA Execution Provider"), ours:
 #:
-#: - ``cudnn_conv_algo_search`` EXHAUSTIVE: cuDNN times every convolution algorithm for each new input
-#:   shape and keeps the fastest. It runs once per shape; the evaluator pads every call to one of
-#:   :data:`~lichessbot.engine.session.BATCH_BUCKETS` and runs each bucket at start
-#:   (:meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`), so the search is paid before the first move.
+#: - ``cudnn_conv_algo_search`` HEURISTIC: cuDNN picks each convolution's algorithm from its heuristics
+#:   instead of timing them all (EXHAUSTIVE). Since onnxruntime 1.20 the CUDA Conv keeps one cuDNN plan per
+#:   node and rebuilds it whenever its input shape changes (onnxruntime issue 23006, open); PaddleX PR 5057
+#:   measured 300-1300 ms per new shape with EXHAUSTIVE on a 6-conv model against about 2 ms with
+#:   HEURISTIC. The evaluator now gives each batch bucket a session of its own
+#:   (:class:`~lichessbot.engine.evaluator.Evaluator`), so a session sees one shape and plans once, at
+#:   warm-up; EXHAUSTIVE would then cost only start-up time, but what it gains over HEURISTIC on our
+#:   networks has not been measured (no GPU run yet), and HEURISTIC bounds the cost of any shape that slips
+#:   past the buckets. :data:`CONV_ALGO_ENV` overrides it, for that measurement.
 #: - ``cudnn_conv_use_max_workspace``: let cuDNN use the workspace its fastest algorithms want (onnxruntime
 #:   otherwise caps it at 32 MiB).
 #: - ``do_copy_in_default_stream``: host<->device copies on the compute stream (onnxruntime's default,
@@ -70,7 +106,7 @@ TRT_OPT_BATCH, TRT_MAX_BATCH = 256, 1024
 #:   powers of two (the largest bucket is known in advance).
 #:
 #: :func:`cuda_options` adds ``device_id`` and ``use_tf32`` (the precision).
-CUDA_OPTIONS = {"cudnn_conv_algo_search": "EXHAUSTIVE", "cudnn_conv_use_max_workspace": "1",
+CUDA_OPTIONS = {"cudnn_conv_algo_search": "HEURISTIC", "cudnn_conv_use_max_workspace": "1",
                 "do_copy_in_default_stream": "1", "arena_extend_strategy": "kSameAsRequested"}
 
 
@@ -96,6 +132,11 @@ class Started:
     options: dict[str, str]
     failures: list[ProviderFailure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The serialized model the session runs (the float16 copy for fp16), its providers with their options
+    #: as onnxruntime was given them, and its intra-op threads: what :func:`session_like` repeats.
+    model: bytes = b""
+    providers: list[str | tuple[str, dict[str, str]]] = field(default_factory=list)
+    threads: int = 0
 
 
 def select_providers(backend: str, available: Sequence[str] | None = None) -> list[str]:
@@ -107,10 +148,41 @@ def select_providers(backend: str, available: Sequence[str] | None = None) -> li
     return [p for p in BACKENDS[backend] if p in have or p == CPU]
 
 
+def tensorrt_may_run(backend: str, available: Sequence[str] | None = None) -> bool:
+    """True when ``engine.backend`` may start onnxruntime's TensorRT provider (which writes its engine cache):
+    an onnxruntime backend that tries it, among the providers onnxruntime lists (``available``). Any other
+    runner's name (``triton``, ``torch``, a plugin's, or one no runner serves) is False, never an error."""
+    return backend in BACKENDS and TRT in select_providers(backend, available)
+
+
 def cuda_options(precision: str = "fp32", device: int = 0) -> dict[str, str]:
-    """The CUDA provider's options: :data:`CUDA_OPTIONS`, ``device_id`` and ``use_tf32`` ("1" for tf32 only:
-    onnxruntime's default is 1, which makes fp32 convolutions TF32 on Ampere and later)."""
-    return {**CUDA_OPTIONS, "device_id": str(device), "use_tf32": "1" if precision == "tf32" else "0"}
+    """The CUDA provider's options: :data:`CUDA_OPTIONS` (its algorithm search overridden by
+    :data:`CONV_ALGO_ENV` when set), ``device_id`` and ``use_tf32``: "0" for fp32 only (onnxruntime's
+    default is 1, which makes fp32 convolutions TF32 on Ampere and later); "1" for tf32 and for fp16, whose
+    convolutions must keep the tensor-core engines (onnxruntime's cuDNN Conv reads ``use_tf32=0`` as "no
+    tensor-core math" whatever the data type: onnxruntime core/providers/cuda/nn/conv.cc). Raises
+    NetworkError for a bad :data:`CONV_ALGO_ENV`."""
+    opts = {**CUDA_OPTIONS, "device_id": str(device), "use_tf32": "0" if precision == "fp32" else "1"}
+    algo = os.environ.get(CONV_ALGO_ENV, "").strip().upper()
+    if algo:
+        if algo not in ("HEURISTIC", "EXHAUSTIVE", "DEFAULT"):
+            raise NetworkError(f"{CONV_ALGO_ENV} must be HEURISTIC, EXHAUSTIVE or DEFAULT, got {algo!r}")
+        opts["cudnn_conv_algo_search"] = algo
+    return opts
+
+
+def resolve_precision(precision: str, provider: str, device: int = 0) -> str:
+    """What ``precision`` means on ``provider``: ``auto`` is fp16 on CUDA or TensorRT when GPU ``device``
+    has compute capability >= :data:`FP16_MIN_COMPUTE_CAPABILITY` and is no GTX 16xx (lc0's cuda-auto), else
+    fp32 (also when the capability cannot be read); any other value is itself."""
+    if precision != "auto":
+        return precision
+    if provider not in (CUDA, TRT):
+        return "fp32"
+    cap = gpu.compute_capability(device)
+    named = [g.name for g in gpu.nvidia_gpus() if g.index == device]
+    no_tensor_cores = bool(named) and "GTX 16" in named[0]
+    return "fp16" if cap is not None and cap >= FP16_MIN_COMPUTE_CAPABILITY and not no_tensor_cores else "fp32"
 
 
 def model_inputs(model: bytes) -> list[tuple[str, tuple[int, ...]]]:
@@ -213,19 +285,22 @@ def _session(model: bytes, providers: list[str | tuple[str, dict[str, str]]], th
         return ort.InferenceSession(model, opts, providers=providers, enable_fallback=0)
 
 
-def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32", device: int = 0, threads: int = 0,
+def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp32", device: int = 0, threads: int = 0,
           float16: Callable[[bytes], bytes], source: str = "the network") -> Started:
     """A session for ``model`` (serialized ONNX) on the first provider of ``backend`` that really starts.
 
     ``precision``: one of :data:`PRECISIONS`; ``device``: the CUDA device number (``engine.device``);
-    ``threads``: onnxruntime intra-op threads of a GPU session (0: its default; the CPU session always gets
-    1: the evaluator runs CPU batches side by side instead); ``float16``: makes the float16 copy of a model
+    ``threads``: onnxruntime intra-op threads of a GPU session (0: one, :data:`GPU_SESSION_THREADS`; the
+    CPU session always gets 1: the evaluator runs CPU batches side by side instead); ``float16``: makes the
+    float16 copy of a model
     (:func:`lichessbot.engine.session.float16_model`), called only for fp16 on CUDA or the CPU; ``source``
     names the network in errors.
 
     Raises NetworkError for an unknown backend or precision, or when even the CPU refuses the model (the
     reason in the message).
     """
+    if precision == "bf16":
+        raise NetworkError("precision bf16 runs on backend torch only (onnxruntime: fp16)")
     if precision not in PRECISIONS:
         raise NetworkError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     wanted = BACKENDS.get(backend)
@@ -244,7 +319,8 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
             failures.append(ProviderFailure(provider, "onnxruntime does not list it (the CPU-only onnxruntime "
                                                       "package is installed, or an old onnxruntime-gpu)"))
             continue
-        runs = precision
+        want = resolve_precision(precision, provider, device)
+        runs = want
         providers: list[str | tuple[str, dict[str, str]]]
         if provider == TRT:
             gpu.preload_tensorrt()
@@ -256,18 +332,18 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
             if why:
                 notes.append(why)
                 log.warning(why)
-            options = tensorrt_options(model_inputs(model), precision, device, cache)
-            providers = [(TRT, options), (CUDA, cuda_options(precision, device)), CPU]
+            options = tensorrt_options(model_inputs(model), want, device, cache)
+            providers = [(TRT, options), (CUDA, cuda_options(want, device)), CPU]
             data = model
-            runs = "fp16" if precision == "fp16" else "tf32"
+            runs = "fp16" if want == "fp16" else "tf32"
         else:
-            options = cuda_options(precision, device)
+            options = cuda_options(want, device)
             providers = [(CUDA, options), CPU]
-            if precision == "fp16":
+            if want == "fp16":
                 half = float16(model) if half is None else half
-            data = half if precision == "fp16" and half is not None else model
+            data = half if want == "fp16" and half is not None else model
         try:
-            session = _session(data, providers, threads)
+            session = _session(data, providers, threads or GPU_SESSION_THREADS)
         except Exception as err:  # noqa: BLE001 - onnxruntime raises RuntimeError subclasses and others
             text = str(err).strip() or type(err).__name__
             failures.append(ProviderFailure(provider, reason_of(text), text[:4000]))
@@ -277,7 +353,8 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
             failures.append(ProviderFailure(provider, why, why))
             del session
             continue
-        return Started(session, provider, runs, options, failures, notes)
+        return Started(session, provider, runs, options, failures, notes, data, providers,
+                       threads or GPU_SESSION_THREADS)
     cpu_model = model
     if precision == "fp16":
         cpu_model = float16(model) if half is None else half
@@ -286,4 +363,36 @@ def start(model: bytes, *, backend: str = Backend.AUTO, precision: str = "fp32",
     except Exception as err:  # noqa: BLE001 - a model onnxruntime cannot run
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise NetworkError(f"onnxruntime cannot load network {source}: {first[:300]}") from None
-    return Started(session, CPU, "fp16" if precision == "fp16" else "fp32", {}, failures, notes)
+    return Started(session, CPU, "fp16" if precision == "fp16" else "fp32", {}, failures, notes, cpu_model, [CPU], 1)
+
+
+def session_like(started: Started, shared: dict[str, ort.OrtValue] | None = None) -> ort.InferenceSession:
+    """Another session of ``started``'s model on its provider with its options (one per batch bucket: each
+    sees one input shape, :class:`~lichessbot.engine.evaluator.Evaluator`). ``shared``: the model's
+    initializers as host OrtValues, handed to the session with ``SessionOptions.add_initializer`` so that
+    every session reads one host copy of the weights instead of deserializing its own (onnxruntime C API,
+    ``AddInitializer``: "useful when you want to share the same initializer across sessions"; the values
+    must outlive the session). Raises what onnxruntime raises (the provider started once already)."""
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if started.threads > 0:
+        opts.intra_op_num_threads = started.threads
+    for name, value in (shared or {}).items():
+        opts.add_initializer(name, value)
+    with _quiet():
+        return ort.InferenceSession(started.model, opts, providers=started.providers, enable_fallback=0)
+
+
+def shared_initializers(model: bytes) -> dict[str, ort.OrtValue]:
+    """The initializers of serialized ONNX ``model`` of 128 bytes or more as host OrtValues (onnxruntime's
+    floor for pre-existing memory; smaller ones, shapes and constants, stay in each session), for
+    :func:`session_like`. The arrays are kept alive by the OrtValues' owner dict (the caller keeps it)."""
+    from onnx import numpy_helper  # noqa: PLC0415 - only the bucketed GPU path needs it
+
+    out: dict[str, ort.OrtValue] = {}
+    for init in onnx.load_from_string(model).graph.initializer:
+        arr = np.ascontiguousarray(numpy_helper.to_array(init))
+        if arr.nbytes >= 128:
+            out[init.name] = ort.OrtValue.ortvalue_from_numpy(arr)
+    return out

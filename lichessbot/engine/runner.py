@@ -77,7 +77,8 @@ class NetInfo:
     at once; ``inflight``: batches one search keeps at the runner (its pipeline depth), >= 1;
     ``max_batch``: the most positions one call should carry (the evaluation service merges up to it);
     ``compact``: the runner takes the compact input (uint8 [B, 1344], :mod:`lichessbot.engine.compact`)
-    instead of the float32 planes [B, 112, 8, 8] (:meth:`input_shape`).
+    instead of the float32 planes [B, 112, 8, 8] (:meth:`input_shape`); ``warning``: why the network does not
+    run where the user asked (a GPU that did not start or failed; None: it does), shown once by UCI.
     """
 
     name: str
@@ -90,6 +91,7 @@ class NetInfo:
     inflight: int
     max_batch: int
     compact: bool = False
+    warning: str | None = None
 
     def input_shape(self) -> tuple[tuple[int, ...], type]:
         """The shape of one position's input and its dtype: ((112, 8, 8), float32), or ((1344,), uint8)
@@ -98,8 +100,8 @@ class NetInfo:
 
     @property
     def gpu(self) -> bool:
-        """True on CUDA or TensorRT (onnxruntime's GPU providers)."""
-        return self.provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+        """True on CUDA or TensorRT (onnxruntime's GPU providers) and on the PyTorch runner's CUDA."""
+        return self.provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider", "torch-cuda")
 
 
 @runtime_checkable

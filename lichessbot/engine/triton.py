@@ -18,6 +18,7 @@ import numpy as np
 import structlog
 
 from lichessbot import _core
+from lichessbot.config import EngineConfig
 from lichessbot.engine.network import INPUT_NAME, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, Network, NetworkError
 from lichessbot.engine.runner import NetInfo, NetOutputs
 
@@ -134,3 +135,10 @@ class TritonEvaluator:
         mlh = res.as_numpy(MLH_NAME).astype(np.float32).reshape(-1) if self.has_mlh else None
         self.evaluations += len(x)
         return NetOutputs(np.ascontiguousarray(logits), np.ascontiguousarray(wdl), mlh)
+
+
+def from_config(engine: EngineConfig, network: Network) -> TritonEvaluator:
+    """The Triton client of backend ``triton`` (:mod:`lichessbot.engine.registry`) at ``engine.triton_url``,
+    model ``engine.triton_model``. Raises RuntimeError when the server cannot be reached."""
+    return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
+                           cache_size=engine.nn_cache_size)

@@ -103,7 +103,7 @@ class ClientSettings:
     chat_reserve: float = 4.0          # tokens a chat line leaves for move posts (ours)
     chat_max_wait: float = 2.0         # a chat line waiting longer for its token is dropped
     first_contact: float = 8.0         # the first call (the token test), retries included: an unreachable
-    #                                    server is named with its cause within it (ours; issue 36: "within 10 s")
+    #                                    server is named with its cause within it (ours: "within 10 s")
 
 _ID_PATTERNS = [
     (re.compile(r"^/api/bot/game/stream/[^/]+$"), "/api/bot/game/stream/*"),

@@ -3,7 +3,7 @@ and the page where a person plays the bot.
 
 The bot reaches it over HTTP as it reaches lichess; this room knows nothing of the bot's internals (it imports
 python-chess, structlog and the package's version only). Test doubles built on it (server-played opponents,
-fault injection) live in the test tree (``tests/lila``).
+fault injection) live in the developer tools (``devtools/lila``), outside the package.
 
 Modules: :mod:`~lichessbot.local.model` (accounts, challenges, games), :mod:`~lichessbot.local.rules` (lila's
 rules of a game: moves, clocks, the end, draws, takebacks), :mod:`~lichessbot.local.views` (lila's JSON),

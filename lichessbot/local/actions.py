@@ -26,8 +26,13 @@ from lichessbot.local.rules import (
     abortable,
     apply_move,
     decline_draw,
+    drawable,
     finish,
+    flag,
+    force_resignable,
+    long_gone,
     offer_draw,
+    out_of_time,
     parse_move,
     takeback,
 )
@@ -118,6 +123,12 @@ class GameRoutes:
             return self._refuse_move(h, g, uci, f"Invalid UCI: {uci}")
         if g.over or g.board.turn != white:
             return self._refuse_move(h, g, uci, "Not your turn, or game already over")
+        if out_of_time(g, time.monotonic()):
+            # lila RoundAsyncActor ``BotPlay``: a move that comes after the flag's grace ends the game on time
+            # (``finisher.outOfTime``) and the POST succeeds
+            flag(g, time.monotonic())
+            h.reply(200, {"ok": True})
+            return self._changed(g)
         try:
             move = parse_move(g, uci)
         except MoveError as err:
@@ -179,12 +190,20 @@ class GameRoutes:
         return h.reply(404, {"error": "No such command"})
 
     def _claim(self, h: Handler, g: Game, white: bool, action: str, now: float) -> None:
-        """A claim after ``opponentGone``'s ``claimWinInSeconds``; before it lila answers 200 and does nothing
-        (BotPlayer ``claimVictory``: ``mightClaimWin.so``)."""
-        if g.over or g.claim_at is None or now < g.claim_at:
+        """``claim-victory`` and ``claim-draw`` (lila modules/bot/src/main/BotPlayer.scala ``claimVictory``,
+        ``claimDraw``; the round's ``ResignForce``, ``DrawForce``): where no claim can be made (the game over or
+        not yet resignable, without a clock, or on the claimer's own turn) 200 and nothing changes; else, when the
+        opponent is long gone (:func:`~lichessbot.local.rules.long_gone`), the game ends ``timeout``: won by the
+        claimer (a draw when it cannot mate: ``opponentHasInsufficientMaterial``) or drawn; else 400 "You cannot
+        claim the win on this game" / "You cannot claim draw on this game"."""
+        victory = action == "claim-victory"
+        if (not force_resignable(g) or g.board.turn == white) if victory else not drawable(g):
             return h.reply(200, {"ok": True})
-        finish(g, "draw" if action == "claim-draw" else "timeout", None if action == "claim-draw"
-               else color_name(white), now)
+        if g.board.turn == white or not g.has_clock or not long_gone(g, not white, now):
+            return h.reply(400, {"error": "You cannot claim the win on this game" if victory
+                                 else "You cannot claim draw on this game"})
+        mate_possible = not g.board.has_insufficient_material(white)
+        finish(g, "timeout", color_name(white) if victory and mate_possible else None, now)
         h.reply(200, {"ok": True})
         return self._changed(g)
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.local.http import END, Handler
+from lichessbot.local.limits import RATE_LIMITED, Limiter, bot_games_refusal
 from lichessbot.local.model import (
     CLOCK_LIMITS,
     DAYS,
@@ -35,13 +36,22 @@ from lichessbot.local.model import (
     Challenge,
     Game,
     Seat,
+    color_name,
     make_board,
     speed_of,
 )
 from lichessbot.local.rules import abortable, finish
 from lichessbot.local.views import challenge_json, compat
 
-__all__ = ["ChallengeRoutes", "ChallengeSpec", "FormError", "check_fen", "parse_challenge_form"]
+__all__ = ["ChallengeRoutes", "ChallengeSpec", "FormError", "check_fen", "decline_reason", "parse_challenge_form"]
+
+
+def decline_reason(value: Any) -> str:
+    """The key of a decline reason as lila reads it: a known key in any case, else ``generic`` (lila
+    modules/challenge Challenge.scala ``DeclineReason.apply``: ``all.find(_.key == key.toLowerCase) | default``;
+    a body that is not a form gives no reason)."""
+    key = str(value or "").lower()
+    return next((k for k in DECLINE_REASONS if k.lower() == key), "generic")
 
 
 class FormError(ValueError):
@@ -144,6 +154,10 @@ class ChallengeRoutes:
 
     url: str
     keepalive: float
+    challenge_unseen_s: float
+    challenge_ping_s: float
+    rate_limits: bool
+    limiters: dict[str, Limiter]
     lock: threading.RLock
     changed: threading.Condition
     games: dict[str, Game]
@@ -184,6 +198,9 @@ class ChallengeRoutes:
             spec = parse_challenge_form(form)
         except FormError as err:
             return h.reply(400, err.body())
+        refusal = self._over_limit(me, dest, creating=True)
+        if refusal is not None:
+            return h.reply(429, refusal)
         keep_alive = str(form.get("keepAliveStream", "false")).lower() in ("true", "1")
         watcher: queue.Queue[Any] = queue.Queue()
         with self.lock:
@@ -194,11 +211,81 @@ class ChallengeRoutes:
                 watcher.put(body)
         if not keep_alive:
             return h.reply(200, body)
-        h.stream(watcher, self.keepalive, self._stopping)
+        try:
+            h.stream(watcher, self.keepalive, self._stopping)
+        finally:  # the client closed it: the pings stop (lila ChallengeKeepAliveStream ``watchCompletion``)
+            with self.lock:
+                if watcher in ch.watchers:
+                    ch.watchers.remove(watcher)
         return None
+
+    def _over_limit(self, me: Account, other: Account, *, creating: bool) -> dict[str, Any] | None:
+        """lila's 429 body when ``me`` is over a limit (:mod:`lichessbot.local.limits`) to create a challenge to
+        ``other`` (``creating``; the credit is spent) or to accept its challenge, else None. Off without
+        ``rate_limits``."""
+        if not self.rate_limits:
+            return None
+        now = time.monotonic()
+        with self.lock:
+            games = self.limiters["bot_games"]
+            if me.bot and other.bot and not games.allowed(me.id, now):
+                return bot_games_refusal(games, me.id, now)
+            if creating:
+                minute, day = self.limiters["challenges_minute"], self.limiters["challenges_day"]
+                if not (minute.allowed(me.id, now) and day.allowed(me.id, now)):
+                    return dict(RATE_LIMITED)
+                minute.spend(me.id, now)
+                day.spend(me.id, now)
+            return None
+
+    def _sweep_challenges(self, now: float) -> None:
+        """Under the lock, from the clock thread: an open ``keepAliveStream`` sees its challenge every
+        :attr:`challenge_ping_s` (lila ChallengeKeepAliveStream ``api.ping``; an offline challenge comes back:
+        ``setSeenAgain``); a real-time challenge still ``created`` and unseen for :attr:`challenge_unseen_s` goes
+        ``offline`` (lila ChallengeApi ``sweep``, ``realTimeUnseenSince``): no longer listed nor sent again on an
+        event stream; its challenger may still cancel it, its destination still accept it (lila ``active``)."""
+        for ch in self.challenges.values():
+            if ch.watchers and now - ch.pinged_at >= self.challenge_ping_s:
+                ch.pinged_at = ch.seen_at = now
+                if ch.status == "offline":
+                    ch.status = "created"
+            if ch.status == "created" and ch.limit_s is not None and now - ch.seen_at > self.challenge_unseen_s:
+                ch.status = "offline"
+                self.changed.notify_all()
+
+    def _serve_rematch(self, h: Handler, me: Account | None, gid: str) -> None:
+        """``POST /local/game/{id}/rematch`` (the page's rematch button; lila's is a round socket message, no API
+        route): a player of a finished game offers its opponent a rematch, a challenge with ``rematchOf``, the same
+        variant, start position, clock and mode, the colours swapped (lila ChallengeMaker ``makeRematch``); the
+        opponent gets a ``challenge`` event and accepts or declines it as any challenge, and the old game's
+        ``gameState`` then has ``rematch``: the new game's id. 200 with the challenge; 401 without a token; 404 not
+        a player's game; 400 a game not over or one already rematched; a second offer answers the first."""
+        if me is None:
+            return h.reply(401, {"error": "No such token"})
+        with self.lock:
+            g = self.games.get(gid)
+            white = None if g is None else g.color_of(me)
+            if g is None or white is None:
+                return h.reply(404, {"error": "No such game"})
+            if not g.over or g.rematch is not None:
+                return h.reply(400, {"error": "This game cannot be rematched"})
+            pending = self.challenges.get(g.rematch_offer or "")
+            if pending is not None and pending.status in ("created", "offline"):
+                return h.reply(200, challenge_json(pending, self.url, "out"))
+            spec = ChallengeSpec(variant=g.variant, rated=g.rated,
+                                 limit_s=g.initial_ms / 1000 if g.has_clock else None,
+                                 increment_s=g.increment_ms // 1000, days=g.days,
+                                 color=color_name(not white),
+                                 fen=None if g.initial_fen == "startpos" else g.initial_fen)
+            ch = self.create_challenge(me, g.seat(not white).account, spec, rematch_of=g.id)
+            g.rematch_offer = ch.id
+            return h.reply(200, challenge_json(ch, self.url, "out"))
 
     def _close_challenge(self, ch: Challenge, status: str, reason: str | None = None) -> None:
         ch.status, ch.decline_reason = status, reason
+        old = self.games.get(ch.rematch_of or "")
+        if old is not None and old.rematch_offer == ch.id:
+            old.rematch_offer = None
         for w in ch.watchers:
             w.put({"done": status})
             w.put(END)
@@ -213,17 +300,21 @@ class ChallengeRoutes:
                 return h.reply(404, {"error": "No such challenge"})
             if action == "cancel":
                 return self._cancel(h, me, ch)
-            if ch.dest.id != me.id or ch.status != "created":
+            if ch.dest.id != me.id or ch.status not in ("created", "offline"):  # lila Challenge ``active``
                 return h.reply(404, {"error": "No such challenge"})
             if action == "accept":
                 if me.bot and not compat(ch.speed)["bot"]:
                     return h.reply(400, {"error": "This game cannot be played with the Bot API."})
-                self._start_game(ch)  # lila answers once the game exists (Challenge ``apiAccept``)
+                refusal = self._over_limit(me, ch.challenger, creating=False)
+                if refusal is not None:
+                    return h.reply(429, refusal)
+                g = self._start_game(ch)  # lila answers once the game exists (Challenge ``apiAccept``)
+                old = self.games.get(ch.rematch_of or "")
+                if old is not None:  # lila ChallengeApi ``accept``: ``NotifyRematch``; BotJsonView ``rematch``
+                    old.rematch = g.id
+                    self._broadcast_state(old)
                 return h.reply(200, {"ok": True})
-            reason = str(body.get("reason") or "generic")
-            if not h.is_form or reason not in DECLINE_REASONS:  # the API spec's body is a form
-                return h.reply(400, {"error": {"reason": ["invalid"]}})
-            self._close_challenge(ch, "declined", reason)
+            self._close_challenge(ch, "declined", decline_reason(body.get("reason") if h.is_form else None))
             declined = challenge_json(ch, self.url, "out")
             self._event(ch.challenger.id, {"type": "challengeDeclined", "challenge": declined})
             return h.reply(200, {"ok": True})
@@ -238,12 +329,20 @@ class ChallengeRoutes:
             finish(g, "aborted", None, time.monotonic())
             self._broadcast_state(g)
             return h.reply(200, {"ok": True})
-        if ch.status != "created":
+        if ch.status not in ("created", "offline"):
             return h.reply(404, {"error": "No such challenge"})
         self._close_challenge(ch, "canceled")
         for account in (ch.dest, ch.challenger):
             self._event(account.id, {"type": "challengeCanceled", "challenge": challenge_json(ch, self.url)})
         return h.reply(200, {"ok": True})
+
+    def _serve_mine(self, h: Handler, me: Account) -> None:
+        """``GET /api/challenge``: ``{"in": [...], "out": [...]}``, the challenges still ``created`` (an offline one
+        is not listed: lila ChallengeRepo ``createdByDestId``, ``createdByChallengerId``)."""
+        with self.lock:
+            live = [ch for ch in self.challenges.values() if ch.status == "created"]
+            h.reply(200, {"in": [challenge_json(ch, self.url, "in") for ch in live if ch.dest.id == me.id],
+                          "out": [challenge_json(ch, self.url, "out") for ch in live if ch.challenger.id == me.id]})
 
     def _serve_show(self, h: Handler, me: Account, cid: str) -> None:
         with self.lock:
@@ -274,6 +373,9 @@ class ChallengeRoutes:
         with self.lock:
             g = self.new_game(ch)
             self.games[g.id] = g
+            if g.white.account.bot and g.black.account.bot:  # a game between bots counts for both (BotLimit)
+                for account in (g.white.account, g.black.account):
+                    self.limiters["bot_games"].spend(account.id, time.monotonic())
             self._close_challenge(ch, "accepted")
             self._game_started(g)
             self._after_change(g)

@@ -2,7 +2,7 @@
 headers lichess writes, the moves with ``[%clk]`` (the mover's clock after the move; lichess's ``clocks=true``)
 and ``[%eval]`` where the bot announced one, and the result. The evals are the bot's own, read from the eval
 lines it posts in the spectator room (``eval +0.35 | ... | pv Nf3 ...`` or ``mate +3 | ...``: its score in pawns
-from its side), the only thing the server knows of them."""
+from white's side, as lichess shows evals), the only thing the server knows of them."""
 
 from __future__ import annotations
 
@@ -25,16 +25,15 @@ _TERMINATION = {"outoftime": "Time forfeit", "timeout": "Abandoned", "noStart": 
 
 def attach_eval(g: Game, bot_white: bool, line: str) -> None:
     """Keep the eval of the bot's eval ``line`` for its move: the latest of its moves whose SAN is the line's
-    first PV move (the latest of its moves when the line has no PV), as ``[%eval]`` text from white's side."""
+    first PV move (the latest of its moves when the line has no PV), as ``[%eval]`` text (the line's and the
+    PGN's are both from white's side, as lichess writes them)."""
     m = _EVAL.search(line)
     if m is None:
         return
     if m.group(1) is not None:
-        pawns = float(m.group(1)) * (1 if bot_white else -1)
-        text = f"{pawns:.2f}"
+        text = f"{float(m.group(1)):.2f}"
     else:
-        mate = int(m.group(2)) * (1 if bot_white else -1)
-        text = f"#{mate}"
+        text = f"#{int(m.group(2))}"
     pv = _PV.search(line)
     board = g.start_board()
     sans: list[tuple[int, str]] = []

@@ -12,8 +12,9 @@ from typing import Any
 import chess
 import chess.variant
 
-__all__ = ["CLOCK_LIMITS", "DAYS", "DECLINE_REASONS", "FOREVER", "MAX_INCREMENT", "STATUS_IDS", "VARIANT_NAMES",
-           "Account", "ChatLine", "Challenge", "Game", "Seat", "Subscriber", "color_name", "make_board", "speed_of"]
+__all__ = ["CHALLENGE_PING_S", "CHALLENGE_UNSEEN_S", "CLOCK_LIMITS", "DAYS", "DECLINE_REASONS", "EXPIRABLE_SOURCES",
+           "FOREVER", "MAX_INCREMENT", "STATUS_IDS", "VARIANT_NAMES", "Account", "ChatLine", "Challenge", "Game",
+           "Seat", "Subscriber", "color_name", "make_board", "speed_of"]
 
 #: ``wtime``/``btime`` of a game without a clock (lila BotJsonView: ``millisRemaining`` of no clock, Int.MaxValue).
 FOREVER = 2_147_483_647
@@ -25,11 +26,24 @@ STATUS_IDS = {"created": 10, "started": 20, "aborted": 25, "mate": 30, "resign":
 CLOCK_LIMITS = frozenset({0, 15, 30, 45, 90} | {60 * m for m in range(1, 181)})
 #: The largest ``clock.increment``, seconds (lila modules/setup/src/main/Config.scala ``validateIncrement``).
 MAX_INCREMENT = 180
+#: Seconds a real-time challenge may go unseen before it goes ``offline`` (lila ChallengeApi ``sweep``:
+#: ``realTimeUnseenSince(now - 20 s)``; lichess-org/api api-challenge-username.yaml: "Challenges for realtime games
+#: (not correspondence) expire after 20s if not accepted"), and how often an open ``keepAliveStream`` sees it
+#: (lila ChallengeKeepAliveStream: ``api.ping`` every 15 s).
+CHALLENGE_UNSEEN_S, CHALLENGE_PING_S = 20.0, 15.0
+#: The game sources whose games expire when a first move never comes (lila modules/core/src/main/game/misc.scala
+#: ``Source.expirable``: lobby, arena, pool and swiss; a challenge's game, source ``friend``, never does).
+EXPIRABLE_SOURCES = frozenset({"lobby", "arena", "pool", "swiss"})
 #: ``days`` per move a correspondence challenge may have (api-challenge-username.yaml).
 DAYS = (1, 2, 3, 5, 7, 10, 14)
-#: The variants this server plays (lichess keys) and their names (lila chess ``Variant.name``).
+#: lichess's variants (keys) and their names (scalachess ``Variant.name``; lichess-org/api schemas/VariantKey.yaml):
+#: a challenge may name any of them, whether or not the bot plays it (it declines with reason ``variant``).
 VARIANT_NAMES = {"standard": "Standard", "chess960": "Chess960", "fromPosition": "From Position",
-                 "crazyhouse": "Crazyhouse"}
+                 "crazyhouse": "Crazyhouse", "antichess": "Antichess", "atomic": "Atomic", "horde": "Horde",
+                 "kingOfTheHill": "King of the Hill", "racingKings": "Racing Kings", "threeCheck": "Three-check"}
+#: python-chess's names of the other variants (chess.variant.find_variant).
+_PYCHESS = {"antichess": "antichess", "atomic": "atomic", "horde": "horde", "kingOfTheHill": "kingofthehill",
+            "racingKings": "racingkings", "threeCheck": "3check", "crazyhouse": "crazyhouse"}
 #: lichess's decline reasons, key -> the English text lila sends (modules/challenge/src/main/DeclineReason.scala;
 #: the texts: translation/source/challenge.xml ``challengeDecline*``).
 DECLINE_REASONS = {
@@ -58,8 +72,9 @@ def speed_of(limit_s: float, increment_s: float) -> str:
 def make_board(variant: str, fen: str) -> chess.Board:
     """The board of a new game: ``fen`` or ``"startpos"``; chess960 keeps king-takes-rook castling (as lichess's
     UCI of chess960 games). Raises ValueError for a FEN python-chess cannot read."""
-    if variant == "crazyhouse":
-        return chess.variant.CrazyhouseBoard() if fen == "startpos" else chess.variant.CrazyhouseBoard(fen)
+    if variant in _PYCHESS:
+        cls = chess.variant.find_variant(_PYCHESS[variant])
+        return cls() if fen == "startpos" else cls(fen)
     return chess.Board(chess.STARTING_FEN if fen == "startpos" else fen, chess960=variant == "chess960")
 
 
@@ -125,6 +140,11 @@ class Challenge:
     status: str = "created"
     decline_reason: str | None = None
     rematch_of: str | None = None
+    #: the last ``time.monotonic()`` second someone showed interest (its creation, a ``keepAliveStream`` ping):
+    #: a real-time challenge unseen for :data:`CHALLENGE_UNSEEN_S` goes ``offline`` (lila ChallengeApi ``sweep``)
+    seen_at: float = field(default_factory=time.monotonic)
+    #: the last ``keepAliveStream`` ping (lila ChallengeKeepAliveStream: every 15 s while the stream is open)
+    pinged_at: float = field(default_factory=time.monotonic)
     #: queues of the creators' ``keepAliveStream`` answers, told ``{"done": status}`` at the end
     watchers: list[queue.Queue[Any]] = field(default_factory=list)
 
@@ -152,6 +172,7 @@ class Subscriber:
     queue: queue.Queue[Any]
     kind: str
     white: bool | None
+    agent: str = ""  # the client's User-Agent (lila keys a player's one stream by it)
 
 
 @dataclass
@@ -187,6 +208,17 @@ class Game:
     subscribers: list[Subscriber] = field(default_factory=list)
     claim_at: float | None = None  # opponentGone: claims allowed from then on (monotonic seconds)
     finish_sent: bool = False
+    #: the id of the rematch once accepted (lila BotJsonView ``gameState.rematch``), and the challenge offered
+    rematch: str | None = None
+    rematch_offer: str | None = None
+    #: takebacks declined in this game and when the last was (lila RoundAsyncActor ``TakebackBoard``)
+    takebacks_declined: int = 0
+    takeback_declined_at: float | None = None
+    #: per colour (white first): since when it has had no open stream of this game (None: connected), and the
+    #: last ``opponentGone`` its opponent was told (None, or ``(gone, claimWinInSeconds)``)
+    offline_since: list[float | None] = field(default_factory=lambda: [time.monotonic(), time.monotonic()])
+    gone_told: list[tuple[bool, int] | None] = field(default_factory=lambda: [None, None])
+    gone_checked_at: float = 0.0
 
     @property
     def over(self) -> bool:

@@ -2,7 +2,10 @@
 :class:`lichessbot.local.server.LocalLichess`):
 
 * ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
-  ``page.css`` and ``page.js`` inlined; no outside resource). The page is a Board API client;
+  ``page.css`` and the script's parts, :data:`PAGE_SCRIPTS`, inlined; no outside resource; its icon an inline
+  SVG, so no ``/favicon.ico`` request) under a Content-Security-Policy (:func:`page_csp`: only its own inline
+  style and script run, by a nonce new at every load, as lila's pages: lila
+  modules/web/src/main/ContentSecurityPolicy.scala; no frame may show it). The page is a Board API client;
 * ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
   reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
   the bot accepts, bullet too;
@@ -10,7 +13,9 @@
   ``gameState``, ``chatLine``, both rooms, as lichess shows the spectator room to watchers) and after each state a
   ``position`` line with what lichess's site sends its board so the page needs no chess rules: the FEN, the
   last move, the king in check, the legal destinations by square (``dests``), the moves in SAN, the clocks after
-  each move, the bot's evals, the seconds left for a first move; it stays open after the game for the goodbyes;
+  each move, the bot's evals, the seconds left for a first move, whether each side may offer a draw
+  (:func:`can_offer_draw`), and for browsing every position's FEN, move and king in check (``fens``, ``ucis``,
+  ``checks``); it stays open after the game for the goodbyes;
 * ``GET /game/export/{id}``: the game's PGN (lichess's export, ``[%clk]`` and ``[%eval]``)."""
 
 from __future__ import annotations
@@ -27,18 +32,31 @@ from lichessbot import __version__
 from lichessbot.local.export import pgn
 from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game, color_name
-from lichessbot.local.rules import abortable, clock_running, drawable, expiry
+from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 
-__all__ = ["PageRoutes", "page_html"]
+__all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html"]
+
+#: The page's script, in parts that share one closure (page.html wraps them in one function and calls ``start``):
+#: the game and its server, the players, buttons and chat, the board and premove, the move list and review, the
+#: sounds.
+PAGE_SCRIPTS = ("page.js", "page-panel.js", "page-board.js", "page-moves.js", "page-sound.js")
 
 
-def page_html(settings: dict[str, Any]) -> bytes:
-    """The page with its CSS and JavaScript inlined and ``settings`` (the bot's name, the status page's URL, the
-    defaults of the form) as ``window.LOCAL``."""
+def page_csp(nonce: str) -> str:
+    """The page's Content-Security-Policy: its own inline ``<style>`` and ``<script>`` (``nonce``), requests to its
+    own origin only (the API, the streams, the PGN), no plugin, no ``<base>``, no frame around it (the
+    ``frame-ancestors`` of CSP level 2, with ``X-Frame-Options: DENY`` for older browsers)."""
+    return (f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src 'self' data:; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+
+
+def page_html(settings: dict[str, Any], nonce: str) -> bytes:
+    """The page with its CSS and JavaScript inlined under ``nonce`` (:func:`page_csp`) and ``settings`` (the
+    bot's name, the status page's URL, the defaults of the form) as ``window.LOCAL``."""
     files = resources.files("lichessbot.local")
-    html = (files / "page.html").read_text(encoding="utf-8")
+    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce)
     css = (files / "page.css").read_text(encoding="utf-8")
-    js = (files / "page.js").read_text(encoding="utf-8")
+    js = "\n".join((files / name).read_text(encoding="utf-8") for name in PAGE_SCRIPTS)
     blob = json.dumps(settings).replace("</", "<\\/")
     return (html.replace("/*CSS*/", css).replace("/*SETTINGS*/", f"window.LOCAL = {blob};")
             .replace("/*JS*/", js).encode("utf-8"))
@@ -63,7 +81,8 @@ class PageRoutes:
         return {"bot": self.bot.username, "version": __version__, **self.page_extra}
 
     def _serve_page(self, h: Handler) -> None:
-        h.reply_html(200, page_html(self.page_settings()))
+        nonce = secrets.token_urlsafe(18)
+        h.reply_html(200, page_html(self.page_settings(), nonce), page_csp(nonce))
 
     def _serve_session(self, h: Handler, body: dict[str, Any]) -> None:
         """A guest account for the page: the token it sends back (when the server knows it or it is new to it),
@@ -116,7 +135,17 @@ class PageRoutes:
                     to = chess.square_name(move.to_square)
                     if to not in targets:
                         targets.append(to)
-        sans = g.sans()
+        history = g.start_board()
+        sans: list[str] = []
+        ucis: list[str] = []
+        fens = [history.fen()]
+        checks: list[str | None] = [_checked(history)]
+        for move in board.move_stack:
+            sans.append(history.san(move))
+            ucis.append(move.uci())
+            history.push(move)
+            fens.append(history.fen())
+            checks.append(_checked(history))
         king = board.king(board.turn) if board.is_check() else None
         left = expiry(g, now)
         return {"type": "position", "fen": board.fen(), "turn": color_name(board.turn),
@@ -124,4 +153,22 @@ class PageRoutes:
                 "check": None if king is None else chess.square_name(king), "dests": dests, "sans": sans,
                 "clocks": list(g.clocks), "evals": {str(k): v for k, v in g.evals.items()} if evals else {},
                 "clockRunning": clock_running(g), "abortable": abortable(g), "drawable": drawable(g),
-                "expiresIn": None if left is None else int(left * 1000), "bot": self.bot.username}
+                "expiresIn": None if left is None else int(left * 1000), "bot": self.bot.username,
+                "fens": fens, "ucis": ucis, "checks": checks,
+                "canOfferDraw": {color_name(w): can_offer_draw(g, w) for w in (True, False)}}
+
+
+def _checked(board: chess.Board) -> str | None:
+    """The square of the king in check in ``board``, or None."""
+    king = board.king(board.turn) if board.is_check() else None
+    return None if king is None else chess.square_name(king)
+
+
+def can_offer_draw(g: Game, white: bool) -> bool:
+    """Whether ``white`` (False: black) may offer a draw now, so the page greys out its ½ otherwise (lila
+    modules/game/src/main/GameExt.scala ``playerCanOfferDraw``: the game started and playable, at least 2 plies,
+    not offering already, no offer of its own in the last 20 plies (``playerHasOfferedDrawRecently``:
+    :data:`~lichessbot.local.rules.DRAW_OFFER_PLIES`); accepting the opponent's offer is always possible)."""
+    seat = g.seat(white)
+    return (drawable(g) and g.ply() >= 2 and not seat.offering_draw
+            and not any(p >= g.ply() - DRAW_OFFER_PLIES for p in seat.draw_offers))

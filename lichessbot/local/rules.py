@@ -8,13 +8,19 @@ import re
 
 import chess
 
-from lichessbot.local.model import Game, color_name
+from lichessbot.local.model import EXPIRABLE_SOURCES, Game, color_name
 
-__all__ = ["MoveError", "abortable", "apply_move", "clock_running", "decline_draw", "drawable", "expiry",
-           "finish", "flag", "offer_draw", "parse_move", "remaining", "takeback", "time_for_first_move"]
+__all__ = ["MoveError", "abortable", "apply_move", "clock_running", "decline_draw", "drawable", "expirable",
+           "expiry", "finish", "flag", "flag_grace_ms", "force_resignable", "gone_timeout_ms", "long_gone",
+           "offer_draw", "out_of_time", "parse_move", "remaining", "takeback", "takeback_offerable",
+           "time_for_first_move"]
 
 #: What lila reads as UCI (scalachess ``Uci.apply``: a move, a promotion or a drop such as ``P@e4``).
 _UCI = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|[PNBRQ]@[a-h][1-8])$")
+#: The most a flag waits past zero, ms (scalachess ``Clock.outOfTime``: the lag quota ``atMost Centis(200)``).
+MAX_FLAG_GRACE_MS = 2000
+#: Milliseconds in a day (a correspondence clock: ``days`` per move).
+DAY_MS = 86_400_000
 #: Plies within which a player's second draw offer is ignored (lila modules/game/src/main/GameExt.scala
 #: ``playerHasOfferedDrawRecently``: an offer at ``ply >= current - 20``).
 DRAW_OFFER_PLIES = 20
@@ -47,8 +53,12 @@ def parse_move(g: Game, uci: str) -> chess.Move:
 
 def clock_running(g: Game) -> bool:
     """A clock runs once both sides made their first move (scalachess ``Clock.start`` is called at ply 2; lila
-    modules/round/src/main/Player.scala), until the game ends."""
-    return g.has_clock and g.ply() >= 2 and not g.over
+    modules/round/src/main/Player.scala), until the game ends. A correspondence clock (``days`` per move) runs
+    from the start for the side to move (scalachess ``CorrespondenceClock``: the time left is the last move's
+    time plus ``daysPerTurn`` less now)."""
+    if g.over:
+        return False
+    return g.ply() >= 2 if g.has_clock else g.days is not None
 
 
 def remaining(g: Game, white: bool, now: float) -> int:
@@ -99,7 +109,8 @@ def apply_move(g: Game, move: chess.Move, now: float) -> None:
     MovePlayer.scala ``postHumanOrBotPlay``); the game may end."""
     mover = g.board.turn
     if clock_running(g):
-        left = remaining(g, mover, now) + g.increment_ms
+        # a correspondence move gives the mover its days again (scalachess CorrespondenceClock ``giveTime``)
+        left = remaining(g, mover, now) + g.increment_ms if g.has_clock else (g.days or 0) * DAY_MS
         if mover:
             g.wtime = left
         else:
@@ -114,14 +125,38 @@ def apply_move(g: Game, move: chess.Move, now: float) -> None:
         finish(g, *end, now)
 
 
-def flag(g: Game, now: float) -> bool:
-    """End the game when the side to move has no time left at ``now`` (True): lost on time, or a draw when the
-    other side cannot mate or offers a draw (lila modules/round/src/main/Finisher.scala ``outOfTime``)."""
+def flag_grace_ms(g: Game, white: bool) -> int:
+    """How long past zero ``white``'s flag waits, ms: its lag quota, at most 2 s (scalachess ``Clock.outOfTime``
+    ``withGrace``). The quota starts at 3 quota gains and grows by one a move up to 7, as no lag is compensated
+    here (scalachess ``LagTracker.init``: gain ``min(100, estimateTotalSeconds * 2 / 5 + 15)`` centiseconds,
+    ``quota = gain * 3``, ``quotaMax = gain * 7``; ``onMove``: ``quota + gain - comp``). A correspondence clock
+    has none."""
+    if not g.has_clock:
+        return 0
+    gain_cs = min(100, int(g.initial_ms / 1000 + 40 * g.increment_ms / 1000) * 2 // 5 + 15)
+    root_white = g.board.root().turn
+    moves = sum(1 for i in range(g.ply()) if (i % 2 == 0) == (root_white == white))
+    quota_cs = min(gain_cs * 7, gain_cs * (3 + moves))
+    return min(MAX_FLAG_GRACE_MS, quota_cs * 10)
+
+
+def out_of_time(g: Game, now: float) -> bool:
+    """Whether the side to move is out of time at ``now``, its grace (:func:`flag_grace_ms`) spent (scalachess
+    ``Clock.outOfTime(withGrace = true)``, as lila's round checks a bot's move and its quiet flag)."""
     if not clock_running(g):
         return False
     mover = g.board.turn
-    if remaining(g, mover, now) > 0:
+    t = g.wtime if mover else g.btime
+    return (now - g.last_move_at) * 1000 >= t + flag_grace_ms(g, mover)
+
+
+def flag(g: Game, now: float) -> bool:
+    """End the game when the side to move is out of time at ``now`` (True; :func:`out_of_time`): lost on time, or
+    a draw when the other side cannot mate or offers a draw (lila modules/round/src/main/Finisher.scala
+    ``outOfTime``)."""
+    if not out_of_time(g, now):
         return False
+    mover = g.board.turn
     if mover:
         g.wtime = 0
     else:
@@ -144,11 +179,18 @@ def time_for_first_move(g: Game) -> float:
     return base * 5 / 4 if g.variant == "chess960" else float(base)
 
 
+def expirable(g: Game) -> bool:
+    """Whether a missing first move ends the game: a game of a lobby, an arena, a pool or a swiss, never a
+    challenge's (lila modules/core/src/main/game/misc.scala ``Source.expirable``; round RoundGame.scala
+    ``expirable``)."""
+    return g.source in EXPIRABLE_SOURCES or g.tournament is not None
+
+
 def expiry(g: Game, now: float) -> float | None:
-    """Seconds left until the game expires for want of a first move, or None when it cannot expire: a game with
-    a clock not yet running, counted from the game's start or from white's first move (lila RoundGame.scala
-    ``expirable``, ``timeBeforeExpiration``, from ``movedAt``)."""
-    if g.over or not g.has_clock or g.ply() >= 2:
+    """Seconds left until the game expires for want of a first move, or None when it cannot expire: an
+    :func:`expirable` game with a clock not yet running, counted from the game's start or from white's first move
+    (lila RoundGame.scala ``expirable``, ``timeBeforeExpiration``, from ``movedAt``)."""
+    if g.over or not g.has_clock or g.ply() >= 2 or not expirable(g):
         return None
     return max(0.0, g.last_move_at + time_for_first_move(g) - now)
 
@@ -196,6 +238,9 @@ def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
     me, other = g.seat(white), g.seat(not white)
     if not yes:
         changed = me.proposing_takeback or other.proposing_takeback
+        if other.proposing_takeback:  # a decline: the next proposal waits (lila RoundAsyncActor ``TakebackBoard``)
+            g.takebacks_declined += 1
+            g.takeback_declined_at = now
         me.proposing_takeback = other.proposing_takeback = False
         return changed
     if other.proposing_takeback:
@@ -210,8 +255,52 @@ def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
             g.evals.pop(g.ply(), None)
         other.proposing_takeback = False
         return True
-    moved = g.ply() >= (1 if g.board.turn != white else 2)
-    if me.proposing_takeback or not moved:
+    if me.proposing_takeback or g.ply() < 2 or not takeback_offerable(g, now):
         return False
     me.proposing_takeback = True
     return True
+
+
+def takeback_offerable(g: Game, now: float) -> bool:
+    """Whether a takeback may be proposed at ``now``: both players have moved (lila Takebacker: a proposal needs
+    ``game.bothPlayersHaveMoved``) and the back-off after declines is over: ``min(declines, 10)² × 10`` seconds
+    since the last (lila RoundAsyncActor ``TakebackBoard.delaySeconds``, ``offerable``)."""
+    if g.ply() < 2:
+        return False
+    if g.takeback_declined_at is None:
+        return True
+    return now >= g.takeback_declined_at + min(g.takebacks_declined, 10) ** 2 * 10
+
+
+#: Piece values of scalachess ``Board.materialImbalance`` (pawn 1, knight and bishop 3, rook 5, queen 9).
+_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+#: lila modules/round/src/main/RoundSocket.scala: ``disconnectTimeout`` 40 s, ``ragequitTimeout`` 10 s (the least).
+DISCONNECT_TIMEOUT_MS, RAGEQUIT_TIMEOUT_MS = 40_000, 10_000
+#: A player offline this long before its opponent hears of it, ms (lila RoundAsyncActor ``showMillisToGone``).
+GONE_NOTICE_MS = 5000
+
+
+def gone_timeout_ms(g: Game, white: bool) -> int:
+    """How long ``white`` may be away before its opponent may claim, ms (lila RoundSocket
+    ``povDisconnectTimeout``, at least ``ragequitTimeout``): 40 s, ×3 classical, ×2 rapid, ÷3 when that player is
+    down 4 or more in material (not in antichess, crazyhouse or horde)."""
+    ms = DISCONNECT_TIMEOUT_MS * {"classical": 3, "rapid": 2}.get(g.speed, 1)
+    imbalance = sum(_VALUES[p.piece_type] * (1 if p.color else -1) for p in g.board.piece_map().values())
+    down = imbalance <= -4 if white else imbalance >= 4
+    if down and g.variant not in ("antichess", "crazyhouse", "horde"):
+        ms //= 3
+    return max(RAGEQUIT_TIMEOUT_MS, ms)
+
+
+def force_resignable(g: Game) -> bool:
+    """A game whose absent player may be claimed against: resignable (in play, past its abortable start) with a
+    clock (lila modules/game Game.scala ``forceResignable``; ``forceResignableNow`` also wants both players to
+    have moved, which a game past its abortable start has)."""
+    return not g.over and not abortable(g) and g.has_clock
+
+
+def long_gone(g: Game, white: bool, now: float) -> bool:
+    """Whether ``white`` has had no stream of the game for :func:`gone_timeout_ms` (lila RoundAsyncActor
+    ``isLongGone``)."""
+    since = g.offline_since[0 if white else 1]
+    return since is not None and (now - since) * 1000 > gone_timeout_ms(g, white)

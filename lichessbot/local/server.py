@@ -24,13 +24,21 @@ import secrets
 import string
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Self
 
 from lichessbot.local.actions import GameRoutes
 from lichessbot.local.challenges import ChallengeRoutes
-from lichessbot.local.http import END, Handler, make_server
-from lichessbot.local.model import Account, Challenge, Game
+from lichessbot.local.http import END, Handler, log, make_server
+from lichessbot.local.limits import (
+    BOT_GAMES,
+    CHALLENGES_PER_DAY,
+    CHALLENGES_PER_MINUTE,
+    EVENT_STREAMS,
+    RATE_LIMITED,
+    Limiter,
+)
+from lichessbot.local.model import CHALLENGE_PING_S, CHALLENGE_UNSEEN_S, Account, Challenge, Game
 from lichessbot.local.page import PageRoutes
 from lichessbot.local.rules import expiry, finish, flag
 from lichessbot.local.streams import StreamRoutes
@@ -72,11 +80,24 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         host, port: where to listen (port 0: any free port). Raises OSError when it cannot be bound.
         keepalive: seconds of silence before a stream sends an empty line (lila: about 6).
         any_token: every other token is a Board API account (False: only registered ones; others get 401).
+        allowed_hosts: the names (no port) a request's ``Host`` may give besides a loopback address, ``localhost``
+            and ``host`` (when not a wildcard such as 0.0.0.0): e.g. the machine's name on the network, for those
+            who open the page from another machine. Any other ``Host`` gets 421 (:mod:`lichessbot.local.http`).
+        rate_limits: lila's limits (:mod:`lichessbot.local.limits`); False relaxes them (tests whose traffic is
+            heavier than a person's).
+
+    ``challenge_unseen_s`` / ``challenge_ping_s``: lila's 20 s and 15 s of a challenge's life (a test may shorten
+    them).
     """
 
     def __init__(self, bot_token: str, bot_name: str = "lichessbot", *, host: str = "127.0.0.1", port: int = 0,
-                 keepalive: float = 6.0, any_token: bool = True) -> None:
+                 keepalive: float = 6.0, any_token: bool = True, allowed_hosts: Iterable[str] = (),
+                 rate_limits: bool = True) -> None:
         self.keepalive = keepalive
+        self.rate_limits = rate_limits
+        self.challenge_unseen_s, self.challenge_ping_s = CHALLENGE_UNSEEN_S, CHALLENGE_PING_S
+        self.limiters = {"events": Limiter(*EVENT_STREAMS), "challenges_minute": Limiter(*CHALLENGES_PER_MINUTE),
+                         "challenges_day": Limiter(*CHALLENGES_PER_DAY), "bot_games": Limiter(*BOT_GAMES)}
         self.any_token = any_token
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
@@ -90,7 +111,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         self._stopping = threading.Event()
         self.bot = Account(bot_name, title="BOT", rating=2000)
         self._add(self.bot, bot_token)
-        self.httpd = make_server(self, host, port)
+        self.httpd = make_server(self, host, port, frozenset(allowed_hosts))
         shown = f"[{host}]" if ":" in host else host
         self.host, self.port = host, int(self.httpd.server_address[1])
         self.url = f"http://{shown}:{self.port}"
@@ -197,16 +218,20 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         while not self._stopping.wait(TICK):
             try:
                 self._tick(time.monotonic())
-            except Exception:  # noqa: BLE001 - the clock thread outlives any one game's trouble
-                continue
+            except Exception as err:  # noqa: BLE001 - the clock thread outlives any one game's trouble
+                log.exception("clock tick failed; the clocks run on", error=str(err))
 
     def _tick(self, now: float) -> None:
-        """End the games whose side to move ran out of time, and abort those whose first move never came (lila
-        modules/round/src/main/Finisher.scala ``noStart``: aborted, outside tournaments, where it is a loss)."""
+        """End the games whose side to move ran out of time (its grace spent), and those of an expirable source
+        whose first move never came (lila modules/round/src/main/Finisher.scala ``noStart``: aborted, outside
+        tournaments, where it is a loss; a challenge's game never expires: :func:`~lichessbot.local.rules.expiry`);
+        tell players their opponent is gone; real-time challenges unseen for 20 s go offline."""
         with self.lock:
+            self._sweep_challenges(now)
             for g in list(self.games.values()):
                 if g.over:
                     continue
+                self._check_gone(g, now)
                 if flag(g, now):
                     self._broadcast_state(g)
                     continue
@@ -232,6 +257,8 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
             return self._serve_export(h, parts[2].removesuffix(".pgn"))
         if method == "GET" and parts[:2] == ["local", "game"] and parts[3:] == ["stream"]:
             return self._serve_page_stream(h, self.auth(h), parts[2])
+        if method == "POST" and parts[:2] == ["local", "game"] and parts[3:] == ["rematch"]:
+            return self._serve_rematch(h, self.auth(h), parts[2])
         if not path.startswith("/api/"):
             return h.reply(404, {"error": "Not found"})
         me = self.auth(h)
@@ -250,7 +277,12 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         if method == "GET" and path == "/api/account/playing":
             return self._serve_playing(h, me, query)
         if method == "GET" and path == "/api/stream/event":
+            with self.lock:
+                if self.rate_limits and not self.limiters["events"].spend(me.id, time.monotonic()):
+                    return h.reply(429, RATE_LIMITED)
             return self._serve_events(h, me)
+        if method == "GET" and path == "/api/challenge":
+            return self._serve_mine(h, me)
         if parts[:2] == ["api", "challenge"] and len(parts) >= 3:
             if method == "POST" and len(parts) == 3:
                 return self._serve_create(h, me, parts[2], body)

@@ -11,9 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from lichessbot.local.http import END, Handler
 from lichessbot.local.model import Account, Challenge, ChatLine, Game, Subscriber
+from lichessbot.local.rules import GONE_NOTICE_MS, force_resignable, gone_timeout_ms, remaining
 from lichessbot.local.views import challenge_json, compat, game_full, game_info
 
-__all__ = ["StreamRoutes", "chat_json"]
+__all__ = ["GONE_TICK_S", "StreamRoutes", "chat_json"]
+
+#: Seconds between two looks at who is gone (lila RoundSocket ``tickSeconds``).
+GONE_TICK_S = 5.0
 
 
 def chat_json(line: ChatLine) -> dict[str, Any]:
@@ -145,7 +149,16 @@ class StreamRoutes:
                         q.put(chat_json(line))
             elif g.over:
                 q.put(END)
-            g.subscribers.append(Subscriber(q, kind, white))
+            agent = h.headers.get("User-Agent") or ""
+            if kind != "page" and white is not None:
+                # one stream per player and client: a new one ends the older (lila GameStateStream ``uniqChan``,
+                # the game's full id and the User-Agent)
+                for old in g.subscribers:
+                    if old.kind == kind and old.white == white and old.agent == agent:
+                        old.queue.put(END)
+            g.subscribers.append(Subscriber(q, kind, white, agent))
+            if white is not None:
+                self._player_online(g, white, now)
             wait = self._stream_opened(g, kind)
             self.changed.notify_all()
         if wait > 0:
@@ -155,7 +168,51 @@ class StreamRoutes:
         finally:
             with self.lock:
                 g.subscribers = [s for s in g.subscribers if s.queue is not q]
+                if white is not None and not any(s.white == white for s in g.subscribers):
+                    g.offline_since[0 if white else 1] = time.monotonic()
                 self.changed.notify_all()
+
+    # presence (lila modules/round/src/main/RoundAsyncActor.scala ``Player``) --------------------------------
+    def _player_online(self, g: Game, white: bool, now: float) -> None:
+        """``white`` opened a stream of ``g``: it is online; an opponent told it was gone hears it is back
+        (``setOnline``: ``notifyGone(gone = false)``, BotJsonView ``opponentGoneIsBack``)."""
+        i = 0 if white else 1
+        g.offline_since[i] = None
+        told = g.gone_told[i]
+        if told is not None and told[0] and not g.over:
+            self._tell_gone(g, white, {"type": "opponentGone", "gone": False})
+        g.gone_told[i] = None
+
+    def _tell_gone(self, g: Game, white: bool, obj: dict[str, Any]) -> None:
+        """``obj`` to the Bot and Board streams of ``white``'s opponent (GameStateStream: ``BoardGone`` of the
+        other colour)."""
+        for sub in g.subscribers:
+            if sub.kind in ("bot", "board") and sub.white is (not white):
+                sub.queue.put(obj)
+        self.changed.notify_all()
+
+    def _check_gone(self, g: Game, now: float) -> None:
+        """Every :data:`GONE_TICK_S` (lila RoundSocket ``tickInterval``, RoundAsyncActor ``Tick``): in a game a
+        claim can end (``forceResignableNow``), a player offline while its opponent is online, for more than 5 s,
+        is announced to the opponent: ``{"type": "opponentGone", "gone": true, "claimWinInSeconds": s}``, s the
+        seconds until it may claim (0: now), told only while the absent player's clock has 3 s more than that
+        (``showMillisToGone``, ``notifyGoneIn``, BotJsonView ``opponentGoneClaimIn``)."""
+        if now - g.gone_checked_at < GONE_TICK_S or not force_resignable(g):
+            return
+        g.gone_checked_at = now
+        for white in (True, False):
+            mine, theirs = g.offline_since[0 if white else 1], g.offline_since[1 if white else 0]
+            if mine is None or theirs is not None or (now - mine) * 1000 <= GONE_NOTICE_MS:
+                continue
+            millis = int(gone_timeout_ms(g, white) - (now - mine) * 1000)
+            if millis <= 0:
+                seconds = 0
+            elif remaining(g, white, now) > millis + 3000:
+                seconds = millis // 1000
+            else:
+                continue
+            g.gone_told[0 if white else 1] = (True, seconds)
+            self._tell_gone(g, white, {"type": "opponentGone", "gone": True, "claimWinInSeconds": seconds})
 
     def _full(self, g: Game, now: float) -> dict[str, Any]:
         full = game_full(g, now)

@@ -15,11 +15,16 @@ __all__ = ["account_json", "challenge_json", "compat", "game_full", "game_info",
 
 #: lichess's perf icons by speed (lila modules/rating/src/main/PerfType.scala, the icon font's letters).
 _ICONS = {"ultraBullet": "{", "bullet": "T", "blitz": ")", "rapid": "#", "classical": "+", "correspondence": ";"}
-_SHORT = {"standard": "Std", "chess960": "960", "fromPosition": "FEN", "crazyhouse": "ZH"}
+_SHORT = {"standard": "Std", "chess960": "960", "fromPosition": "FEN", "crazyhouse": "ZH", "antichess": "Anti",
+          "atomic": "Atom", "horde": "Horde", "kingOfTheHill": "KotH", "racingKings": "RK", "threeCheck": "3check"}
 
 
-def perf_name(speed: str) -> str:
-    """"Bullet", "UltraBullet", ... (lila PerfType names)."""
+def perf_name(speed: str, variant: str = "standard") -> str:
+    """The perf's name (lila modules/rating PerfType, ``PerfPicker.perfType``): a variant's own ("Chess960",
+    "Crazyhouse", "King of the Hill", ...), else the speed's ("Bullet", "UltraBullet", ...; standard and From
+    Position)."""
+    if variant not in ("standard", "fromPosition"):
+        return VARIANT_NAMES.get(variant, variant)
     return "UltraBullet" if speed == "ultraBullet" else speed.capitalize()
 
 
@@ -51,6 +56,8 @@ def game_state(g: Game, now: float) -> dict[str, Any]:
             st[key] = True
     if g.winner:
         st["winner"] = g.winner
+    if g.rematch:
+        st["rematch"] = g.rematch
     return st
 
 
@@ -67,7 +74,7 @@ def game_full(g: Game, now: float) -> dict[str, Any]:
     """``gameFull``: the game's immutable facts and its ``state``."""
     full: dict[str, Any] = {
         "type": "gameFull", "id": g.id, "variant": variant_json(g.variant), "speed": g.speed,
-        "perf": {"name": perf_name(g.speed)}, "rated": g.rated,
+        "perf": {"name": perf_name(g.speed, g.variant)}, "rated": g.rated,
         "createdAt": g.created_ms, "white": _player(g.white.account), "black": _player(g.black.account),
         "initialFen": g.initial_fen, "state": game_state(g, now)}
     if g.has_clock:
@@ -116,7 +123,7 @@ def challenge_json(ch: Challenge, base_url: str, direction: str | None = None) -
         "id": ch.id, "url": f"{base_url}/{ch.id}", "status": ch.status, "challenger": ch.challenger.light(),
         "destUser": ch.dest.light(), "variant": variant_json(ch.variant), "rated": ch.rated, "speed": speed,
         "timeControl": tc, "color": ch.color, "finalColor": ch.final_color,
-        "perf": {"icon": _ICONS.get(speed, ""), "name": perf_name(speed)}}
+        "perf": {"icon": _ICONS.get(speed, ""), "name": perf_name(speed, ch.variant)}}
     if direction:
         d["direction"] = direction
     if ch.initial_fen is not None:

@@ -2,7 +2,7 @@
 this server's names, every state-changing request proves it comes from the server's own page, and every answer
 carries the headers that keep other sites from framing or sniffing it.
 
-Why each check (the attacks are those of issue 48, tried in Debian's chromium):
+Why each check (each attack below was tried in Debian's chromium: tests/status):
 
 * ``Host`` (:func:`split_host`, :class:`Guard`): a DNS-rebinding page (``attacker.example`` first resolving to the
   attacker, then to 127.0.0.1) reaches this server as its own origin, so the browser lets it read every answer;

@@ -52,7 +52,7 @@ def table_mismatch(table: StrengthTable, network: str) -> str | None:
             f"({table.network}); its Elo levels are not measured for {network} (lichessbot calibrate)")
 
 
-#: How a greeting names an extrapolated level: no Elo it has not shown (issue 31).
+#: How a greeting names an extrapolated level: no Elo it has not shown (docs/strength.md).
 EXTRAPOLATED_TEXT = "an easy level below the range our Elo levels were measured in"
 
 

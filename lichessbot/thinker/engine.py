@@ -19,10 +19,9 @@ import structlog
 
 from lichessbot.book import Book
 from lichessbot.config import BookConfig, BotConfig, SearchParams, TimemanConfig
-from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
+from lichessbot.engine.runner import NetworkRunner
 from lichessbot.engine.service import EvalService
-from lichessbot.engine.triton import TritonEvaluator
 from lichessbot.gaviota import gaviota_tables
 from lichessbot.online import OnlineGame, OnlineMoves
 from lichessbot.search import Searcher
@@ -42,7 +41,7 @@ log = structlog.get_logger("lichessbot.engine")
 #: The settings of ``engine`` that the network's runner is built with (a change builds a new one); the others
 #: (search parameters, strength, ponder) keep it.
 NETWORK_FIELDS = ("network", "backend", "triton_url", "triton_model", "input_format", "threads", "nn_cache_size",
-                  "precision", "compact_input")
+                  "precision", "device", "compact_input")
 
 
 def _book(settings: ThinkerSettings) -> Book | None:
@@ -92,7 +91,7 @@ class Engine:
         self._lock = threading.Lock()  # guards the runner's lazy construction
         #: The loaded network, its evaluator and (``shared``) the evaluation service; None until loaded.
         self.network: Network | None = None
-        self.evaluator: Evaluator | TritonEvaluator | None = None
+        self.evaluator: NetworkRunner | None = None
         self.service: EvalService | None = None
         #: Bumped when the settings change what a searcher is built with (search parameters, tables, network):
         #: a game thinker rebuilds a searcher of an older generation.
@@ -137,7 +136,7 @@ class Engine:
                 self.network = wiring.network_of(self.settings.engine)
             return self.network
 
-    def _load(self) -> Evaluator | TritonEvaluator:
+    def _load(self) -> NetworkRunner:
         network = self.load_network()
         with self._lock:
             if self.evaluator is None:
@@ -145,12 +144,12 @@ class Engine:
                 self._cache_temperature = self.settings.engine.search.policy_temperature
             return self.evaluator
 
-    def _evaluator(self) -> Evaluator | TritonEvaluator:
+    def _evaluator(self) -> NetworkRunner:
         evaluator = self.evaluator
         assert evaluator is not None, "the network is loaded"
         return evaluator
 
-    def runner(self) -> Evaluator | TritonEvaluator | EvalService:
+    def runner(self) -> NetworkRunner:
         """What runs the network for a searcher: the evaluation service (``shared``) or the evaluator, loaded on
         first use. An NN cache filled at another policy temperature is cleared first (it holds priors).
 

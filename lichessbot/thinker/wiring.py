@@ -8,11 +8,10 @@ one search at a time on the evaluator itself.
 
 from __future__ import annotations
 
-from lichessbot.config import Backend, EngineConfig, SearchParams, TimemanConfig
-from lichessbot.engine.evaluator import Evaluator
+from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
+from lichessbot.engine import registry
 from lichessbot.engine.network import Network, load_network
-from lichessbot.engine.service import EvalService
-from lichessbot.engine.triton import TritonEvaluator
+from lichessbot.engine.runner import NetworkRunner
 from lichessbot.search import Searcher
 from lichessbot.tablebase import Tablebases
 from lichessbot.timeman import TimeManager
@@ -30,27 +29,20 @@ def network_of(engine: EngineConfig) -> Network:
     return load_network(engine.network, engine.input_format)
 
 
-def evaluator_of(engine: EngineConfig, network: Network) -> Evaluator | TritonEvaluator:
-    """The process's evaluator for ``network``: onnxruntime on ``engine.backend`` (``auto``, ``tensorrt``,
-    ``cuda``, ``cpu``) or a Triton client (``triton``), with ``engine.threads``, ``engine.nn_cache_size``
-    (entries), ``engine.precision``, ``engine.device`` and ``engine.compact_input``, warmed up
-    (:meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`: a log line says how long it took). (The policy
+def evaluator_of(engine: EngineConfig, network: Network) -> NetworkRunner:
+    """The process's runner for ``network``: the one registered for ``engine.backend``
+    (:mod:`lichessbot.engine.registry`: onnxruntime on ``auto``, ``tensorrt``, ``cuda``, ``cpu``, warmed up;
+    a Triton client on ``triton``; PyTorch on ``torch``), built from ``engine``'s settings. (The policy
     temperature and history fill are search parameters: the search core applies them.)
 
     Raises:
-        lichessbot.engine.network.NetworkError: onnxruntime refuses the model.
+        lichessbot.engine.network.NetworkError: the runner cannot run the model (the reason in the message).
         RuntimeError: the Triton server cannot be reached (backend ``triton``).
     """
-    if engine.backend == Backend.TRITON:
-        return TritonEvaluator(engine.triton_url, engine.triton_model, input_format=network.input_format,
-                               cache_size=engine.nn_cache_size)
-    evaluator = Evaluator(network, backend=engine.backend, threads=engine.threads, cache_size=engine.nn_cache_size,
-                          precision=engine.precision, device=engine.device, compact=engine.compact_input)
-    evaluator.warm_up()  # every batch shape before the first move needs it (GPU: cuDNN's tuning per bucket)
-    return evaluator
+    return registry.build(engine, network)
 
 
-def searcher_of(evaluator: Evaluator | TritonEvaluator | EvalService, params: SearchParams, *, game: str = "",
+def searcher_of(evaluator: NetworkRunner, params: SearchParams, *, game: str = "",
                 tablebases: Tablebases | None = None) -> Searcher:
     """A searcher (its own tree) over ``evaluator`` with ``params``; ``game`` names it to an evaluation
     service; ``tablebases``: probe them inside the search when they were opened with ``search_probe``.

@@ -27,9 +27,10 @@ __all__ = ["OVERHEAD_HORIZON", "Budget", "allocate", "expected_moves_left", "fix
            "move_overhead_ms", "movetime_s", "overhead_moves", "safety_margin_ms"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Budget:
-    """The time budget of one move, in seconds.
+    """The time budget of one move, in seconds. Made by keyword only (a positional rebuild once dropped a field:
+    a copy with other values is :func:`dataclasses.replace`).
 
     Attributes:
         target: the time the move should take (s); early stops end before it, late stops after it.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import chess
@@ -67,8 +68,7 @@ class TimeManager:
             self._clocked_searches += 1
             if movetime is not None:  # lc0 common.cc: a movetime stopper beside the time manager's
                 cap = movetime_s(movetime, mt_overhead)
-                budget = Budget(min(budget.target, cap), min(budget.hard_max, cap), budget.moves_left,
-                                budget.margin_ms, budget.bank_used_ms, budget.clocked, budget.overhead_ms)
+                budget = replace(budget, target=min(budget.target, cap), hard_max=min(budget.hard_max, cap))
             return budget
         if movetime is not None:
             return fixed_budget(movetime_s(movetime, mt_overhead))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lichessbot.config import ONNX_BACKENDS, load_config
+from lichessbot.config import load_config
+from lichessbot.engine import registry
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
 from lichessbot.online import OnlineMoves
@@ -18,8 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", default=None,
                         help="the network (WeightsFile): 'default', a .onnx or an lc0 .pb.gz; loaded at start, "
                         "and a network that does not load ends the command with status 2")
-    parser.add_argument("--backend", default=None, choices=ONNX_BACKENDS,
-                        help="where the network runs (Backend; default: auto, the best available)")
+    parser.add_argument("--backend", default=None, choices=registry.names(),
+                        help="where the network runs: a registered runner's name (Backend; default: auto, the best "
+                        "onnxruntime provider available)")
     parser.add_argument("--config", default=None,
                         help="a config file whose online_moves section (and token, for lichess's explorer) the "
                         "engine asks before searching (docs/online.md); nothing else of it is read")

@@ -28,7 +28,6 @@ from pydantic import ValidationError
 from lichessbot import __version__
 from lichessbot.book import open_book_file
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.engine.evaluator import Evaluator
 from lichessbot.engine.network import Network
 from lichessbot.errors import LichessbotError
 from lichessbot.online import OnlineMoves
@@ -224,9 +223,10 @@ class UciEngine:
             return False
         evaluator = self.engine.evaluator
         if evaluator is not before and evaluator is not None and self.engine.network is not None:
-            self.send(f"info string loaded network {self.engine.network.name} on {evaluator.provider}")
-            if isinstance(evaluator, Evaluator) and evaluator.gpu_warning:
-                self.send(f"info string WARNING: {evaluator.gpu_warning}")
+            info = evaluator.info
+            self.send(f"info string loaded network {self.engine.network.name} on {info.provider}")
+            if info.warning:
+                self.send(f"info string WARNING: {info.warning}")
         return True
 
     def _search_engine(self) -> Searcher:

@@ -1,33 +1,44 @@
 """The UCI option table of ``lichessbot uci``: each option's UCI declaration, how its value is parsed, and
 where it goes (search parameters, engine config, time manager, or a field of :class:`UciSettings`, the
 protocol's own settings); :func:`thinker_settings` reads the fields that choose moves into the thinker's typed
-settings. Names follow lc0 where lc0 has the option (lc0 src/search/classic/params.cc, src/engine.cc)."""
+settings. Names follow lc0 where lc0 has the option (lc0 src/search/classic/params.cc, src/engine.cc).
+
+The options of the config's fields are made from the fields (:func:`field_option`): type, default, bounds and
+choices are the config model's, declared once there; every field of :class:`~lichessbot.config.SearchParams`
+is an option (:func:`field_options`), so a new search parameter is offered with no change here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
+
+import annotated_types
+from pydantic import BaseModel
 
 from lichessbot.config import (
-    ONNX_BACKENDS,
     BookConfig,
     EngineConfig,
     SearchParams,
     StrengthConfig,
     TablebaseConfig,
+    Uci,
 )
+from lichessbot.engine import registry
 from lichessbot.tablebase import split_path
 from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
 
-__all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "UciOption", "UciSettings", "thinker_settings"]
+__all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "SPIN_MAX", "UciOption", "UciSettings", "field_option", "field_options",
+           "thinker_settings"]
 
 
 @dataclass(frozen=True)
 class UciOption:
     """One ``setoption``: UCI type (check, spin, combo, string), default, bounds or choices, and where
     the value goes: ``target`` is "search.<SearchParams field>", "engine.<EngineConfig field>",
-    "timeman.<TimemanConfig field>" or "uci.<UciSettings field>"."""
+    "timeman.<TimemanConfig field>" or "uci.<UciSettings field>". ``choices_of``: a combo whose choices are
+    read when asked (Backend: the runners registered at that moment), instead of ``choices``."""
 
     name: str
     type: str
@@ -36,12 +47,17 @@ class UciOption:
     min: int | None = None
     max: int | None = None
     choices: tuple[str, ...] = ()
+    choices_of: Callable[[], tuple[str, ...]] | None = None
+
+    def allowed(self) -> tuple[str, ...]:
+        """A combo's choices, now."""
+        return self.choices_of() if self.choices_of is not None else self.choices
 
     def declaration(self) -> str:
         text = f"option name {self.name} type {self.type} default {_fmt(self.default)}"
         if self.type == "spin":
             text += f" min {self.min} max {self.max}"
-        for c in self.choices:
+        for c in self.allowed():
             text += f" var {c}"
         return text
 
@@ -58,10 +74,10 @@ class UciOption:
                 raise ValueError(f"{self.name} must be within {self.min}..{self.max}, got {value}")
             return value
         if self.type == "combo":
-            for c in self.choices:
+            for c in self.allowed():
                 if c.lower() == raw.lower():
                     return c
-            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}")
+            raise ValueError(f"{self.name} must be one of {', '.join(self.allowed())}, got {raw!r}")
         if isinstance(self.default, float):
             return float(raw)
         return raw
@@ -77,25 +93,74 @@ def _fmt(value: Any) -> str:
 #: moves, W/D/L and moves left, about 256 bytes with its key and bookkeeping (ours, an estimate).
 HASH_ENTRIES_PER_MB = 4096
 
-_S, _E = SearchParams(), EngineConfig()
-#: The option table (lc0 names where lc0 has the option). Add rows here to add options.
+#: A spin's bound where neither the field nor its :class:`~lichessbot.config.Uci` gives one: the largest value
+#: of a 32-bit signed integer, what GUIs read a spin's value into (ours).
+SPIN_MAX = 2**31 - 1
+
+
+def _camel(field: str) -> str:
+    return "".join(word.capitalize() for word in field.split("_"))
+
+
+def _bounds(metadata: list[Any]) -> tuple[int | None, int | None]:
+    """An int field's bounds from its pydantic constraints (ge/gt, le/lt; None where it has none)."""
+    low = high = None
+    for m in metadata:
+        if isinstance(m, annotated_types.Ge):
+            low = int(m.ge)  # type: ignore[call-overload]
+        elif isinstance(m, annotated_types.Gt):
+            low = int(m.gt) + 1  # type: ignore[call-overload]
+        elif isinstance(m, annotated_types.Le):
+            high = int(m.le)  # type: ignore[call-overload]
+        elif isinstance(m, annotated_types.Lt):
+            high = int(m.lt) - 1  # type: ignore[call-overload]
+    return low, high
+
+
+def field_option(model: type[BaseModel], field: str, room: str, *, name: str | None = None,
+                 spin_max: int | None = None) -> UciOption:
+    """The option of ``model``'s ``field`` (its value goes to ``room.field``): a bool is a check, a Literal a
+    combo of its values, an int a spin within the field's ge/gt and le/lt, a float a string (as lc0 offers its
+    float options), each with the field's default. ``name``: the option's name (default: the field's
+    :class:`~lichessbot.config.Uci` name, else its name in CamelCase); ``spin_max``: a spin's upper bound where
+    the field has no le/lt (else its Uci's ``max``, else :data:`SPIN_MAX`). Raises TypeError for a field of
+    another type."""
+    info = model.model_fields[field]
+    uci = next((m for m in info.metadata if isinstance(m, Uci)), Uci())
+    name = name or uci.name or _camel(field)
+    ann, default, target = info.annotation, info.get_default(call_default_factory=True), f"{room}.{field}"
+    if ann is bool:
+        return UciOption(name, "check", default, target)
+    if get_origin(ann) is Literal:
+        return UciOption(name, "combo", default, target, choices=tuple(str(c) for c in get_args(ann)))
+    if ann is int:
+        low, high = _bounds(info.metadata)
+        return UciOption(name, "spin", default, target, -SPIN_MAX - 1 if low is None else low,
+                         high if high is not None else spin_max or uci.max or SPIN_MAX)
+    if ann is float:
+        return UciOption(name, "string", default, target)
+    raise TypeError(f"{model.__name__}.{field} ({ann}) has no UCI option type: give it Uci(offered=False)")
+
+
+def field_options(model: type[BaseModel], room: str) -> list[UciOption]:
+    """The option of every field of ``model`` that its :class:`~lichessbot.config.Uci` does not keep back, in
+    the model's order (:func:`field_option`)."""
+    return [field_option(model, f, room) for f, info in model.model_fields.items()
+            if all(m.offered for m in info.metadata if isinstance(m, Uci))]
+
+
+_E = EngineConfig()
+#: The option table (lc0 names where lc0 has the option): the config's fields first, then UCI's own settings.
+#: Every search parameter is here by :func:`field_options`; add a row for an option of another kind.
 OPTIONS: list[UciOption] = [
     UciOption("WeightsFile", "string", "default", "engine.network"),
-    UciOption("Backend", "combo", _E.backend, "engine.backend", choices=ONNX_BACKENDS),
-    UciOption("Threads", "spin", _E.threads, "engine.threads", 0, 128),
-    UciOption("NNCacheSize", "spin", _E.nn_cache_size, "engine.nn_cache_size", 0, 100_000_000),
-    UciOption("MinibatchSize", "spin", _S.minibatch_size, "search.minibatch_size", 0, 1024),
-    UciOption("CPuct", "string", _S.cpuct, "search.cpuct"),
-    UciOption("CPuctBase", "string", _S.cpuct_base, "search.cpuct_base"),
-    UciOption("CPuctFactor", "string", _S.cpuct_factor, "search.cpuct_factor"),
-    UciOption("FpuStrategy", "combo", _S.fpu_strategy, "search.fpu_strategy", choices=("reduction", "absolute")),
-    UciOption("FpuValue", "string", _S.fpu_value, "search.fpu_value"),
-    UciOption("PolicyTemperature", "string", _S.policy_temperature, "search.policy_temperature"),
-    UciOption("DrawScore", "string", _S.draw_score, "search.draw_score"),
-    UciOption("TwoFoldDraws", "check", _S.two_fold_draws, "search.two_fold_draws"),
-    UciOption("StickyEndgames", "check", _S.sticky_endgames, "search.sticky_endgames"),
-    UciOption("Temperature", "string", _S.temperature, "search.temperature"),
-    UciOption("TempDecayMoves", "spin", _S.temp_decay_moves, "search.temp_decay_moves", 0, 1000),
+    # Backend: every runner registered by name (lichessbot.engine.registry), a plugin's or a test's too
+    UciOption("Backend", "combo", _E.backend, "engine.backend", choices_of=registry.names),
+    # Precision: engine.precision (lc0 spells it in the backend's name, cuda-fp16 / cuda; docs/uci.md)
+    field_option(EngineConfig, "precision", "engine"),
+    field_option(EngineConfig, "threads", "engine", spin_max=128),
+    field_option(EngineConfig, "nn_cache_size", "engine", name="NNCacheSize", spin_max=100_000_000),
+    *field_options(SearchParams, "search"),
     UciOption("Seed", "spin", 0, "uci.seed", 0, 2**31 - 1),
     UciOption("MoveOverhead", "spin", UCI_MOVE_OVERHEAD_MS, "timeman.move_overhead", 0, 100_000),
     UciOption("Ponder", "check", False, "uci.ponder"),

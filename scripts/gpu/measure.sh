@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (see scripts/gpu/prepare.sh and docs/gpu.md, "Measuring on a GPU"): gather the pieces of
+# On the GPU machine (see scripts/gpu/prepare.sh and docs/gpu.md, "Measuring with onnxruntime-gpu"): gather the pieces of
 # onnxruntime-gpu carried by each call in /tmp; once all are there (and .gpu/base), install and measure,
 # writing every output under $OUT (the device tool brings it back):
 #   doctor.txt            lichessbot doctor (auto), and with --backend tensorrt

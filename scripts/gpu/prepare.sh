@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stage, on this machine, what scripts/gpu/measure.sh needs on an NVIDIA GPU machine that reaches no package
 # registry: the device tool's H200 (Python 3.12 with NVIDIA's CUDA 13 and cuDNN 9 wheels, the CPU-only
-# onnxruntime, nvcc, meson and ninja; 64 MiB of files per call). docs/gpu.md, "Measuring on a GPU", says how
+# onnxruntime, nvcc, meson and ninja; 64 MiB of files per call). docs/gpu.md, "Measuring with onnxruntime-gpu", says how
 # the calls go.
 #
 # Usage (from the repository root, in the project's virtual environment, after pip install -e ".[gpu,test]"; with

@@ -14,7 +14,7 @@ import chess
 import pytest
 
 from lichessbot import __version__
-from lichessbot.bot.chat.lines import EVAL_REFUSAL
+from lichessbot.bot.chat.commands import EVAL_REFUSAL
 from lichessbot.bot.service.account import NotBotError
 from lichessbot.config import parse_config
 from lichessbot.thinker.engine import Engine

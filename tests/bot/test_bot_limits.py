@@ -9,11 +9,11 @@ import time
 
 import pytest
 
+from devtools.lila.matchmaking import ACCEPT
+from devtools.lila.server import FakeLichess
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.lichess.client import LichessClient, LichessError
 from tests.fake_lichess import BotRun, StandInEngine, resign_after
-from tests.lila.matchmaking import ACCEPT
-from tests.lila.server import FakeLichess
 
 TOKEN = "lip_limits"
 

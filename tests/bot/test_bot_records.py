@@ -11,17 +11,20 @@ import chess.pgn
 import structlog
 
 from lichessbot import __version__
-from lichessbot.bot.chat.lines import (
+from lichessbot.bot.chat.commands import (
     EVAL_REFUSAL,
     HELP,
     HOWTO,
-    MAX_CHAT,
+    WAIT_GRANTED,
     WAIT_REFUSAL,
     WAIT_REPLY,
-    ChatSender,
-    answer_command,
-    eval_line,
+    WAIT_S,
+    ChatContext,
+    Reply,
+    WaitGrace,
+    reply_to,
 )
+from lichessbot.bot.chat.lines import MAX_CHAT, ChatSender, eval_line
 from lichessbot.bot.games.game import parse_moves
 from lichessbot.bot.games.pgn import GameRecord, result_string, to_pgn
 from lichessbot.logs import configure_logging
@@ -51,6 +54,15 @@ def test_eval_line_has_score_wdl_stats_and_pv_in_san():
     assert "nodes 12.3k (reused 4000) nps 850 depth 6/9" in reused
 
 
+def test_eval_line_is_from_white_s_side_as_lichess_shows_evals_also_for_a_move_of_black():
+    board = chess.Board()
+    board.push_uci("e2e4")  # black to move: the search's +0.35 and W 41% are black's
+    line = eval_line(_decision(move=chess.Move.from_uci("c7c5"), pv=(chess.Move.from_uci("c7c5"),)), board)
+    assert line.startswith("eval -0.35 | W 26% D 33% L 41% |"), line
+    mated = eval_line(_decision(move=chess.Move.from_uci("c7c5"), pv=(chess.Move.from_uci("c7c5"),), mate=3), board)
+    assert mated.startswith("mate -3 |"), mated
+
+
 def test_eval_line_stays_within_140_characters_with_a_long_pv():
     board = chess.Board()
     pv = []
@@ -66,20 +78,35 @@ def test_book_moves_say_book():
     assert eval_line(Decision(move=E4, source="book"), chess.Board()) == "book move e4"
 
 
+def answer_command(text: str, **context) -> str | None:
+    reply = reply_to(text, ChatContext(**context))
+    return None if reply is None else reply.text
+
+
 def test_chat_commands():
-    assert answer_command("!eval", last_eval="eval +0.10", name="n") == "eval +0.10"
-    assert answer_command("!EVAL please", last_eval=None, name="n") == "No evaluation yet."
-    assert answer_command(" !name", last_eval=None, name="Bot running x") == f"Bot running x (lichessbot {__version__})"
-    assert answer_command("!help", last_eval=None, name="n").startswith("Commands: !wait")
-    assert answer_command("!commands", last_eval=None, name="n") == HELP
-    assert answer_command("!howto", last_eval=None, name="n") == HOWTO
-    assert answer_command("!wait", last_eval=None, name="n", can_wait=True) == WAIT_REPLY
-    assert answer_command("!wait", last_eval=None, name="n") == WAIT_REFUSAL
-    assert answer_command("!queue", last_eval=None, name="n") == "No challenges queued."
-    assert answer_command("!Queue", last_eval=None, name="n", queue=["ann", "bob"]) == "Challenge queue: @ann, @bob"
-    assert answer_command("!eval", last_eval="eval +0.10", name="n", player_room_in_game=True) == EVAL_REFUSAL
-    assert answer_command("good luck", last_eval=None, name="n") is None
-    assert answer_command("", last_eval=None, name="n") is None
+    assert answer_command("!eval", last_eval="eval +0.10") == "eval +0.10"
+    assert answer_command("!EVAL please") == "No evaluation yet."
+    assert answer_command(" !name", name="Bot running x") == f"Bot running x (lichessbot {__version__})"
+    assert answer_command("!help").startswith("Commands: !wait")
+    assert answer_command("!commands") == HELP
+    assert answer_command("!howto") == HOWTO
+    assert answer_command("!wait", can_wait=True) == WAIT_REPLY
+    assert answer_command("!wait") == WAIT_REFUSAL
+    assert answer_command("!queue") == "No challenges queued."
+    assert answer_command("!Queue", queue=("ann", "bob")) == "Challenge queue: @ann, @bob"
+    assert answer_command("!eval", last_eval="eval +0.10", room="player", in_game=True) == EVAL_REFUSAL
+    assert answer_command("!eval", last_eval="eval +0.10", room="spectator", in_game=True) == "eval +0.10"
+    assert answer_command("good luck") is None
+    assert answer_command("") is None
+
+
+def test_wait_grants_its_grace_as_an_effect_not_as_a_text():
+    """The grace is the reply's effect (the game reads it, never the reply's words): the first !wait while an
+    abort is possible has it, a later one or one after the abort window has none."""
+    assert reply_to("!wait", ChatContext(can_wait=True)) == Reply(WAIT_REPLY, WaitGrace(WAIT_S))
+    assert reply_to("!wait", ChatContext(can_wait=True, wait_granted=True)) == Reply(WAIT_GRANTED)
+    assert reply_to("!wait", ChatContext()) == Reply(WAIT_REFUSAL)
+    assert all(reply_to(c, ChatContext(can_wait=True)).effect is None for c in ("!eval", "!name", "!help", "!queue"))
 
 
 def test_chat_sender_cuts_long_lines_and_survives_failures():

@@ -5,6 +5,9 @@ per offer, thinking again) is pinned on the game's core (tests/bot/test_game_cor
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.fake_lichess import BotRun, FakeLichess, StandInEngine, resign_after
@@ -25,13 +28,17 @@ def _offer_at(server, gid: str, ply: int) -> None:
 @pytest.mark.slow
 def test_takebacks_are_accepted_up_to_the_limit_and_the_game_goes_on_without_a_bad_post():
     config = {"max_takebacks_accepted": 1}
-    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config):
+    with FakeLichess(token=TOKEN, opponent_delay=0.3) as server, BotRun(server, StandInEngine(), config) as run:
+        ledger = Path(run.service.takebacks.path or "")
         gid = server.challenge(opponent=resign_after(16), limit=120, increment=1)
         assert server.wait_for(lambda: gid in server.games, 10)
         _offer_at(server, gid, 4)
+        # the game's shell wrote the core's CountTakeback into the ledger's file (a restart keeps the count)
+        assert server.wait_for(lambda: ledger.exists() and json.loads(ledger.read_text()) == {gid: 1}, 5)
         _offer_at(server, gid, 8)
         g = server.games[gid]
         assert server.wait_for(lambda: g.over, 20)
+        assert server.wait_for(lambda: json.loads(ledger.read_text()) == {}, 5)  # ForgetTakebacks: the game is over
     assert g.takebacks == 1 and g.status == "resign" and g.winner == "white"
     assert not g.rejected_posts  # after the takeback the bot moved from the position lichess gave
     answers = [p for _, p, _ in server.requests if "/takeback/" in p]

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from devtools.lila.matchmaking import ACCEPT
 from lichessbot.bot.challenges.filter import queue_order
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.lichess.events import parse_challenge
 from tests.fake_lichess import BotRun, StandInEngine, resign_after, scripted, staller
-from tests.lila.matchmaking import ACCEPT
 
 TOKEN = "lip_ChallengeRules0Token1"
 NOON = 1_700_000_000.0 - 1_700_000_000.0 % 86400 + 43200  # 12:00 UTC on some day

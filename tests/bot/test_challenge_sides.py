@@ -27,8 +27,11 @@ def test_rating_difference_is_measured_from_our_rating_in_the_games_perf():
 
 
 def test_the_admission_judges_rating_difference_with_the_accounts_ratings(tmp_path):
+    from lichessbot.lichess.users import parse_account
+
     adm = admission(tmp_path, rating_difference=100)
-    adm.ratings = {"blitz": 1500}
+    assert adm.signed_in(parse_account({"username": "TestBot", "perfs": {"blitz": {"rating": 1500}}})) == "TestBot"
+    assert adm.ratings == {"blitz": 1500}
     [(_, far)] = adm.challenge(adm_challenge("c1", "bob", rating=1700))
     assert not far.accept and "rating_difference" in far.why
     [(_, near)] = adm.challenge(adm_challenge("c2", "carol", rating=1550))

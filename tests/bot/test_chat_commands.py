@@ -9,7 +9,17 @@ import time
 import pytest
 import structlog
 
-from lichessbot.bot.chat.lines import HELP, WAIT_GRANTED, WAIT_REFUSAL, WAIT_REPLY, WAIT_S
+from lichessbot.bot.chat.commands import (
+    COMMANDS,
+    HELP,
+    WAIT_GRANTED,
+    WAIT_REFUSAL,
+    WAIT_REPLY,
+    WAIT_S,
+    ChatContext,
+    Reply,
+    WaitGrace,
+)
 from lichessbot.bot.games.actions import Abort
 from lichessbot.lichess.events import ChatLine
 from tests.bot.test_game_core import T0, play, said, started, state
@@ -122,3 +132,20 @@ def test_a_burst_of_commands_on_the_test_server_gets_one_answer():
         time.sleep(1.0)  # any more answers would be posted by now (the sender posts in order, at once)
         answers = [line for line in server.games[gid].chat if line[1] == HELP]
     assert burst_s < 2.5 and answers == [("player", HELP)]
+
+
+def test_a_command_added_to_the_table_is_answered_through_the_game_with_its_effect(monkeypatch):
+    """docs/contributing.md, "Adding a chat command": one entry in COMMANDS (lichessbot/bot/chat/commands.py) is a
+    command of every game: a toy ``!grace`` reads the game's context (the opponent's name, whether an abort is still
+    possible) and its effect, not its words, moves the abort deadline."""
+    def grace(ctx: ChatContext) -> Reply:
+        return Reply(f"{ctx.opponent}, take 90 s", WaitGrace(90) if ctx.can_wait else None)
+
+    monkeypatch.setitem(COMMANDS, "!grace", grace)
+    core, _ = started({"abort_time": 20})
+    play(core, T0)
+    core.on_event(state("e2e4"), T0 + 1)
+    assert said(core.on_event(ChatLine("player", "alice", "!Grace please"), T0 + 2)) == [("player", "alice, take 90 s")]
+    assert core.tick(T0 + 2 + 89) == []  # abort_time (T0 + 21) is past: the effect holds the abort back
+    assert core.tick(T0 + 2 + 90.1) == [Abort()]
+    assert core.talk.wait_granted  # a grace is a grace: a later !wait grants none

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lichessbot.bot.games.handlers import Handlers, load_handler
+from lichessbot.bot.challenges.handlers import Handlers, load_handler
 from lichessbot.config import ConfigError, ExtraGameHandlersConfig, parse_config
 from tests.bot.test_admission import admission
 from tests.bot.test_admission import challenge as adm_challenge
@@ -62,11 +62,11 @@ def test_a_bad_spec_or_a_missing_function_is_reported_with_its_key(tmp_path):
 def test_the_challenge_filter_declines_and_one_that_raises_declines_too(tmp_path):
     path = write_handlers(tmp_path)
     adm = admission(tmp_path)
-    adm.extra_filter = Handlers(ExtraGameHandlersConfig(challenge_filter=f"{path}:no_mallory")).accepts
+    adm.handlers = Handlers(ExtraGameHandlersConfig(challenge_filter=f"{path}:no_mallory"))
     [(_, verdict)] = adm.challenge(adm_challenge("c1", "Mallory"))
     assert not verdict.accept and verdict.reason == "generic" and "challenge_filter" in verdict.why
     assert adm.challenge(adm_challenge("c2", "alice"))[0][1].accept
-    adm.extra_filter = Handlers(ExtraGameHandlersConfig(challenge_filter=f"{path}:boom")).accepts
+    adm.handlers = Handlers(ExtraGameHandlersConfig(challenge_filter=f"{path}:boom"))
     [(_, verdict)] = adm.challenge(adm_challenge("c3", "bob"))
     assert not verdict.accept and "RuntimeError" in verdict.why
 

@@ -1,20 +1,25 @@
 """A game's decisions as plain function calls on its core (:class:`lichessbot.bot.games.core.GameCore`): typed
-lichess events and the time in, actions out. No thread, no socket, no clock: ``now`` is an argument."""
+lichess events and the time in, actions out. No thread, no socket, no clock: ``now`` is an argument; no file
+either: every test here runs with the file functions raising (:func:`no_files`)."""
 
 from __future__ import annotations
 
+import builtins
+import os
 import random
 
 import chess
 import pytest
 
-from lichessbot.bot.chat.lines import EVAL_REFUSAL, HOWTO, WAIT_REFUSAL, WAIT_REPLY, WAIT_S
+from lichessbot.bot.chat.commands import EVAL_REFUSAL, HOWTO, WAIT_REFUSAL, WAIT_REPLY, WAIT_S
 from lichessbot.bot.games.actions import (
     Abandon,
     Abort,
     Action,
     AnswerTakeback,
     Claim,
+    CountTakeback,
+    ForgetTakebacks,
     Ponder,
     PostMove,
     Resign,
@@ -34,6 +39,32 @@ from lichessbot.lichess.events import (
     OpponentGone,
 )
 from tests.fake_lichess import stand_in_decision
+
+
+@pytest.fixture(autouse=True)
+def no_files(monkeypatch):
+    """The core is pure: a file opened, written or renamed while a test of it runs fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the game core did file I/O: {args[:1]}")
+
+    import lichessbot.bot.games.takeback as takeback
+    import lichessbot.files as files
+
+    monkeypatch.setattr(files, "write_atomic", refuse)
+    monkeypatch.setattr(takeback, "write_atomic", refuse)
+    for name in ("open", "replace", "rename", "mkdir", "makedirs"):
+        monkeypatch.setattr(os, name, refuse)
+    monkeypatch.setattr(builtins, "open", refuse)
+
+
+def test_the_core_tests_fail_on_file_io():
+    with pytest.raises(AssertionError, match="file I/O"):
+        open(os.devnull)  # the fixture refuses it
+    from lichessbot.bot.games.takeback import TakebackLedger
+
+    with pytest.raises(AssertionError, match="file I/O"):
+        TakebackLedger("/nonexistent/takebacks.json").add("g1")
+
 
 ME, OPP = GamePlayer(id="testbot", name="TestBot", title="BOT"), GamePlayer(id="alice", name="alice", rating=1620)
 T0 = 1000.0  # monotonic seconds of the first event
@@ -274,7 +305,7 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_position_is_thought_agai
     offer = core.on_event(state(f"a2a3 e7e5 {ours}", btakeback=True), T0 + 2)
     assert offer == [AnswerTakeback(accept=True, ply=3)]
     assert core.on_event(state(f"a2a3 e7e5 {ours}", btakeback=True), T0 + 2) == []  # answered once
-    core.takeback_posted(offer[0], None)
+    assert core.takeback_posted(offer[0], None) == [CountTakeback()]  # the shell writes the ledger
     core.on_event(state("a2a3 e7e5"), T0 + 3)  # lichess takes our move back
     request = core.to_play(T0 + 3)
     assert request is not None and request.ply == 2 and request.decided is None  # thought again
@@ -282,6 +313,19 @@ def test_takebacks_are_accepted_up_to_the_limit_and_the_position_is_thought_agai
     play(core, T0 + 3, stand_in_decision(other, cp=0, nodes=1, nps=1.0, depth=1.0, seconds=0.0, reason="x"))
     again = core.on_event(state("a2a3 e7e5 b2b3", btakeback=True), T0 + 4)
     assert again == [AnswerTakeback(accept=False, ply=3)]  # the limit is reached
+    assert core.takeback_posted(again[0], None) == []  # a no is not counted
+    assert core.on_event(state("a2a3 e7e5 b2b3", status="resign", winner="white"), T0 + 5) == [ForgetTakebacks()]
+    assert core.on_event(state("a2a3 e7e5 b2b3", status="resign", winner="white"), T0 + 6) == []  # once
+
+
+def test_a_takeback_count_from_before_a_restart_holds_and_is_forgotten_at_the_end():
+    core = core_of({"max_takebacks_accepted": 1}, takebacks_before=1)
+    core.on_event(full(), T0)
+    play(core, T0)
+    assert core.on_event(state("a2a3 e7e5", btakeback=True), T0 + 1) == [AnswerTakeback(accept=False, ply=2)]
+    assert core.on_event(state("a2a3 e7e5", status="mate", winner="white"), T0 + 2) == [ForgetTakebacks()]
+    fresh, _ = started()
+    assert fresh.on_event(state("a2a3", status="resign", winner="white"), T0 + 1) == []  # nothing in the ledger
 
 
 def test_an_offer_our_move_declined_is_not_answered():
@@ -303,7 +347,7 @@ def test_a_takeback_answer_that_failed_is_given_again():
     play(core, T0)
     offer = core.on_event(state("a2a3", btakeback=True), T0 + 1)
     assert offer == [AnswerTakeback(accept=False, ply=1)]
-    core.takeback_posted(offer[0], "500 server error")
+    assert core.takeback_posted(offer[0], "500 server error") == []
     assert core.on_event(state("a2a3", btakeback=True), T0 + 2) == offer
 
 
@@ -363,7 +407,7 @@ def test_no_move_is_made_in_a_position_whose_takeback_we_accepted():
     play(core, T0)
     offer = core.on_event(state("a2a3 e7e5", btakeback=True), T0 + 1)  # on our move: lichess takes back two plies
     assert offer == [AnswerTakeback(accept=True, ply=2)]
-    core.takeback_posted(offer[0], None)
+    assert core.takeback_posted(offer[0], None) == [CountTakeback()]
     assert core.to_play(T0 + 1) is None
 
 

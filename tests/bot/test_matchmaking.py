@@ -8,13 +8,13 @@ import time
 
 import pytest
 
+from devtools.lila.matchmaking import ACCEPT, IGNORE
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.matchmaking.choice import Choice, choose, decline_aspect, game_speed
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.config import ChallengeConfig, ConfigError, MatchmakingConfig, parse_config
 from lichessbot.lichess.events import DeclineReason, GameStart, parse_account, parse_challenge, parse_game
 from tests.fake_lichess import BotRun, StandInEngine, resign_after
-from tests.lila.matchmaking import ACCEPT, IGNORE
 
 TOKEN = "lip_Matchmaking0Token1"
 NOW = 1_000_000.0

@@ -51,7 +51,7 @@ def test_create_sends_pairs_one_at_a_time_alternating_colours(server):
 
 @pytest.mark.slow
 def test_create_waits_for_the_answer_before_the_next_challenge(server):
-    from tests.lila.matchmaking import IGNORE
+    from devtools.lila.matchmaking import IGNORE
 
     server.add_bot("Silent", policy=IGNORE)
     with BotRun(server, StandInEngine(), {"matchmaking": {"decline_file": None}}) as bot:

@@ -41,15 +41,18 @@ def test_offers_in_arena_games_are_declined():
 
 def test_the_count_accepted_in_a_game_survives_a_restart(tmp_path):
     path = str(tmp_path / "takebacks.json")
-    tb = Takebacks(1, "game0001", TakebackLedger(path))
+    tb = Takebacks(1, "game0001")
     assert tb.answer(_state(btakeback=True), chess.WHITE) is True
-    tb.posted(True, ok=True)
-    again = Takebacks(1, "game0001", TakebackLedger(path))  # the bot restarted in the middle of the game
+    assert tb.posted(True, ok=True) is True  # counted: the shell adds it to the ledger
+    TakebackLedger(path).add("game0001")
+    again = Takebacks(1, "game0001", TakebackLedger(path).count("game0001"))  # the bot restarted mid-game
     assert again.accepted == 1
     assert again.answer(_state("e2e4 e7e5 g1f3 b8c6", btakeback=True), chess.WHITE) is False  # limit reached
+    assert again.posted(False, ok=True) is False  # a no is not counted
     TakebackLedger(path).forget("game0001")
-    assert Takebacks(1, "game0001", TakebackLedger(path)).accepted == 0
-    assert Takebacks(1, "other", TakebackLedger(str(tmp_path / "broken.json"))).accepted == 0
+    assert TakebackLedger(path).count("game0001") == 0
+    (tmp_path / "broken.json").write_text("{not json")
+    assert TakebackLedger(str(tmp_path / "broken.json")).count("other") == 0
 
 
 def test_a_takeback_answer_is_never_retried(server):

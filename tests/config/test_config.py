@@ -146,17 +146,24 @@ def test_the_environment_token_wins_over_the_file(tmp_path, monkeypatch):
     assert "lip_from_file" not in repr(config) and "lip_from_file" not in str(config)
 
 
-def test_backend_names_are_one_enum_everywhere():
-    from lichessbot.config import ONNX_BACKENDS, Backend, EngineConfig
-    from lichessbot.engine.evaluator import BACKENDS
+def test_backend_names_are_the_registrys_everywhere(tmp_path, capsys):
+    """The runners' names are declared once, by the registry: onnxruntime's among them, UCI's Backend and every
+    builtin runner; the config takes any name and check-config refuses one no runner serves, naming the key and
+    the registered names."""
+    from lichessbot.engine.providers import BACKENDS, ONNX_BACKENDS
+    from lichessbot.engine.registry import BUILTIN, names
     from lichessbot.uci.options import OPTIONS
 
-    assert EngineConfig(backend="triton").backend is Backend.TRITON
-    assert set(BACKENDS) == set(ONNX_BACKENDS) == {b.value for b in Backend} - {Backend.TRITON.value}
+    assert set(BACKENDS) == set(ONNX_BACKENDS) < set(BUILTIN) == set(names()) >= {"triton", "torch"}
     (uci,) = [o for o in OPTIONS if o.name == "Backend"]
-    assert uci.choices == ONNX_BACKENDS and uci.default == Backend.AUTO
+    assert uci.allowed() == names() and uci.default == "auto"
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("engine:\n  backend: gpu\n")
+    assert main(["check-config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "engine.backend" in err and "'gpu'" in err and ", ".join(names()) in err
     with pytest.raises(ConfigError, match="engine.backend"):
-        parse_config({"engine": {"backend": "gpu"}})
+        parse_config({"engine": {"backend": ""}})
 
 
 def test_home_in_the_directories_is_expanded_once_for_every_reader(tmp_path, monkeypatch):

@@ -18,12 +18,21 @@ prints) runs on top, as on a GPU host. The emulated host:
   "0" (onnxruntime's default is 1) and for TensorRT without fp16 (TensorRT's default), i.e. the float32
   weights rounded to TF32's 10-bit mantissa; float16 weights for ``trt_fp16_enable``;
 - records every session creation: the providers and options onnxruntime's Python layer passed
-  (:attr:`EmulatedGpuHost.created`).
+  (:attr:`EmulatedGpuHost.created`);
+- records the input batch sizes each GPU session runs, in order (:attr:`Created.shapes`), and makes a GPU
+  session pay ``replan_s`` seconds whenever its input shape differs from its previous run's, as onnxruntime
+  >= 1.20's CUDA Conv re-plans cuDNN then (onnxruntime issue 23006; PaddleX PR 5057 measured 300-1300 ms a
+  new shape with EXHAUSTIVE, about 2 ms with HEURISTIC);
+- ``fail_after``: every GPU run after that many (all sessions together) raises onnxruntime's ``Fail`` with
+  a cuDNN execution failure, as a GPU that faults mid-game would;
+- reports ``compute_capability`` for every GPU (an H200: 9.0).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +81,12 @@ TRT_NO_PROFILE = (
     "TRT subgraph's input if it's dynamic shape input.\nFollowing input(s) has no associated shape profiles "
     "provided: {names}")
 
+#: onnxruntime's error when a CUDA kernel fails during a run (its Status text around cuDNN's, cudnn_common.h).
+RUN_FAILURE = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Conv node. Name:"
+               "'/block0/conv1/conv' Status Message: CUDNN failure 8: CUDNN_STATUS_EXECUTION_FAILED ; GPU=0 ; "
+               "hostname=gpuhost ; file=/onnxruntime_src/onnxruntime/core/providers/cuda/nn/conv.cc ; line=455 ; "
+               "expr=cudnnConvolutionForward(...);")
+
 H200 = gpu.GpuInfo("NVIDIA H200", 143771, "580.159.03", 0)
 
 
@@ -101,6 +116,12 @@ class Created:
     providers: list[str]
     options: list[dict[str, str]]
     outcome: str = ""
+    shapes: list[int] = field(default_factory=list)
+
+    @property
+    def shape_changes(self) -> int:
+        """Runs whose input shape differed from the session's previous run (its first run not counted)."""
+        return sum(1 for a, b in zip(self.shapes, self.shapes[1:]) if a != b)
 
     def options_of(self, provider: str) -> dict[str, str] | None:
         return self.options[self.providers.index(provider)] if provider in self.providers else None
@@ -118,6 +139,26 @@ class EmulatedGpuHost:
     container_gpu: bool = False
     created: list[Created] = field(default_factory=list)
     trt_registrations: list[dict[str, str]] = field(default_factory=list)
+    replan_s: float = 0.0
+    fail_after: int | None = None
+    capability: float | None = 9.0
+    gpu_runs: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def gpu_sessions(self) -> list[Created]:
+        """The sessions that ran on an emulated GPU provider and were run at least once."""
+        return [c for c in self.created if c.outcome in (CUDA, TRT) and c.shapes]
+
+    def _ran(self, record: Created, batch: int) -> None:
+        with self._lock:
+            changed = bool(record.shapes) and record.shapes[-1] != batch
+            record.shapes.append(batch)
+            self.gpu_runs += 1
+            failing = self.fail_after is not None and self.gpu_runs > self.fail_after
+        if failing:
+            raise C.Fail(RUN_FAILURE)
+        if changed and self.replan_s > 0:
+            time.sleep(self.replan_s)
 
     def install(self, mp: pytest.MonkeyPatch) -> EmulatedGpuHost:
         host = self
@@ -131,6 +172,7 @@ class EmulatedGpuHost:
             def __init__(self, sess_options: Any, model: Any, is_path: bool, read_config: bool = False) -> None:
                 self._args = (sess_options, model, is_path, read_config)
                 self._real: Any = None
+                self._record: Created | None = None
                 self._providers: list[str] = []
                 self._options: dict[str, dict[str, str]] = {}
 
@@ -172,6 +214,17 @@ class EmulatedGpuHost:
                 self._providers = runs + [CPU]
                 self._options = {p: o for p, o in zip(providers, options) if p in runs}
                 record.outcome = self._providers[0]
+                self._record = record if runs else None
+
+            def run(self, output_names: Any, input_feed: dict[str, Any], run_options: Any = None) -> Any:
+                if self._record is not None:
+                    host._ran(self._record, len(next(iter(input_feed.values()))))
+                return self._real.run(output_names, input_feed, run_options)
+
+            def run_with_iobinding(self, binding: Any, run_options: Any = None) -> Any:
+                if self._record is not None:
+                    host._ran(self._record, binding.batch)
+                return self._real.run_with_iobinding(binding.real, run_options)
 
             def get_providers(self) -> list[str]:
                 return list(self._providers)
@@ -201,7 +254,22 @@ class EmulatedGpuHost:
         # raising=False: the CPU package (the .[cpu,test] install) has no such function; its Python layer calls it
         mp.setattr(C, "register_tensorrt_plugins_as_custom_ops", register_trt, raising=False)
         mp.setattr(C, "InferenceSession", Session)
-        mp.setattr(C, "SessionIOBinding", lambda s: real_binding(s._real if isinstance(s, Session) else s))
+        class Binding:
+            """C.SessionIOBinding that remembers the batch size of its last bound input."""
+
+            def __init__(self, session: Any) -> None:
+                self.real = real_binding(session._real if isinstance(session, Session) else session)
+                self.batch = 0
+
+            def bind_input(self, name: str, device: Any, dtype: Any, shape: Any, ptr: int) -> None:
+                self.batch = int(shape[0])
+                self.real.bind_input(name, device, dtype, shape, ptr)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.real, name)
+
+        mp.setattr(C, "SessionIOBinding", Binding)
+        mp.setattr(gpu, "compute_capability", lambda device=0: host.capability if host.gpus else None)
         mp.setattr(gpu, "nvidia_gpus", lambda: list(host.gpus))
         mp.setattr(gpu, "in_container", lambda: host.container)
         mp.setattr(gpu, "container_wants_gpu", lambda: host.container_gpu)

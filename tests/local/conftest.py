@@ -66,7 +66,7 @@ def local_bot(tmp_path: Path, tiny_net: Path, config: dict[str, Any] | None = No
     data = merge(LOCAL_CONFIG, {"engine": {"network": str(tiny_net)}, "pgn_directory": str(tmp_path / "games"),
                                 "state_directory": str(tmp_path), "abort_time": 30})
     cfg = parse_config(merge(data, config or {}))
-    with LocalLichess(BOT_TOKEN, keepalive=keepalive) as server:
+    with LocalLichess(BOT_TOKEN, keepalive=keepalive, rate_limits=False) as server:
         engine = Engine(cfg, nodes=nodes)
         client = LichessClient(BOT_TOKEN, server.url, FAST)
         service = BotService(cfg, client, engine, reconnect_backoff=0.05, token=BOT_TOKEN)

@@ -238,3 +238,13 @@ def test_several_people_play_at_once_up_to_the_bots_concurrency(local):
     assert len(waiting) == 1 and local.server.challenges[waiting[0]].status == "created"  # queued for a slot
     bots = requests.get(f"{local.server.url}/api/bot/online", timeout=5).text.splitlines()
     assert [re.search(r'"username": "(\w+)"', b).group(1) for b in bots] == ["lichessbot"]
+
+
+@pytest.mark.slow
+def test_a_variant_the_bot_does_not_play_is_created_and_declined_with_reason_variant(local):
+    """lila creates the challenge whatever the variant; the bot answers it (its config's variants)."""
+    me = local.person()
+    ch = me.challenges.create(local.server.bot.username, False, clock_limit=300, clock_increment=3, variant="atomic")
+    assert ch["status"] == "created"
+    assert local.server.wait_for(lambda: local.server.challenges[ch["id"]].status == "declined", 10)
+    assert local.server.challenges[ch["id"]].decline_reason == "variant"

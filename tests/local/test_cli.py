@@ -3,10 +3,12 @@ without ``--local``: one line naming the value, exit status 2, nothing started (
 
 from __future__ import annotations
 
+import argparse
 import socket
 import threading
 
 import pytest
+import requests
 
 from lichessbot.bot.service import local as local_mode
 from lichessbot.cli import main
@@ -50,6 +52,20 @@ def test_a_bad_fen_or_clock_is_named_and_nothing_starts(capsys, argv, says):
 def test_local_flags_need_local(capsys):
     line = _refused(capsys, ["play", "--clock", "5+3"])
     assert line == "lichessbot: --clock is for --local (playing here); add --local"
+    line = _refused(capsys, ["play", "--allowed-host", "box.lan"])
+    assert line == "lichessbot: --allowed-host is for --local (playing here); add --local"
+
+
+def test_allowed_host_names_reach_the_server_and_others_are_refused():
+    parser = argparse.ArgumentParser()
+    local_mode.add_local_arguments(parser)
+    args = parser.parse_args(["--local", "--port", "0", "--allowed-host", "Box.lan", "--allowed-host", "pi.local"])
+    with local_mode._bind("lip_t", args.host, args.port, args.allowed_host) as server:
+        for host, status in (("box.lan", 200), (f"pi.local:{server.port}", 200), ("localhost", 200),
+                             ("other.lan", 421)):
+            r = requests.get(server.url + "/api/account", headers={"Host": host, "Authorization": "Bearer lip_t"},
+                             timeout=5)
+            assert r.status_code == status, host
 
 
 def test_the_default_port_is_8080_or_the_next_free_one(monkeypatch):
@@ -59,10 +75,18 @@ def test_the_default_port_is_8080_or_the_next_free_one(monkeypatch):
         port = taken.getsockname()[1]
         monkeypatch.setattr(local_mode, "DEFAULT_PORT", port)
         try:
-            server = local_mode._bind("lip_t", "127.0.0.1", None)
+            server = local_mode._bind("lip_t", "127.0.0.1", None, [])
         except LichessbotError:  # the next ports are taken by others on this machine: nothing to check
             pytest.skip(f"ports after {port} are taken")
         try:
             assert port < server.port <= port + local_mode.PORT_TRIES
         finally:
             server.httpd.server_close()
+
+
+def test_allowed_host_names_reach_the_status_page_too(tmp_path):
+    """The status page of ``play --local`` answers the ``--allowed-host`` names as the board does (its Host check:
+    ``status.allowed_hosts``), beside those the config file names."""
+    config = local_mode.local_config(None, tmp_path, 0, "0.0.0.0", ["Box.lan", "pi.local"])
+    assert config.status.allowed_hosts == ["box.lan", "pi.local"]
+    assert config.status.host == "0.0.0.0"

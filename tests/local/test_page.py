@@ -46,9 +46,9 @@ class LocalProcess:
     """``lichessbot play --local --port 0 --config ...`` in a process; ``url``, ``pgn_dir``, ``status`` from its
     start-up line."""
 
-    def __init__(self, tmp: Path, net: Path | str, *extra: str) -> None:
+    def __init__(self, tmp: Path, net: Path | str, *extra: str, config: str = CONFIG) -> None:
         cfg = tmp / "local.yml"
-        cfg.write_text(CONFIG.format(net=net), encoding="utf-8")
+        cfg.write_text(config.format(net=net), encoding="utf-8")
         env = dict(os.environ, XDG_DATA_HOME=str(tmp / "data"))
         self.proc = subprocess.Popen([sys.executable, "-m", "lichessbot.cli", "play", "--local", "--port", "0",
                                       "--config", str(cfg), *extra], stdout=subprocess.PIPE,
@@ -83,8 +83,17 @@ def click(b: Browser, sq: str) -> None:
 
 
 def click_at(b: Browser, selector: str) -> None:
-    x, y = b.eval(f"(() => {{ const r = document.querySelector({selector!r}).getBoundingClientRect();"
-                  "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    """A real click in the middle of ``selector``'s element, scrolled into view, once it stands still (a smooth
+    scroll under way, as the page's after "New game", would move it away from the click)."""
+    where = (f"(() => {{ const e = document.querySelector({selector!r}); e.scrollIntoView({{block: 'nearest'}});"
+             "const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    x, y = b.eval(where)
+    for _ in range(40):
+        time.sleep(0.05)
+        now = b.eval(where)
+        if now == [x, y]:
+            break
+        x, y = now
     for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
         _mouse(b, kind, x, y)
 

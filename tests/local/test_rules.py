@@ -15,6 +15,7 @@ from lichessbot.local.rules import (
     apply_move,
     expiry,
     flag,
+    flag_grace_ms,
     offer_draw,
     parse_move,
     remaining,
@@ -26,10 +27,10 @@ T0 = 1000.0
 
 
 def game(fen: str = "startpos", initial: int = 60_000, inc: int = 2_000, speed: str = "bullet",
-         variant: str = "standard") -> Game:
+         variant: str = "standard", source: str = "friend") -> Game:
     g = Game(id="abcdefgh", white=Seat(Account("Alice")), black=Seat(Account("lichessbot", title="BOT")),
              board=make_board(variant, fen), initial_fen=fen, variant=variant, speed=speed, initial_ms=initial,
-             increment_ms=inc, wtime=initial, btime=initial, started_at=T0, last_move_at=T0)
+             increment_ms=inc, wtime=initial, btime=initial, started_at=T0, last_move_at=T0, source=source)
     return g
 
 
@@ -48,18 +49,45 @@ def test_the_clocks_start_after_both_first_moves_and_add_the_increment():
     assert remaining(g, False, T0 + 13.5) == 58_500
 
 
-def test_a_flag_loses_and_is_a_draw_when_the_other_side_cannot_mate():
+def test_a_flag_loses_after_lilas_grace_and_is_a_draw_when_the_other_side_cannot_mate():
     g = game()
     play(g, ("e2e4", T0), ("e7e5", T0 + 1))
-    assert not flag(g, T0 + 60.9)  # white's clock runs from black's first move
-    assert flag(g, T0 + 61.1) and (g.status, g.winner, g.wtime) == ("outoftime", "black", 0)
+    # 1+2: quota gain min(100, 140 * 2 / 5 + 15) = 71 cs, 4 gains after white's first move: 2.84 s, at most 2 s
+    assert flag_grace_ms(g, True) == 2000
+    assert not flag(g, T0 + 62.9)  # white's clock runs from black's first move; 0 at T0 + 61, then the grace
+    assert flag(g, T0 + 63.1) and (g.status, g.winner, g.wtime) == ("outoftime", "black", 0)
     bare = game("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")  # black has a bare king: it cannot win on time
     play(bare, ("e2e3", T0), ("e8d8", T0 + 1))
     assert flag(bare, T0 + 70) and (bare.status, bare.winner) == ("outoftime", None)
 
 
-def test_a_game_whose_first_move_never_comes_expires_after_lilas_time():
+def test_the_flag_grace_is_the_lag_quota_at_most_two_seconds():
+    """scalachess LagTracker.init: 3 quota gains at the start, one more a move; Clock.outOfTime: at most 2 s."""
+    g = game(initial=15_000, inc=0, speed="ultraBullet")  # gain min(100, 15 * 2 / 5 + 15) = 21 cs
+    assert flag_grace_ms(g, True) == 630
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert flag_grace_ms(g, True) == 840 and flag_grace_ms(g, False) == 840
+    assert flag_grace_ms(game(initial=180_000, inc=2_000, speed="blitz"), True) == 2000
+
+
+def test_a_challenge_game_never_expires_for_want_of_a_first_move():
+    """lila Source.expirable: only lobby, arena, pool and swiss games."""
     g = game(speed="blitz")
+    assert expiry(g, T0 + 100) is None
+    assert expiry(game(speed="blitz", source="lobby"), T0 + 100) == 0.0
+
+
+def test_a_correspondence_clock_runs_and_each_move_gives_the_days_again():
+    g = game(initial=0, inc=0, speed="correspondence")
+    g.has_clock, g.days, g.wtime, g.btime = False, 2, 2 * 86_400_000, 2 * 86_400_000
+    assert remaining(g, True, T0 + 3600) == 2 * 86_400_000 - 3_600_000  # white's days run from the start
+    play(g, ("e2e4", T0 + 3600))
+    assert g.wtime == 2 * 86_400_000 and remaining(g, False, T0 + 3600 + 60) == 2 * 86_400_000 - 60_000
+    assert flag(g, T0 + 3600 + 2 * 86_400 + 1) and (g.status, g.winner) == ("outoftime", "white")
+
+
+def test_a_game_whose_first_move_never_comes_expires_after_lilas_time():
+    g = game(speed="blitz", source="lobby")
     assert time_for_first_move(g) == 25 and expiry(g, T0 + 10) == 15
     play(g, ("e2e4", T0 + 20))
     assert expiry(g, T0 + 30) == 15  # black's time counts from white's move
@@ -98,19 +126,29 @@ def test_takebacks_take_back_one_move_or_two():
     assert takeback(g, False, True, T0 + 3)  # black accepts: black's reply and white's move go
     assert g.ply() == 0 and g.clocks == []
     play(g, ("d2d4", T0 + 4))
-    assert takeback(g, True, True, T0 + 5) and takeback(g, False, True, T0 + 6)
-    assert g.ply() == 0  # proposed before black replied: one move
-    play(g, ("c2c4", T0 + 7))
-    assert takeback(g, True, True, T0 + 8) and takeback(g, False, False, T0 + 9)  # declined
-    assert g.ply() == 1 and not g.white.proposing_takeback
+    assert not takeback(g, True, True, T0 + 5)  # black has not moved: no proposal (lila bothPlayersHaveMoved)
+    play(g, ("d7d5", T0 + 6), ("c2c4", T0 + 7))
+    assert takeback(g, False, True, T0 + 8) and takeback(g, True, True, T0 + 9)
+    assert g.ply() == 1 and g.board.turn == chess.BLACK  # black proposed on its turn: c4 and d5 go
+
+
+def test_a_declined_takeback_holds_the_next_proposal_back():
+    """lila RoundAsyncActor TakebackBoard: min(declines, 10)² × 10 s after the last decline."""
+    g = game()
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert takeback(g, True, True, T0 + 2) and takeback(g, False, False, T0 + 3)  # declined
+    assert g.ply() == 2 and not g.white.proposing_takeback
+    assert not takeback(g, True, True, T0 + 12)  # 10 s after one decline
+    assert takeback(g, True, True, T0 + 13.5) and takeback(g, False, False, T0 + 14)
+    assert not takeback(g, True, True, T0 + 14 + 39) and takeback(g, True, True, T0 + 14 + 41)  # 40 s after two
 
 
 def test_a_move_declines_the_opponents_takeback_proposal_and_the_movers_own_stands():
     """lila MovePlayer.scala ``postHumanOrBotPlay``: a move declines ``pov.opponent``'s proposal only."""
     g = game()
-    play(g, ("e2e4", T0))
+    play(g, ("e2e4", T0), ("e7e5", T0 + 0.5), ("d2d4", T0 + 0.7))
     assert takeback(g, True, True, T0 + 1) and g.white.proposing_takeback  # white asks, black to move
-    play(g, ("e7e5", T0 + 2))  # black moves instead of answering: white's proposal is declined
+    play(g, ("d7d5", T0 + 2))  # black moves instead of answering: white's proposal is declined
     assert not g.white.proposing_takeback
     assert takeback(g, True, True, T0 + 3) and g.white.proposing_takeback  # white asks on its own turn ...
     play(g, ("g1f3", T0 + 4))
@@ -135,8 +173,8 @@ def test_the_export_has_clocks_and_the_bots_evals_from_white_s_side():
     g = game(speed="bullet", inc=0)
     g.black = Seat(Account("lichessbot", title="BOT"))
     play(g, ("e2e4", T0), ("e7e5", T0 + 1), ("g1f3", T0 + 2), ("b8c6", T0 + 3))
-    attach_eval(g, False, "eval +0.35 | W 41% D 33% L 26% | nodes 16 nps 1000 depth 2 | pv e5 Nf3")
-    attach_eval(g, False, "mate +3 | nodes 16 nps 1000 depth 2 | pv Nc6 Bb5")
+    attach_eval(g, False, "eval -0.35 | W 26% D 33% L 41% | nodes 16 nps 1000 depth 2 | pv e5 Nf3")
+    attach_eval(g, False, "mate -3 | nodes 16 nps 1000 depth 2 | pv Nc6 Bb5")  # the line's side: white's
     attach_eval(g, False, "book move Nc6")  # no eval in it
     text = pgn(g, "http://127.0.0.1:8080/abcdefgh")
     assert "1. e4 { [%clk 0:01:00] } 1... e5 { [%eval -0.35] [%clk 0:01:00] }" in text

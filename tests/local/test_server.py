@@ -6,6 +6,7 @@ between two people whose streams are all closed."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -75,10 +76,14 @@ def test_the_board_api_refuses_bullet_as_lichess_does_and_the_page_plays_it():
 def test_bad_requests_never_take_the_server_down():
     with LocalLichess(BOT) as server:
         assert b" 400 " in _raw(server, b"GARBAGE\r\n\r\n")
-        assert b" 400 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\nContent-Length: abc\r\n\r\n")
-        assert b" 413 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n")
+        host = b"Host: 127.0.0.1\r\n"
+        assert b" 400 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\n" + host + b"Content-Length: abc\r\n\r\n")
+        assert b" 413 " in _raw(server, b"POST /api/challenge/x HTTP/1.1\r\n" + host +
+                                b"Content-Length: 99999999\r\n\r\n")
         r = requests.post(server.url + "/api/challenge/lichessbot", headers={**_auth("lip_x"),
                           "Content-Type": "application/json"}, data=b"[1, 2", timeout=5)
+        assert r.status_code == 400 and "Invalid JSON" in r.json()["error"] and not server.challenges
+        r = requests.post(server.url + "/api/challenge/lichessbot", headers=_auth("lip_x"), data={}, timeout=5)
         assert r.status_code == 200 and r.json()["timeControl"] == {"type": "unlimited"}  # no clock, no days
         r = requests.get(server.url + "/api/board/game/stream/nonexist", headers=_auth("lip_x"), timeout=5)
         assert r.status_code == 404 and r.json() == {"error": "No such game"}
@@ -95,7 +100,9 @@ def test_the_page_is_one_self_contained_html_with_its_settings():
             html = r.text
             assert '"bot": "LocalBot"' in html and '"status": "http://127.0.0.1:9999"' in html
             assert "/*CSS*/" not in html and "/*JS*/" not in html and "function renderBoard" in html
-            assert "src=" not in html and "<link" not in html  # nothing from outside
+            assert "src=" not in html  # nothing from outside: the one <link> is the icon, inline
+            assert re.findall(r"<link[^>]*>", html) == [m for m in re.findall(r"<link[^>]*>", html)
+                                                        if 'rel="icon" href="data:image/svg+xml,' in m]
         first = requests.post(server.url + "/local/session", timeout=5).json()
         again = requests.post(server.url + "/local/session", data={"token": first["token"]}, timeout=5).json()
         assert again == first and server.account_for_token(first["token"]).web  # a reload is the same guest
@@ -110,7 +117,7 @@ def test_the_page_stream_sends_positions_and_shows_the_spectator_room_to_players
         assert first[0]["type"] == "gameFull" and first[1]["type"] == "position"
         pos = first[1]
         assert pos["turn"] == "white" and sorted(pos["dests"]["e2"]) == ["e3", "e4"] and pos["abortable"]
-        assert pos["expiresIn"] is not None and 20_000 < pos["expiresIn"] <= 25_000  # blitz: 25 s for a first move
+        assert pos["expiresIn"] is None  # a challenge's game never expires (lila Source.expirable)
         live: list[dict] = []
         reader = threading.Thread(target=_lines, args=(server, f"/local/game/{gid}/stream", "lip_a", 3, live))
         reader.start()
@@ -173,10 +180,24 @@ def test_the_clock_thread_ends_a_game_nobody_watches():
         assert (g.status, g.winner) == ("outoftime", "black")
 
 
-def test_a_first_move_that_never_comes_aborts_the_game():
+def test_a_challenge_game_is_not_aborted_when_its_first_move_never_comes():
+    """lila expires only lobby, arena, pool and swiss games (Source.expirable): a friend game waits for its
+    players (the bot's own ``abort_time`` decides)."""
     with LocalLichess(BOT) as server:
         gid = _game(server)
         g = server.games[gid]
+        g.last_move_at -= 60  # 25 s for a blitz game's first move, long past
+        assert not server.wait_for(lambda: g.over, 0.5)
+        assert g.status == "started"
+        r = requests.post(f"{server.url}/api/board/game/{gid}/move/e2e4", headers=_auth("lip_a"), timeout=5)
+        assert r.ok and g.ply() == 1
+
+
+def test_a_lobby_game_whose_first_move_never_comes_is_aborted():
+    with LocalLichess(BOT) as server:
+        gid = _game(server)
+        g = server.games[gid]
+        g.source = "lobby"
         g.last_move_at -= 24.9  # 25 s for a blitz game's first move: 0.1 s left
         assert server.wait_for(lambda: g.over, 3)
         assert (g.status, g.winner) == ("aborted", None)

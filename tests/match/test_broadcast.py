@@ -9,11 +9,11 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
+from devtools.lila.server import FakeLichess
 from lichessbot.cli import main
 from lichessbot.match import Adjudication, EngineSpec, MatchConfig, TimeControl, run_match
 from lichessbot.match.broadcast import BroadcastPusher
 from lichessbot.match.cli import BROADCAST_TOKEN_ENV
-from tests.lila.server import FakeLichess
 
 TOKEN = "lip_BROADCASTTOKEN0123456789"
 SCRIPTED = [sys.executable, str(Path(__file__).resolve().parents[1] / "scripted_engine.py")]

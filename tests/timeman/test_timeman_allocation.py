@@ -132,6 +132,20 @@ def test_a_movetime_search_without_a_clock_gets_a_fixed_budget_of_movetime_less_
     assert fixed_budget(0.25) == Budget(target=0.25, hard_max=0.25, clocked=False)
 
 
+def test_a_movetime_beside_a_clock_caps_the_budget_and_keeps_every_other_field():
+    tm = TimeManager(TimemanConfig(move_overhead=100))
+    clocked = tm.stopper(chess.Board(), clock=Clock(60_000))
+    assert clocked is not None and clocked.budget is not None and clocked.budget.reserve_ms > 0
+    capped = TimeManager(TimemanConfig(move_overhead=100)).stopper(chess.Board(), clock=Clock(60_000), movetime=0.2)
+    assert capped is not None and capped.budget is not None
+    assert capped.budget.target == capped.budget.hard_max == pytest.approx(0.1)  # movetime less the overhead
+    full, cut = vars(clocked.budget), vars(capped.budget)
+    assert {k: v for k, v in cut.items() if k not in ("target", "hard_max")} == {
+        k: v for k, v in full.items() if k not in ("target", "hard_max")}  # reserve_ms kept, and every other
+    with pytest.raises(TypeError):
+        Budget(1.0, 2.0)  # type: ignore[misc]  # keywords only
+
+
 def test_bad_clock_and_config_are_refused():
     with pytest.raises(ClockError, match="movestogo"):
         Clock(1_000, movestogo=0)

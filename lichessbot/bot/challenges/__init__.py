@@ -27,11 +27,12 @@ from collections.abc import Callable, Iterable
 import structlog
 
 from lichessbot.bot.challenges.filter import Verdict, decide
+from lichessbot.bot.challenges.handlers import Handlers
 from lichessbot.bot.challenges.records import DeclineRecords
 from lichessbot.bot.challenges.rules import ChallengeRules
 from lichessbot.config import BotConfig
 from lichessbot.lichess.events import Challenge, DeclineReason, GameFull, GameInfo, RateLimit
-from lichessbot.lichess.users import BOT_GAMES_KEY
+from lichessbot.lichess.users import BOT_GAMES_KEY, Account
 
 __all__ = ["ANSWERED_TTL", "PENDING_TTL", "Admission", "Verdict"]
 
@@ -58,8 +59,8 @@ class Admission:
         self.me = ""
         #: Our ratings by perf key (``/api/account``), for ``challenge.rating_difference``: set by the service.
         self.ratings: dict[str, int] = {}
-        #: The operator's challenge filter (extra_game_handlers.challenge_filter): ``(accept, why)``, or None.
-        self.extra_filter: Callable[[Challenge], tuple[bool, str]] | None = None
+        #: The operator's functions (extra_game_handlers), imported now: a bad one stops the start (ConfigError).
+        self.handlers = Handlers(config.extra_game_handlers)
         self._lock = threading.Lock()
         self.stopping = False
         self.running: set[str] = set()           # from gameStart / gameFinish (or the server's list)
@@ -141,8 +142,8 @@ class Admission:
                                                      f"{(self.blocked_until[name] - now) / 60:.0f} more minutes")
         always = [n for n, t in self.allowed_until.items() if t > now]
         verdict = decide(self.config.challenge, ch, 0, self.ratings, always)
-        if verdict.accept and self.extra_filter is not None:
-            ok, why = self.extra_filter(ch)
+        if verdict.accept and self.handlers.filters:
+            ok, why = self.handlers.accepts(ch)
             verdict = verdict if ok else Verdict.no(DeclineReason.GENERIC, why)
         if verdict.accept:
             verdict = self.rules.admit(ch, live)
@@ -222,13 +223,23 @@ class Admission:
             return
         with self._lock:
             self.rules.game_full(gid, opp.name or opp.id or "", opp.is_bot)
+        self.handlers.game_started(full)  # extra_game_handlers.game_start
 
-    def game_finished(self, gid: str) -> None:
-        """``gameFinish`` (or a game thread that saw its game end): the slot is free, the game never restarts."""
+    def game_finished(self, gid: str, record: object = None) -> None:
+        """``gameFinish`` (or a game thread that saw its game end): the slot is free, the game never restarts.
+        ``record``: the game's record, from the thread of a game we played (extra_game_handlers.game_end)."""
         with self._lock:
             self.running.discard(gid)
             self.correspondence.discard(gid)
             self.finished.add(gid)
+        if record is not None:
+            self.handlers.game_ended(record)
+
+    def signed_in(self, account: Account) -> str:
+        """Our account, once read: our name (returned), and our ratings for ``challenge.rating_difference``."""
+        self.me = account.username or account.id
+        self.ratings = {k: p.rating for k, p in account.perfs.items() if p.rating}
+        return self.me
 
     def may_start(self, gid: str) -> bool:
         """Whether a thread may (re)start for game ``gid`` (not seen over)."""

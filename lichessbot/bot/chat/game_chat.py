@@ -6,30 +6,28 @@ granted once a game (:meth:`GameChat.answer`).
 
 The game's core (:class:`lichessbot.bot.games.core.GameCore`) tells it what happens and gets back the lines
 to say (:class:`Say`, no I/O here: the game's shell hands them to the chat sender); what is said, and when,
-is decided here (the texts and commands are :mod:`lichessbot.bot.chat.lines`'s).
+is decided here (the commands are :mod:`lichessbot.bot.chat.commands`'s table, each a function of a frozen
+:class:`~lichessbot.bot.chat.commands.ChatContext` of the game; the other texts :mod:`lichessbot.bot.chat.lines`'s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import assert_never
 
 import chess
 import structlog
 from structlog.typing import FilteringBoundLogger
 
-from lichessbot.bot.chat.lines import WAIT_REPLY, WAIT_S, answer_command, command_of, eval_line, render_greeting
+from lichessbot.bot.chat.commands import ChatContext, Room, WaitGrace, command_of, reply_to
+from lichessbot.bot.chat.lines import eval_line, render_greeting
 from lichessbot.bot.chat.machine import cpu_text, engine_text, ram_text
 from lichessbot.config import BotConfig
 from lichessbot.lichess.events import ChatLine
 from lichessbot.thinker import Decision
 
 __all__ = ["GameChat", "Room", "Say"]
-
-#: lichess's game chat rooms (the Bot API's ``room``).
-Room = Literal["player", "spectator"]
-
 
 @dataclass(frozen=True)
 class Say:
@@ -84,13 +82,14 @@ class GameChat:
 
     def answer(self, line: ChatLine, *, now: float, over: bool, can_wait: bool) -> tuple[list[Say], float]:
         """The answer to a command in ``line`` (never to our own lines), in its room, and the seconds of
-        ``!wait``'s grace (:data:`~lichessbot.bot.chat.lines.WAIT_S`, the first time only; 0 otherwise).
+        ``!wait``'s grace (the reply's :class:`~lichessbot.bot.chat.commands.WaitGrace`, the first time only; 0
+        otherwise).
 
         ``now``: monotonic seconds. ``can_wait``: an abort is still possible in this game. One asker (a user in
         one room) gets at most one answer every ``chat.command_interval`` seconds: a command within that time of
         the last one answered is dropped, unanswered and without effect (a ``!wait`` too), and logged (``chat
         command dropped``, with the count since the last answer: info for the first, debug after). A later
-        ``!wait`` once the grace was granted gets :data:`~lichessbot.bot.chat.lines.WAIT_GRANTED` and no grace.
+        ``!wait`` once the grace was granted gets :data:`~lichessbot.bot.chat.commands.WAIT_GRANTED` and no grace.
         """
         room: Room = "spectator" if line.room == "spectator" else "player"
         asker = line.username.lower()
@@ -108,15 +107,22 @@ class GameChat:
             return [], 0.0
         self._answered_at[key] = now
         self._dropped.pop(key, None)
-        answer = answer_command(line.text, last_eval=self.last_eval,
-                                name=f"{self.username} running lichessbot with the {self.engine_name} network",
-                                player_room_in_game=room == "player" and not over, can_wait=can_wait,
-                                wait_granted=self.wait_granted, queue=self.queued())
+        reply = reply_to(line.text, ChatContext(
+            room=room, in_game=not over, name=f"{self.username} running lichessbot with the {self.engine_name} network",
+            opponent=self.opponent, last_eval=self.last_eval, can_wait=can_wait, wait_granted=self.wait_granted,
+            queue=tuple(self.queued())))
+        if reply is None:
+            return [], 0.0
         grace = 0.0
-        if answer == WAIT_REPLY:
-            self.wait_granted = True
-            grace = float(WAIT_S)
-        return ([Say(room, answer)] if answer else []), grace
+        match reply.effect:
+            case WaitGrace(seconds=seconds):
+                self.wait_granted = True
+                grace = seconds
+            case None:
+                pass
+            case _:
+                assert_never(reply.effect)  # mypy: an effect with no case here
+        return ([Say(room, reply.text)] if reply.text else []), grace
 
     def after_move(self, decision: Decision, board: chess.Board, our_moves: int) -> list[Say]:
         """Keep the eval line of our move in ``board``; say it to the spectators every ``chat.eval_every``

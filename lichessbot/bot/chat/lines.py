@@ -1,4 +1,5 @@
-"""Chat off the move's path: a background sender, the eval line, and the ``!`` commands.
+"""Chat off the move's path: a background sender, the eval line, the greetings (the ``!`` commands are
+:mod:`lichessbot.bot.chat.commands`'s).
 
 Games only *enqueue* lines; one sender thread posts them in order. A slow or failing chat call (lichess
 answers 400 when a chat is closed, 429 when too fast) is logged and dropped: it never delays a move.
@@ -10,46 +11,19 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import chess
 import structlog
 
-from lichessbot import __version__
 from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.config import GreetingConfig
 from lichessbot.thinker import Decision
 
-__all__ = ["COMMANDS", "EVAL_REFUSAL", "HELP", "HOWTO", "MAX_CHAT", "WAIT_GRANTED", "WAIT_REFUSAL", "WAIT_REPLY",
-           "WAIT_S", "ChatSender", "answer_command", "command_of", "eval_line", "greetings_with_links",
-           "render_greeting"]
+__all__ = ["MAX_CHAT", "ChatSender", "eval_line", "greetings_with_links", "render_greeting"]
 
 #: lichess's limit on a chat line (UTF-16 units: :data:`lichessbot.bot.chat.rules.MAX_UNITS`).
 MAX_CHAT = MAX_UNITS
-#: The commands lichess-bot users know (lichess-bot lib/conversation.py: !help/!commands, !wait, !name, !eval,
-#: !queue; !howto from its earlier versions), in our words.
-HELP = ("Commands: !wait (I wait up to a minute for your first move, once), !name, !eval (spectator chat), !queue "
-        "(challenges waiting), !howto, !help")
-#: The answer to ``!howto``. No link: lichess drops a bot's chat line with one, silently (lila
-#: modules/chat/src/main/ChatApi.scala ``hasLinks`` for bots; "lichess.org/..." counts).
-HOWTO = ("How to run a bot: create a BOT account (see the Bot API in lichess's API docs) and run a bot program "
-         "on it; I am lichessbot.")
-#: The commands answered (:func:`answer_command`); any other line, ``!`` or not, gets no answer.
-COMMANDS = frozenset({"!eval", "!name", "!help", "!commands", "!howto", "!wait", "!queue"})
-#: Seconds of ``!wait``'s grace: the first move may come until this long after the ``!wait`` (lichess-bot's
-#: ``!wait`` waits 60 s too: lib/conversation.py, ``game.ping(60, 120, 120)``). Granted once a game.
-WAIT_S = 60
-#: The answer to the first ``!wait`` while the game can still be aborted (the game then waits until at least
-#: :data:`WAIT_S` seconds after it).
-WAIT_REPLY = f"I'll wait up to {WAIT_S} seconds from now for your first move..."
-#: The answer to a later ``!wait`` in the same game: the grace is granted once, never extended.
-WAIT_GRANTED = "I am already waiting for your first move: one !wait per game."
-#: The answer to ``!wait`` once both sides have moved (or in arenas and correspondence: nothing is aborted).
-WAIT_REFUSAL = "No need to wait: this game is not aborted any more."
-#: The answer to ``!eval`` in the player room while the game is on (an eval there would be outside help;
-#: lichess-bot refuses too).
-EVAL_REFUSAL = "Sorry, I don't share my evaluation with my opponent during the game. Spectators can ask in their chat."
-
 log = structlog.get_logger("lichessbot.chat")
 
 
@@ -139,7 +113,8 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     """One chat line (<= 140 characters) for our move ``decision`` played in ``board`` (before the move).
 
     Search: ``eval +0.35 | W 41% D 33% L 26% | nodes 1.2k (reused 300) nps 850 depth 6/14 | pv Nf3 d5 ...``
-    (score in pawns from our side, from the search's centipawns, lc0's formula; nodes, nps, depth and seldepth
+    (score in pawns and W/D/L from white's side, as lichess shows every eval: its analysis board, its PGN's
+    ``[%eval]``; from the search's centipawns, lc0's formula; nodes, nps, depth and seldepth
     lc0's, :class:`lichessbot.search.SearchStats`, the nodes kept from the previous tree apart). Book: ``book
     move Nf3``. Tablebase (local or online): ``tablebase win, DTZ 13 | Kf2``. Online book: ``explorer:
     masters, 1,234 games, 42% score | e4``. A search kept to the online tables' moves starts with their note.
@@ -152,8 +127,9 @@ def eval_line(decision: Decision, board: chess.Board) -> str:
     if sc is None:
         parts = ["eval ?"]
     else:
-        parts = [f"mate {sc.mate:+d}" if sc.mate is not None else f"eval {sc.cp / 100:+.2f}"]
-        w, d, l = (round(100 * x) for x in sc.wdl)
+        sign = 1 if board.turn == chess.WHITE else -1  # the search's score is the mover's: white's side here
+        parts = [f"mate {sign * sc.mate:+d}" if sc.mate is not None else f"eval {sign * sc.cp / 100:+.2f}"]
+        w, d, l = (round(100 * x) for x in (sc.wdl if sign == 1 else sc.wdl[::-1]))
         parts.append(f"W {w}% D {d}% L {l}%")
     reused = f" (reused {_si(decision.reused_nodes)})" if decision.reused_nodes else ""
     depth = f"depth {decision.depth}/{decision.seldepth}"
@@ -185,46 +161,3 @@ def render_greeting(template: str, **values: str) -> str:
         return template.format_map(_Keep(values))
     except (ValueError, IndexError, AttributeError, KeyError):
         return template
-
-
-def command_of(text: str) -> str | None:
-    """The command of the chat line ``text`` (its first word, lower case) when it is one of :data:`COMMANDS`,
-    else None."""
-    words = text.split(maxsplit=1)
-    cmd = words[0].lower() if words else ""
-    return cmd if cmd in COMMANDS else None
-
-
-def answer_command(text: str, *, last_eval: str | None, name: str, player_room_in_game: bool = False,
-                   can_wait: bool = False, wait_granted: bool = False, queue: Sequence[str] = ()) -> str | None:
-    """The answer to a chat command (``!help``/``!commands``, ``!wait``, ``!name``, ``!howto``, ``!eval``,
-    ``!queue``; any case, words after the command ignored), or None for other lines.
-
-    Args:
-        text: the chat line.
-        last_eval: the eval line of our last move (``!eval``), or None before it.
-        name: who we are, e.g. ``"TestBot running lichessbot with the maia-1900 network"`` (``!name`` adds
-            the version).
-        player_room_in_game: the line came from the player room while the game is on; ``!eval`` then gets
-            :data:`EVAL_REFUSAL` instead of the evaluation (lichess-bot refuses it to the opponent too).
-        can_wait: the game would still be aborted for a missing first move; ``!wait`` then answers
-            :data:`WAIT_REPLY` (the caller grants :data:`WAIT_S` seconds), or :data:`WAIT_GRANTED` when
-            ``wait_granted`` (a grace was granted in this game already), else :data:`WAIT_REFUSAL`.
-        queue: the challengers waiting for a slot, next first (``!queue``).
-    """
-    cmd = command_of(text)
-    if cmd == "!eval":
-        if player_room_in_game:
-            return EVAL_REFUSAL
-        return last_eval or "No evaluation yet."
-    if cmd == "!name":
-        return f"{name} (lichessbot {__version__})"
-    if cmd in ("!help", "!commands"):
-        return HELP
-    if cmd == "!howto":
-        return HOWTO
-    if cmd == "!wait":
-        return (WAIT_GRANTED if wait_granted else WAIT_REPLY) if can_wait else WAIT_REFUSAL
-    if cmd == "!queue":
-        return f"Challenge queue: {', '.join('@' + n for n in queue)}" if queue else "No challenges queued."
-    return None

@@ -2,7 +2,8 @@
 per thing the bot can do in a game on lichess (the Bot API's game endpoints) or ask of its engine.
 
 The shell (:class:`~lichessbot.bot.games.game.Game`) carries them out in order; where the outcome matters
-to the game (a move post, a takeback answer, the strength level), it tells the core how it went.
+to the game (a move post, a takeback answer, the strength level), it tells the core how it went. The core does
+no I/O: even the takeback ledger's file is written by the shell (:class:`CountTakeback`, :class:`ForgetTakebacks`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from lichessbot.bot.chat.game_chat import Say
 from lichessbot.config import BotConfig
 from lichessbot.thinker.protocol import Clock, Decision
 
-__all__ = ["Abandon", "Abort", "Action", "AnswerTakeback", "Claim", "PostMove", "Ponder", "Resign", "Resync", "Say",
-           "SetOpponent", "ThinkRequest"]
+__all__ = ["Abandon", "Abort", "Action", "AnswerTakeback", "Claim", "CountTakeback", "ForgetTakebacks", "Ponder",
+           "PostMove", "Resign", "Resync", "Say", "SetOpponent", "ThinkRequest"]
 
 
 @dataclass(frozen=True)
@@ -91,12 +92,25 @@ class SetOpponent:
 
 
 @dataclass(frozen=True)
+class CountTakeback:
+    """One more takeback accepted in this game: the shell adds it to the takeback ledger
+    (:meth:`~lichessbot.bot.games.takeback.TakebackLedger.add`, a file write), so a restart keeps the count."""
+
+
+@dataclass(frozen=True)
+class ForgetTakebacks:
+    """The game is over: the shell drops its count from the takeback ledger
+    (:meth:`~lichessbot.bot.games.takeback.TakebackLedger.forget`, a file write)."""
+
+
+@dataclass(frozen=True)
 class Resync:
     """Drop the game stream: its reconnection brings a fresh ``gameFull``, the server's state."""
 
 
 #: Everything a core can ask of its shell.
-Action = PostMove | Resign | Abort | Abandon | Claim | AnswerTakeback | Ponder | SetOpponent | Resync | Say
+Action = (PostMove | Resign | Abort | Abandon | Claim | AnswerTakeback | CountTakeback | ForgetTakebacks | Ponder
+          | SetOpponent | Resync | Say)
 
 
 @dataclass(frozen=True)

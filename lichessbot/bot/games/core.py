@@ -1,6 +1,7 @@
 """A game as a pure state machine: lichess's game events (typed, :mod:`lichessbot.lichess.events`) and the
 time in, actions out (:mod:`lichessbot.bot.games.actions`). No I/O, no threads, no clock of its own: every
-call that depends on time takes ``now`` (monotonic seconds); the only outside effect is its log lines.
+call that depends on time takes ``now`` (monotonic seconds); the only outside effect is its log lines (the
+takeback ledger's file too is the shell's: :class:`~lichessbot.bot.games.actions.CountTakeback`).
 
 The board is rebuilt from each state's ``moves`` (both castling notations). One move is decided per position
 (:meth:`GameCore.to_play`, :meth:`GameCore.decided`): a post that fails is retried with the *same* move after
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import assert_never
 
 import chess
 import structlog
@@ -27,6 +29,8 @@ from lichessbot.bot.games.actions import (
     Action,
     AnswerTakeback,
     Claim,
+    CountTakeback,
+    ForgetTakebacks,
     Ponder,
     PostMove,
     Resign,
@@ -35,17 +39,10 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.pgn import GameRecord
-from lichessbot.bot.games.rules import (
-    ScoreRules,
-    Unplayable,
-    clocks_now,
-    fake_think_s,
-    parse_moves,
-    post_patience,
-)
-from lichessbot.bot.games.takeback import TakebackLedger, Takebacks, taken_back
+from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, fake_think_s, parse_moves, post_patience
+from lichessbot.bot.games.takeback import Takebacks, taken_back
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig, GameFacts
-from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone
+from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
 from lichessbot.thinker.protocol import Clock, Decision
 from lichessbot.timeman import OverheadEstimator, move_overhead_ms
 
@@ -65,11 +62,13 @@ class GameCore:
         queued: reads the challengers waiting for a slot (``!queue``).
         rng: the fallback move's choice when the engine fails (seeded in tests).
         log: a bound structlog logger (default: ``lichessbot.game`` with ``game_id``).
+        takebacks_before: takebacks accepted in this game before a restart (the takeback ledger's count, read by
+            the shell; the core's :class:`CountTakeback` and :class:`ForgetTakebacks` ask the shell to write it).
     """
 
     def __init__(self, game_id: str, *, config: BotConfig, me: str, url: str, engine_name: str = "lichessbot",
                  queued: Callable[[], Sequence[str]] = tuple, rng: random.Random | None = None,
-                 log: FilteringBoundLogger | None = None, takebacks: TakebackLedger | None = None) -> None:
+                 log: FilteringBoundLogger | None = None, takebacks_before: int = 0) -> None:
         self.id, self.config = game_id, config
         self.username, self.me = me, me.lower()
         self.log: FilteringBoundLogger = (log if log is not None else
@@ -97,7 +96,7 @@ class GameCore:
         self._attempts: dict[int, int] = {}
         self._rules = ScoreRules(config.draw_or_resign)
         self.game_config = config  # this game's config: ``game_overrides`` applied at its gameFull
-        self._takebacks = Takebacks(config.max_takebacks_accepted, game_id, takebacks)
+        self._takebacks = Takebacks(config.max_takebacks_accepted, game_id, takebacks_before)
         self._our_moves = 0
         self._opp_offers_draw = False
         self._opp_wait_since: float | None = None
@@ -113,35 +112,42 @@ class GameCore:
     def on_event(self, event: Connected | GameEvent, now: float) -> list[Action]:
         """The actions an event of the game stream calls for. Raises ValueError for a ``gameState`` whose
         moves cannot be read (the shell resyncs); a ``gameFull`` the engine cannot play ends in :class:`Abandon`."""
-        if isinstance(event, Connected):
-            self._opened_at = event.opened_at
-            if event.reconnect:
-                self.log.info("game stream reconnected")
-            return []
-        if isinstance(event, GameFull):
-            try:
-                actions = self._on_full(event)
-                return actions + self._on_state(event.state, now, full=True)
-            except Unplayable as err:
-                return [self.abandon(str(err))]
-        if isinstance(event, GameState):
-            return self._on_state(event, now)
-        if isinstance(event, ChatLine):
-            said, grace = self.talk.answer(event, now=now, over=self.over,
-                                           can_wait=not self.over and not self.correspondence and self.abortable())
-            if grace:  # the abort deadline becomes max(deadline, now + grace); GameChat grants it once a game
-                self._wait_until = max(self._wait_until or now, now + grace)
-            return list(said)
-        if isinstance(event, OpponentGone):
-            if event.gone:
-                wait = float(event.claim_win_in_seconds or 0)
-                self._claim_at = now + wait
-                self.log.info("opponent gone", claim_in_s=wait)
-            else:
-                self._claim_at = None
-            return []
-        self.log.debug("event ignored", type=event.type)
-        return []
+        match event:
+            case Connected():
+                self._opened_at = event.opened_at
+                if event.reconnect:
+                    self.log.info("game stream reconnected")
+                return []
+            case GameFull():
+                try:
+                    actions = self._on_full(event)
+                    return actions + self._on_state(event.state, now, full=True)
+                except Unplayable as err:
+                    return [self.abandon(str(err))]
+            case GameState():
+                return self._on_state(event, now)
+            case ChatLine():
+                return self._on_chat(event, now)
+            case OpponentGone():
+                if event.gone:
+                    wait = float(event.claim_win_in_seconds or 0)
+                    self._claim_at = now + wait
+                    self.log.info("opponent gone", claim_in_s=wait)
+                else:
+                    self._claim_at = None
+                return []
+            case OtherEvent():
+                self.log.debug("event ignored", type=event.type)
+                return []
+            case _:
+                assert_never(event)  # mypy: an event of the union with no case here
+
+    def _on_chat(self, line: ChatLine, now: float) -> list[Action]:
+        said, grace = self.talk.answer(line, now=now, over=self.over,
+                                       can_wait=not self.over and not self.correspondence and self.abortable())
+        if grace:  # the abort deadline becomes max(deadline, now + grace); GameChat grants it once a game
+            self._wait_until = max(self._wait_until or now, now + grace)
+        return list(said)
 
     def _on_full(self, full: GameFull) -> list[Action]:
         white, black = full.white, full.black
@@ -223,8 +229,9 @@ class GameCore:
         if state.running:
             self.saw_running = True
         else:
+            if not self.over and self._takebacks.accepted:  # its count leaves the ledger (the shell writes it)
+                actions.append(ForgetTakebacks())
             self.over = True
-            self._takebacks.ledger.forget(self.id)
             self.record.status, self.record.winner = state.status, state.winner
             self.log.info("game over", status=state.status, winner=state.winner, plies=len(self.record.moves))
         return actions
@@ -238,17 +245,19 @@ class GameCore:
         return (b is not None and state.running and b.turn == self.color
                 and len(b.move_stack) in self._posted)
 
-    def takeback_posted(self, answer: AnswerTakeback, error: str | None) -> None:
+    def takeback_posted(self, answer: AnswerTakeback, error: str | None) -> list[Action]:
         """The shell posted ``answer`` (``error`` None) or failed to (the offer is answered again if it stays).
-        An accepted takeback: no move in that position (lichess takes it back)."""
-        self._takebacks.posted(answer.accept, ok=error is None)
+        An accepted takeback: no move in that position (lichess takes it back), and :class:`CountTakeback` (the
+        shell adds it to the ledger)."""
+        counted = self._takebacks.posted(answer.accept, ok=error is None)
         if error is not None:
             self.log.warning("takeback answer failed", error=error)
-            return
+            return []
         self.log.info("takeback", accepted=answer.accept, taken=self._takebacks.accepted,
                       max_takebacks_accepted=self._takebacks.limit)
         if answer.accept:
             self._posted.add(answer.ply)
+        return [CountTakeback()] if counted else []
 
     def _update_abort_timer(self, now: float) -> None:
         b, init = self.board, self.initial

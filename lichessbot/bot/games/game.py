@@ -13,6 +13,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, assert_never
 
 from lichessbot.bot.chat.lines import ChatSender
 from lichessbot.bot.games.actions import (
@@ -21,6 +23,8 @@ from lichessbot.bot.games.actions import (
     Action,
     AnswerTakeback,
     Claim,
+    CountTakeback,
+    ForgetTakebacks,
     Ponder,
     PostMove,
     Resign,
@@ -30,46 +34,60 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.core import GameCore
-from lichessbot.bot.games.pgn import GameRecord, game_stem, write_pgn
+from lichessbot.bot.games.pgn import game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.rules import parse_moves
 from lichessbot.bot.games.takeback import TakebackLedger
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
-from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
+from lichessbot.lichess.events import Connected, GameEvent, GameFull, GameState
 from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.status import GameSnapshot, LiveSearch, StatusHub
 from lichessbot.thinker.protocol import Decision, Thinker
 
-__all__ = ["Game", "parse_moves"]
+__all__ = ["Game", "PlayingThinker", "parse_moves"]
 
-_EOS = object()
-_GAME_EVENTS = (Connected, GameFull, GameState, ChatLine, OpponentGone, OtherEvent)
+
+class PlayingThinker(Thinker, Protocol):
+    """A game's thinker as the bot plays with it: a :class:`~lichessbot.thinker.protocol.Thinker` whose live
+    search goes to ``on_live`` when set (the status page; :class:`~lichessbot.thinker.game.GameThinker`'s)."""
+
+    on_live: Callable[[LiveSearch], None] | None
+
+
+
+@dataclass(frozen=True)
+class _EndOfStream:
+    """The reader's last item in the queue: the game stream ended (the game is over, or we leave)."""
+
+
+_EOS = _EndOfStream()
 
 
 class Game:
     """Plays game ``game_id`` to the end (``run``); ``quit`` (an Event) leaves it (resigns: ``resign_on_quit``).
     ``core`` holds the game's state and decisions (its board, record, color, over...)."""
 
-    def __init__(self, game_id: str, *, client: LichessClient, thinker: Thinker, config: BotConfig, me: str,
+    def __init__(self, game_id: str, *, client: LichessClient, thinker: PlayingThinker, config: BotConfig, me: str,
                  chat: ChatSender, engine_name: str = "lichessbot", reconnect_backoff: float = 1.0,
                  status: StatusHub | None = None, queued: Callable[[], Sequence[str]] = tuple,
                  takebacks: TakebackLedger | None = None):
         self.id = game_id
         self._me = me  # our account's name (the PGN files of pgn_file_grouping opponent/all)
         self.client, self.thinker, self.config, self.chat = client, thinker, config, chat
+        #: Takebacks accepted per game, kept across restarts: the core reads its count and asks for its writes.
+        self.ledger = takebacks if takebacks is not None else TakebackLedger()
         self.core = GameCore(game_id, config=config, me=me, url=client.url, engine_name=engine_name, queued=queued,
-                             takebacks=takebacks)
+                             takebacks_before=self.ledger.count(game_id))
         self.log = self.core.log
         self.quit = threading.Event()
-        self._q: queue.Queue[Connected | GameEvent | object] = queue.Queue()
+        self._q: queue.Queue[Connected | GameEvent | _EndOfStream] = queue.Queue()
         self._backoff = reconnect_backoff
         self._stream: ReconnectingStream[GameEvent] | None = None
         self.status = status                 # the status page's hub (snapshots published to it), or None
         self.on_full: Callable[[GameFull], None] | None = None  # told each gameFull (the service's admission)
-        self.on_end: Callable[[GameRecord], None] | None = None  # told the record of a game over we played
         self.resign_on_quit = False          # quit: resign/abort (else the game is left running on lichess)
-        if status is not None and hasattr(thinker, "on_live"):
+        if status is not None:
             def publish_live(live: LiveSearch) -> None:
                 status.publish_live(game_id, live)
             thinker.on_live = publish_live
@@ -102,9 +120,9 @@ class Game:
                     event = self._q.get(timeout=0.2)
                 except queue.Empty:
                     event = None
-                if event is _EOS:
+                if isinstance(event, _EndOfStream):
                     break
-                if isinstance(event, _GAME_EVENTS):
+                if event is not None:
                     self._step(self._on_event, event)
                     self._publish()
                 self._step(lambda: self._do(core.tick(time.monotonic())))
@@ -180,39 +198,48 @@ class Game:
 
     def _act(self, action: Action) -> None:
         core, gid, client = self.core, self.id, self.client
-        if isinstance(action, Say):
-            self.chat.send(gid, action.room, action.text)
-        elif isinstance(action, PostMove):
-            self._post(action)
-        elif isinstance(action, Resign):
-            client.resign_game(gid)
-        elif isinstance(action, Abort):
-            client.abort_game(gid)
-        elif isinstance(action, Claim):
-            try:
-                (client.claim_draw if action.draw else client.claim_victory)(gid)
-            except LichessError as err:
-                self.log.info("claim refused; retrying while the opponent is gone", error=str(err))
-        elif isinstance(action, AnswerTakeback):
-            if action.accept and self._newer_state_queued():
-                # the offer may be gone in that state: a yes without it would propose a takeback of ours
-                core.takeback_posted(action, "a newer game state is waiting")
-                return
-            try:
-                client.answer_takeback(gid, action.accept)
-            except LichessError as err:  # the offer may be gone meanwhile; a new state brings it back if not
-                core.takeback_posted(action, str(err))
-            else:
-                core.takeback_posted(action, None)
-        elif isinstance(action, Ponder):
-            self.thinker.ponder(action.board, action.reply)
-        elif isinstance(action, SetOpponent):
-            self._do(core.level_chosen(self.thinker.set_opponent(action.rating, action.rated, action.config,
-                                                                             action.name)))
-        elif isinstance(action, Resync):
-            self._resync()
-        elif isinstance(action, Abandon):
-            self._abandon(action)
+        match action:
+            case Say(room=room, text=text):
+                self.chat.send(gid, room, text)
+            case PostMove():
+                self._post(action)
+            case Resign():
+                client.resign_game(gid)
+            case Abort():
+                client.abort_game(gid)
+            case Claim(draw=draw):
+                try:
+                    (client.claim_draw if draw else client.claim_victory)(gid)
+                except LichessError as err:
+                    self.log.info("claim refused; retrying while the opponent is gone", error=str(err))
+            case AnswerTakeback():
+                self._answer_takeback(action)
+            case CountTakeback():
+                self.ledger.add(gid)
+            case ForgetTakebacks():
+                self.ledger.forget(gid)
+            case Ponder(board=board, reply=reply):
+                self.thinker.ponder(board, reply)
+            case SetOpponent(rating=rating, rated=rated, config=config, name=name):
+                self._do(core.level_chosen(self.thinker.set_opponent(rating, rated, config, name)))
+            case Resync():
+                self._resync()
+            case Abandon():
+                self._abandon(action)
+            case _:
+                assert_never(action)  # mypy: an action of the union with no case here
+
+    def _answer_takeback(self, action: AnswerTakeback) -> None:
+        if action.accept and self._newer_state_queued():
+            # the offer may be gone in that state: a yes without it would propose a takeback of ours
+            self._do(self.core.takeback_posted(action, "a newer game state is waiting"))
+            return
+        try:
+            self.client.answer_takeback(self.id, action.accept)
+        except LichessError as err:  # the offer may be gone meanwhile; a new state brings it back if not
+            self._do(self.core.takeback_posted(action, str(err)))
+        else:
+            self._do(self.core.takeback_posted(action, None))
 
     def _play(self, request: ThinkRequest) -> None:
         """Think (unless the move was decided already) and carry out what the core decides."""
@@ -263,6 +290,4 @@ class Game:
                 write_eval_svg(self.snapshot(), path.with_name(game_stem(core.record) + ".svg"))
             except OSError as err:
                 self.log.error("pgn not saved", error=str(err))
-        if core.over and not core.abandoned and core.saw_running and self.on_end is not None:
-            self.on_end(core.record)
         self.log.info("game thread done", over=core.over, failures=core.failures)

@@ -4,12 +4,13 @@ thread from its own fields, then handed to the hub in one assignment: the page n
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import chess
 
 from lichessbot.bot.games.pgn import GameRecord
+from lichessbot.lichess.client import LichessClient
 from lichessbot.status import GameSnapshot, PlyEval
 from lichessbot.status.render import eval_svg
 
@@ -49,25 +50,15 @@ def write_eval_svg(snapshot: GameSnapshot, path: Path) -> None:
     path.write_text(eval_svg(snapshot, width=600, height=160) + "\n", encoding="utf-8")
 
 
-def service_figures(engine: Any, client: Any, service: dict[str, object]) -> dict[str, object]:
+def service_figures(engine_name: str, engine: Mapping[str, object], client: LichessClient,
+                    service: dict[str, object]) -> dict[str, object]:
     """The figures of the overview (plain values, never the token): the ``service``'s own (username, game
-    counts read under its lock, ...) plus what the engine and the client report (name, ponder counts,
-    the evaluation service's stats, the execution provider, the request budget)."""
-    figures: dict[str, object] = {**service, "engine": engine.name, "lichess": client.url}
-    for key in ("ponders", "ponder_hits"):
-        if hasattr(engine, key):
-            figures[key] = getattr(engine, key)
-    evals = getattr(engine, "service", None)
-    if evals is not None and hasattr(evals, "stats"):
-        figures["eval_service"] = evals.stats()
-    provider = getattr(getattr(engine, "evaluator", None), "provider", None)
-    if provider is not None:  # the onnxruntime execution provider in use
-        figures["provider"] = str(provider)
-    session = getattr(client, "session", None)
-    pacer = getattr(session, "pacer", None)
-    if session is not None and pacer is not None:  # the request budget: waits, chat lines given up, 429 pauses
-        figures["requests"] = {"deferred": pacer.deferred, "dropped": pacer.dropped,
-                               "tokens": round(pacer.tokens, 1), "paused": session.pauses(),
-                               "deferred_by_limit": getattr(session, "deferred_by_limit", 0),
-                               "refused_by_limit": getattr(session, "refused_by_limit", 0)}
-    return figures
+    counts read under its lock, ...), the ``engine``'s (its name; ponder counts, the evaluation service's stats,
+    the execution provider: :func:`lichessbot.bot.service.attached.engine_figures`) and the client's request
+    budget (``client.session``: waits, chat lines given up, 429 pauses, lila's own windows)."""
+    session = client.session
+    pacer = session.pacer
+    return {**service, "engine": engine_name, "lichess": client.url, **engine,
+            "requests": {"deferred": pacer.deferred, "dropped": pacer.dropped, "tokens": round(pacer.tokens, 1),
+                         "paused": session.pauses(), "deferred_by_limit": session.deferred_by_limit,
+                         "refused_by_limit": session.refused_by_limit}}

@@ -1,6 +1,7 @@
 """The opponent's takeback offers, answered by ``max_takebacks_accepted`` (lichess-bot's key and meaning:
-how many takebacks the opponent may have in one game; 0: none). Pure but for the ledger's file: the game's
-shell posts the answer.
+how many takebacks the opponent may have in one game; 0: none). :class:`Takebacks` is pure: the game's shell
+posts the answer and writes the :class:`TakebackLedger` (the core's :class:`~lichessbot.bot.games.actions.CountTakeback`
+and :class:`~lichessbot.bot.games.actions.ForgetTakebacks`).
 
 lichess shows an offer in the game stream's ``gameState`` as ``wtakeback``/``btakeback`` (lila
 BotJsonView); the answer is ``POST /api/bot/game/{id}/takeback/{yes|no}`` (lichess API spec), and lila
@@ -86,15 +87,15 @@ class TakebackLedger:
 
 
 class Takebacks:
-    """One game's takeback answers: ``limit`` accepted at most (``max_takebacks_accepted``, counting those of
-    the ``ledger`` before a restart); each offer is answered once. An offer stays in every ``gameState`` until it
-    is answered, also across the proposer's own moves (lila declines only the opponent's proposal with a move:
-    round ``MovePlayer.postHumanOrBotPlay``), so an offer is the same offer until a state shows it gone."""
+    """One game's takeback answers: ``limit`` accepted at most (``max_takebacks_accepted``), ``accepted`` of them
+    before a restart (the ledger's count, read by the shell); each offer is answered once. An offer stays in every
+    ``gameState`` until it is answered, also across the proposer's own moves (lila declines only the opponent's
+    proposal with a move: round ``MovePlayer.postHumanOrBotPlay``), so an offer is the same offer until a state
+    shows it gone. No I/O: the ledger's writes are the shell's."""
 
-    def __init__(self, limit: int, game_id: str = "", ledger: TakebackLedger | None = None) -> None:
+    def __init__(self, limit: int, game_id: str = "", accepted: int = 0) -> None:
         self.limit, self.game_id = limit, game_id
-        self.ledger = ledger or TakebackLedger()
-        self.accepted = self.ledger.count(game_id)
+        self.accepted = accepted
         self._answered = False  # the offer shown now was answered (a state without it clears this)
         self._withdrawn: str | None = None  # the moves of the position where we withdrew a proposal of ours
         self.no_takebacks = False  # arena, swiss or simul: offers are declined
@@ -120,15 +121,16 @@ class Takebacks:
         self._answered = True
         return not self.no_takebacks and self.accepted < self.limit
 
-    def posted(self, accept: bool, ok: bool) -> None:
+    def posted(self, accept: bool, ok: bool) -> bool:
         """The answer was posted (``ok``), or its post failed: the offer may be gone meanwhile, and if it is
-        not, the next state brings it back and it is answered again."""
-        if ok:
-            if accept:
-                self.accepted += 1
-                self.ledger.add(self.game_id)
-        else:
+        not, the next state brings it back and it is answered again. True: one more takeback accepted (the
+        ledger's count goes up)."""
+        if not ok:
             self._answered = False
+            return False
+        if accept:
+            self.accepted += 1
+        return accept
 
 
 def taken_back(plies: int, board: chess.Board | None) -> bool:

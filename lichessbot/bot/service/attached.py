@@ -1,46 +1,100 @@
 """What the bot service attaches around its games: the online move sources (built once the account is known)
-and the status page (served, its figures published, the operator commands it takes)."""
+and the status page (served, its figures published, the operator commands it takes).
+
+The service is read through :class:`ServiceView` (what these functions use of
+:class:`~lichessbot.bot.service.service.BotService`), the engine through the bot's own seam
+(:class:`OnlineUser`: it takes the online sources) and :func:`engine_figures` (the real engine's counters, its
+concrete type): no probing of attributes.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
+from lichessbot.bot.arenas.player import ArenaPlayer
+from lichessbot.bot.challenges import Admission
 from lichessbot.bot.games.publish import service_figures
-from lichessbot.lichess.client import LichessError
+from lichessbot.bot.matchmaking.matchmaker import Matchmaker
+from lichessbot.bot.service.commands import OperatorCommands
+from lichessbot.config import BotConfig
+from lichessbot.lichess.client import LichessClient, LichessError
+from lichessbot.lichess.events import GameInfo
 from lichessbot.online import OnlineMoves
+from lichessbot.status import StatusHub
 
-__all__ = ["check_unlisted", "publish_status", "set_matchmaking", "start_online", "start_status_page", "use_online"]
+if TYPE_CHECKING:
+    from lichessbot.status.server import StatusServer
+    from lichessbot.thinker.engine import Engine
+
+__all__ = ["OnlineUser", "ServiceView", "check_unlisted", "engine_figures", "publish_status", "set_matchmaking",
+           "start_online", "start_status_page"]
 
 log = structlog.get_logger("lichessbot.bot")
 
 
-def use_online(engine: Any, online: OnlineMoves | None) -> bool:
-    """Hand ``online`` (None: take them back) to an engine that asks online sources (``use_online``, the real
-    engine's); False for one that does not (stand-ins of the tests and benchmarks)."""
-    use = getattr(engine, "use_online", None)
-    if use is None:
-        return False
-    use(online)
-    return True
+class OnlineUser(Protocol):
+    """An engine that asks the online move sources (the real one, :class:`~lichessbot.thinker.engine.Engine`;
+    a stand-in ignores them)."""
+
+    def use_online(self, online: OnlineMoves | None) -> None:
+        """Ask ``online`` in the games started from now on (None: none)."""
+        ...
 
 
-def start_online(service: Any) -> OnlineMoves | None:
-    """Build the online sources (one for every game: its cache and switch-offs are shared) with the bot's token,
-    its client's request budget (``other`` requests: a move post never waits for them), its account name and
-    its lichess server, and hand them to the engine; None when no source is on."""
-    online = OnlineMoves(service.config.online_moves, token=service._token, pacer=service.client.session.pacer,
-                         username=service.me, lichess=service.client.url)
-    if not online.enabled or not use_online(service.engine, online):
+class ServiceView(Protocol):
+    """What the status page's functions read of :class:`~lichessbot.bot.service.service.BotService`."""
+
+    config: BotConfig
+    client: LichessClient
+    me: str
+    status: StatusHub | None
+    commands: OperatorCommands
+    admission: Admission
+    matchmaker: Matchmaker | None
+    arenas: ArenaPlayer
+    games_played: int
+    playing_checks: int
+    health_budget_s: float
+    engine_name: str
+    #: The engine's figures for the page (:func:`engine_figures` of the real engine; none for a stand-in).
+    engine_figures: Callable[[], Mapping[str, object]]
+
+    def stopping(self) -> bool: ...
+
+    def event_stream_silence(self) -> float: ...
+
+
+def engine_figures(engine: Engine) -> dict[str, object]:
+    """What the real engine reports on the status page: ponder searches started and hit (all games), the
+    evaluation service's stats, and where its network runs (the runner's ``NetInfo.provider``)."""
+    figures: dict[str, object] = {"ponders": engine.ponders, "ponder_hits": engine.ponder_hits}
+    if engine.service is not None:
+        figures["eval_service"] = engine.service.stats()
+    if engine.evaluator is not None:  # the onnxruntime execution provider in use ("triton" for Triton)
+        figures["provider"] = engine.evaluator.info.provider
+    return figures
+
+
+def start_online(config: BotConfig, *, token: str | None, client: LichessClient, me: str,
+                 engine: OnlineUser) -> OnlineMoves | None:
+    """Build the online sources (one for every game: its cache and switch-offs are shared) with the bot's
+    ``token``, its client's request budget (``other`` requests: a move post never waits for them), its account
+    name ``me`` and its lichess server, and hand them to ``engine``; None when no source is on."""
+    online = OnlineMoves(config.online_moves, token=token, pacer=client.session.pacer, username=me,
+                         lichess=client.url)
+    if not online.enabled:
         online.close()
         return None
+    engine.use_online(online)
     log.info("online sources", books=[s.name for s, _, _ in online.books],
              tables=[s.name for s, _, _ in online.tables])
     return online
 
 
-def start_status_page(service: Any) -> Any:
+def start_status_page(service: ServiceView) -> StatusServer | None:
     """Serve the status page (``status.enabled``) with the operator commands (``POST /api/command``); a port that
     cannot be bound is logged, not fatal. Returns the server, or None."""
     if service.status is None:
@@ -59,13 +113,13 @@ def start_status_page(service: Any) -> Any:
     return server
 
 
-def publish_status(service: Any) -> None:
+def publish_status(service: ServiceView) -> None:
     """The service's figures for the status page (every loop turn, 0.2 s; never the token)."""
     if service.status is None:
         return
     counts = service.admission.figures()
     mm = service.matchmaker
-    service.status.publish_service(service_figures(service.engine, service.client, {
+    service.status.publish_service(service_figures(service.engine_name, service.engine_figures(), service.client, {
         "username": service.me, "games_running": counts["games_running"],
         "correspondence_games": counts["correspondence_games"], "games_started": service.games_played,
         "concurrency": service.config.challenge.concurrency, "stopping": service.stopping(),
@@ -76,7 +130,7 @@ def publish_status(service: Any) -> None:
         "arenas": sorted(service.arenas.joined)}))
 
 
-def set_matchmaking(matchmaker: Any, on: bool, stopping: bool) -> str:
+def set_matchmaking(matchmaker: Matchmaker | None, on: bool, stopping: bool) -> str:
     """The operator's ``matchmaking on|off`` on ``matchmaker`` (None: the config has none and ``on`` was not
     asked, or the bot stops): resume or pause challenging; the answer in words."""
     if stopping:
@@ -88,7 +142,7 @@ def set_matchmaking(matchmaker: Any, on: bool, stopping: bool) -> str:
     return f"matchmaking {'on' if on else 'off'}"
 
 
-def check_unlisted(client: Any, admission: Any, ongoing: list[Any]) -> set[str]:
+def check_unlisted(client: LichessClient, admission: Admission, ongoing: list[GameInfo]) -> set[str]:
     """The games lichess's full playing list (50 games at most) left out, asked about one by one
     (``client.game_over``): those over are finished in ``admission``; returns their ids."""
     freed: set[str] = set()

@@ -12,18 +12,20 @@ import argparse
 import os
 import sys
 import threading
+from functools import partial
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.attached import engine_figures
 from lichessbot.bot.service.commands import read_commands
 from lichessbot.bot.service.health import HEALTH_FILE_ENV, Heartbeat
-from lichessbot.bot.service.local import add_local_arguments, run_local
+from lichessbot.bot.service.local import add_local_arguments, open_log_file, run_local
 from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
 from lichessbot.config import BotConfig, load_config
-from lichessbot.engine.providers import select_providers
+from lichessbot.engine.providers import tensorrt_may_run
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
@@ -39,8 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the config file (default: config.yml; with --local: none, the local defaults)")
     parser.add_argument("--upgrade", action="store_true",
                         help="upgrade the account to a BOT account first (irreversible)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                        help="the least severe log lines shown (default info)")
+    parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error"],
+                        help="the least severe log lines shown (default info; with --local: the log is off the "
+                             "terminal unless this is given, which shows a few plain lines and the warnings)")
+    parser.add_argument("--log-file", default=None, metavar="FILE",
+                        help="also write the log to FILE as JSON lines (appended), at --log-level (default info)")
     parser.add_argument("--stop-grace-period", type=float, default=None, metavar="SECONDS",
                         help="the seconds a supervisor gives the bot to stop (Docker's stop_grace_period; default: "
                         f"${GRACE_ENV}, else none): the games left at SIGTERM are left shortly before it ends")
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if args.local:
             if args.upgrade:
                 raise LichessbotError("--upgrade is for a lichess account, not for --local")
-            return run_local(args, lambda service, config: _attach(stopper, service, config))
+            return run_local(args, lambda service, config: _attach(stopper, service, config, local=True))
         return _play(args, stopper)
     except StartupStopped as stopped:
         log.warning("stopped during start-up", signal=str(stopped))
@@ -72,26 +77,31 @@ def run(args: argparse.Namespace) -> int:
         stopper.cancel()
 
 
-def _attach(stopper: StopPolicy, service: BotService, config: BotConfig) -> None:
+def _attach(stopper: StopPolicy, service: BotService, config: BotConfig, local: bool = False) -> None:
     """Signals stop ``service`` from now on, and the operator's commands are read from this terminal (its
-    standard input; the answers go to its standard output)."""
-    stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit)
+    standard input; the answers go to its standard output). ``local``: ``play --local`` (its lichess stops with
+    the process)."""
+    stopper.attach(service, finish_games=config.quit_after_all_games_finish, resign=config.resign_on_quit,
+                   local=local)
     threading.Thread(target=read_commands, args=(sys.stdin, service.commands.run, sys.stdout.write),
                      name="commands", daemon=True).start()
 
 
 def _tensorrt_may_run(config: BotConfig) -> bool:
     """True when the engine may start onnxruntime's TensorRT provider (it then writes its cache)."""
-    return config.engine.backend != "triton" and "TensorrtExecutionProvider" in select_providers(config.engine.backend)
+    return tensorrt_may_run(config.engine.backend)
 
 
 def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
     for flag in ("port", "clock", "fen", "color"):
         if getattr(args, flag) is not None:
             raise LichessbotError(f"--{flag} is for --local (playing here); add --local")
+    if args.allowed_host:
+        raise LichessbotError("--allowed-host is for --local (playing here); add --local")
     config = load_config(args.config or "config.yml")  # ConfigError is a LichessbotError: one line, exit status 2
     token = config.resolved_token()
-    configure_logging(level=args.log_level, secrets=[token or ""])
+    log_file = open_log_file(args.log_file)
+    configure_logging(level=args.log_level or "info", secrets=[token or ""], file=log_file)
     if not token:
         raise LichessbotError("no API token: set LICHESS_BOT_TOKEN or `token:` in the config (or play here with "
                               "`lichessbot play --local`)")
@@ -101,7 +111,8 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
         account = check_account(client, args.upgrade)
         engine = Engine(config)
         try:
-            service = BotService(config, client, engine, account=account, token=token)
+            service = BotService(config, client, engine, account=account, token=token,
+                                 engine_figures=partial(engine_figures, engine))
             _attach(stopper, service, config)
             heartbeat = None
             if args.health_file:

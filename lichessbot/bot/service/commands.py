@@ -46,7 +46,11 @@ from typing import IO, Any, Protocol
 
 import structlog
 
-from lichessbot.lichess.client import LichessError
+from lichessbot.bot.arenas.player import ArenaPlayer
+from lichessbot.bot.challenges import Admission
+from lichessbot.bot.games.game import Game
+from lichessbot.bot.matchmaking.matchmaker import Matchmaker
+from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import GameFull
 
 __all__ = ["HELP", "OperatorCommands", "read_commands"]
@@ -61,6 +65,8 @@ HELP = ("commands: challenge USER [3+2|1d] [rated|casual] [white|black|random]; 
         "join ARENA [PASSWORD] [TEAM]; leave ARENA; block USER [MINUTES]; allow USER [MINUTES]; clear; "
         "reset [USER]; quit [now]; status; help")
 
+#: Seconds between two looks of ``create``'s feeder at its last challenge (ours: the service loop's pace).
+FEED_S = 0.2
 #: Minutes a block or an allow of the operator lasts when the command names none (ours).
 DEFAULT_MINUTES = 60.0
 
@@ -73,11 +79,11 @@ _ARENA = re.compile(r"^[A-Za-z0-9]{8}$")
 class Service(Protocol):
     """What the commands use of :class:`~lichessbot.bot.service.service.BotService`."""
 
-    client: Any
-    admission: Any
-    games: dict[str, Any]
-    matchmaker: Any
-    arenas: Any
+    client: LichessClient
+    admission: Admission
+    games: dict[str, Game]
+    matchmaker: Matchmaker | None
+    arenas: ArenaPlayer
     me: str
     last_full: GameFull | None
 
@@ -120,10 +126,16 @@ class OperatorCommands:
         #: ``create``'s challenges not sent yet, the next first: (user, form)
         self.queued: collections.deque[tuple[str, dict[str, str]]] = collections.deque()
         self._sent: str | None = None  # the id of the last challenge ``create`` sent
+        self._feeder: threading.Thread | None = None  # sends ``create``'s challenges while some are queued
+
+    def _feed(self) -> None:
+        while self.queued and not self.service.admission.stopping:
+            self.tick()
+            time.sleep(FEED_S)
 
     def tick(self) -> None:
-        """The service's loop, each turn: ``create``'s next challenge once the last one is answered (not held
-        any more) and its game, if any, is over."""
+        """``create``'s next challenge once the last one is answered (not held any more) and its game, if any, is
+        over (the feeder thread asks every :data:`FEED_S` seconds)."""
         with self._lock:
             if not self.queued:
                 return
@@ -209,6 +221,9 @@ class OperatorCommands:
         count, user = int(rest[0]), rest[1]
         for _ in range(count):
             self.queued.extend([(user, {**form, "color": "white"}), (user, {**form, "color": "black"})])
+        if self._feeder is None or not self._feeder.is_alive():
+            self._feeder = threading.Thread(target=self._feed, name="operator-create", daemon=True)
+            self._feeder.start()
         return f"{2 * count} challenges to {user} queued ({count} pairs), one at a time"
 
     def _block(self, cmd: str, rest: list[str]) -> str:

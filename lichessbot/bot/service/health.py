@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
         with open(args.file, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError) as err:
-        print(f"unhealthy: no health file {args.file} ({getattr(err, 'strerror', None) or err}): "
-              "the bot is starting, stopped or not running")
+        cause = err.strerror if isinstance(err, OSError) and err.strerror else err
+        print(f"unhealthy: no health file {args.file} ({cause}): the bot is starting, stopped or not running")
         return 1
     healthy, why = verdict(data if isinstance(data, dict) else {}, time.time())
     print(("healthy: " if healthy else "unhealthy: ") + why)

@@ -16,14 +16,17 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import structlog
 
 from lichessbot.bot.service.account import check_account
+from lichessbot.bot.service.attached import engine_figures
 from lichessbot.bot.service.service import BotService
+from lichessbot.bot.service.terminal import GameLines
 from lichessbot.config import BotConfig, load_config, parse_config
 from lichessbot.config.base import user_data_path
 from lichessbot.errors import LichessbotError
@@ -34,8 +37,8 @@ from lichessbot.local.model import CLOCK_LIMITS, MAX_INCREMENT, speed_of
 from lichessbot.logs import configure_logging
 from lichessbot.thinker.engine import Engine
 
-__all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "parse_clock",
-           "run_local"]
+__all__ = ["DEFAULT_PORT", "LOCAL_CONFIG", "add_local_arguments", "local_config", "local_data_dir", "open_log_file",
+           "parse_clock", "run_local"]
 
 log = structlog.get_logger("lichessbot.bot")
 
@@ -65,6 +68,9 @@ def add_local_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"--local: the page's port (default {DEFAULT_PORT}, or the next free one)")
     g.add_argument("--host", default="127.0.0.1",
                    help="--local: the address to listen on (default 127.0.0.1: this machine only)")
+    g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="--local: a name the page may be opened under besides localhost, 127.0.0.1 and --host (e.g. "
+                        "this machine's name on the network with --host 0.0.0.0); repeat for more. Others get 421")
     g.add_argument("--clock", default=None, help="--local: the page's time control, minutes+increment (e.g. 5+3)")
     g.add_argument("--fen", default=None, help="--local: the page's start position (default: the usual one)")
     g.add_argument("--color", choices=["white", "black", "random"], default=None,
@@ -90,6 +96,17 @@ def parse_clock(text: str) -> tuple[float, int]:
     return minutes, inc
 
 
+def open_log_file(path: str | None) -> IO[str] | None:
+    """``--log-file``'s file opened for appending, line-buffered (None: no ``path``); it stays open until the
+    process ends. Raises LichessbotError naming the path and the reason when it cannot be written."""
+    if not path:
+        return None
+    try:
+        return open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the process's life
+    except OSError as err:
+        raise LichessbotError(f"--log-file {path}: cannot be written ({err.strerror or err})") from None
+
+
 def local_data_dir() -> Path:
     """Where local mode keeps its state and games, apart from the bot's on lichess: ``local`` in the user's data
     directory (:func:`lichessbot.config.base.user_data_path`: Linux ``$XDG_DATA_HOME/lichessbot/local``,
@@ -98,28 +115,33 @@ def local_data_dir() -> Path:
     return Path(user_data_path()) / "local"
 
 
-def local_config(path: str | None, data_dir: Path, status_port: int, host: str) -> BotConfig:
+def local_config(path: str | None, data_dir: Path, status_port: int, host: str,
+                 allowed_hosts: Sequence[str] = ()) -> BotConfig:
     """The bot's config in local mode: ``path``'s (or :data:`LOCAL_CONFIG`), with its state in ``data_dir``, its
-    games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port``, and no
+    games there unless the file names a ``pgn_directory``, the status page on ``host``:``status_port`` answering
+    the names of ``--allowed-host`` too (``allowed_hosts``, added to the file's ``status.allowed_hosts``), and no
     matchmaking nor arenas. Raises ConfigError (the file's path and the key)."""
     base = load_config(path) if path else parse_config(LOCAL_CONFIG)
     named = path and "pgn_directory" in base.model_fields_set and base.pgn_directory is not None
     pgn = base.pgn_directory if named else str(data_dir / "games")
     return base.model_copy(update={
         "state_directory": str(data_dir), "pgn_directory": pgn,
-        "status": base.status.model_copy(update={"enabled": True, "host": host, "port": status_port}),
+        "status": base.status.model_copy(update={
+            "enabled": True, "host": host, "port": status_port,
+            "allowed_hosts": [*base.status.allowed_hosts,
+                              *(h.lower() for h in allowed_hosts if h.lower() not in base.status.allowed_hosts)]}),
         "matchmaking": base.matchmaking.model_copy(update={"allow_matchmaking": False}),
         "tournaments": base.tournaments.model_copy(update={"join": [], "teams": []}),
     })
 
 
-def _bind(token: str, host: str, port: int | None) -> LocalLichess:
+def _bind(token: str, host: str, port: int | None, allowed_hosts: list[str]) -> LocalLichess:
     """The server on ``port`` (None: :data:`DEFAULT_PORT` or the next free one). Raises LichessbotError naming
     the address when it cannot be had."""
     ports = [port] if port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES))
     for p in ports:
         try:
-            return LocalLichess(token, host=host, port=p)
+            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts)
         except OSError as err:
             if err.errno == errno.EADDRINUSE and port is None:
                 continue
@@ -157,15 +179,24 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     if args.color is not None:
         defaults["color"] = args.color
     token = "lip_" + secrets.token_urlsafe(24)
-    configure_logging(level=args.log_level, secrets=[token])
+    log_file = open_log_file(args.log_file)
+    if args.log_level is None:  # a person playing: plain lines (terminal.py) and the warnings, the log in the file
+        configure_logging(level="info" if log_file else "warning", json=False, stream_level="warning",
+                          secrets=[token], file=log_file)
+    else:
+        configure_logging(level=args.log_level, secrets=[token], file=log_file)
     data_dir = local_data_dir()
-    server = _bind(token, args.host, args.port)  # before anything else: a taken port starts nothing
+    # before anything else: a taken port starts nothing
+    server = _bind(token, args.host, args.port, args.allowed_host)
     try:
-        config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host)
+        config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host,
+                              args.allowed_host)
         server.page_extra["defaults"] = defaults
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             log.warning("the page and the Board API are open to the network: anyone who reaches this address can "
-                        "play the bot and use its chat", url=server.url)
+                        "play the bot and use its chat", url=server.url,
+                        answers_to=["localhost", "127.0.0.1", "::1", *([] if args.host in ("0.0.0.0", "::", "")
+                                                                          else [args.host]), *args.allowed_host])
         engine = Engine(config)
     except BaseException:
         server.httpd.server_close()
@@ -176,7 +207,8 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
     client = LichessClient(token, f"http://127.0.0.1:{server.port}" if wildcard else server.url, ClientSettings())
     try:
         account = check_account(client, upgrade=False)
-        service = BotService(config, client, engine, account=account, token=token)
+        service = BotService(config, client, engine, account=account, token=token,
+                                 engine_figures=partial(engine_figures, engine))
         install_signals(service, config)
         threading.Thread(target=_announce, args=(server, service, account.username, config), name="announce",
                          daemon=True).start()
@@ -189,7 +221,8 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
 
 def _announce(server: LocalLichess, service: BotService, name: str, config: BotConfig) -> None:
     """Once the service runs and its status page listens (or :data:`ANNOUNCE_WAIT` s passed): the status page's
-    address to the page, and the start-up line (stdout)."""
+    address to the page, the start-up line (stdout), then a line at each game's start and end
+    (:class:`~lichessbot.bot.service.terminal.GameLines`)."""
     deadline = time.monotonic() + ANNOUNCE_WAIT
     while service.status_server is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -197,3 +230,4 @@ def _announce(server: LocalLichess, service: BotService, name: str, config: BotC
     server.page_extra["status"] = status
     print(f"lichessbot: play {name} at {server.url} (Board API on the same address, any token; games saved in "
           f"{config.pgn_directory}; live status {status or 'off'}; Ctrl-C stops)", flush=True)
+    GameLines(server, lambda line: print(line, flush=True)).start()

@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import structlog
 
@@ -31,8 +32,7 @@ from lichessbot.bot.arenas.player import ArenaPlayer
 from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
-from lichessbot.bot.games.game import Game
-from lichessbot.bot.games.handlers import Handlers
+from lichessbot.bot.games.game import Game, PlayingThinker
 from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account
@@ -42,7 +42,6 @@ from lichessbot.bot.service.attached import (
     set_matchmaking,
     start_online,
     start_status_page,
-    use_online,
 )
 from lichessbot.bot.service.blocklists import BlockListKeeper
 from lichessbot.bot.service.commands import OperatorCommands
@@ -59,12 +58,15 @@ from lichessbot.lichess.events import (
     GameFull,
     GameInfo,
     GameStart,
+    OtherEvent,
     StreamEvent,
 )
 from lichessbot.lichess.streams import ReconnectingStream, event_stream
 from lichessbot.online import OnlineMoves
 from lichessbot.status import StatusHub
-from lichessbot.thinker.protocol import Thinker
+
+if TYPE_CHECKING:
+    from lichessbot.status.server import StatusServer
 
 __all__ = ["CORRESPONDENCE_START_GAP", "BotService", "EngineLike"]
 
@@ -82,8 +84,12 @@ class EngineLike(Protocol):
         """The network's name (log lines, ``!name``)."""
         ...
 
-    def new_game(self, game_id: str | None = None) -> Thinker:
+    def new_game(self, game_id: str | None = None) -> PlayingThinker:
         """A thinker for one game; ``game_id`` goes on its log lines and the evaluation service's stats."""
+        ...
+
+    def use_online(self, online: OnlineMoves | None) -> None:
+        """Ask ``online`` (the service's online sources; None: none) in the games started from now on."""
         ...
 
 
@@ -93,8 +99,11 @@ class BotService:
 
     def __init__(self, config: BotConfig, client: LichessClient, engine: EngineLike, *,
                  account: Account | None = None, upgrade: bool = False, reconnect_backoff: float = 1.0,
-                 matchmaker_options: MatchmakerOptions | None = None, token: str | None = None):
-        self.config, self.client, self.engine = config, client, engine
+                 matchmaker_options: MatchmakerOptions | None = None, token: str | None = None,
+                 engine_figures: Callable[[], Mapping[str, object]] | None = None):
+        self.config, self.client, self.engine, self.engine_name = config, client, engine, engine.name
+        #: The engine's figures for the status page (attached.engine_figures of the real engine; none by default).
+        self.engine_figures: Callable[[], Mapping[str, object]] = engine_figures or (lambda: {})
         self._token = token  # for the online sources that need it (lichess's explorer); never logged
         #: The online move sources (``online_moves``, docs/online.md), built in ``run`` once the account is
         #: known, closed when it returns; None when no source is enabled.
@@ -125,12 +134,9 @@ class BotService:
         self._checker: threading.Thread | None = None
         #: The status page's snapshots (``status.enabled``), else None; its server runs inside ``run``.
         self.status: StatusHub | None = StatusHub(config.status.finished_games) if config.status.enabled else None
-        self.status_server: Any = None
+        self.status_server: StatusServer | None = None
         #: Every challenge rule, slot, queue and record (lichessbot/bot/challenges/), shared with the matchmaker.
         self.admission = Admission(config)
-        #: The operator's functions (extra_game_handlers), imported now: a bad one stops the start (ConfigError).
-        self.handlers = Handlers(config.extra_game_handlers)
-        self.admission.extra_filter = self.handlers.accepts if config.extra_game_handlers.challenge_filter else None
         self.matchmaker: Matchmaker | None = None   # section matchmaking (lichessbot/bot/matchmaking/matchmaker.py)
         if config.matchmaking.allow_matchmaking:
             self.matchmaker = Matchmaker(config, client, self.admission, self._stopping, matchmaker_options)
@@ -193,8 +199,7 @@ class BotService:
     def run(self) -> int:
         """Serve until stopped. Returns 0. Raises NotBotError or LichessError (bad token...)."""
         account = self._account or check_account(self.client, self._upgrade)
-        self.me = self.admission.me = account.username or account.id
-        self.admission.ratings = {k: p.rating for k, p in account.perfs.items() if p.rating}
+        self.me = self.admission.signed_in(account)
         self.client.identify(self.me)
         log.info("bot online", username=self.me, url=self.client.url, engine=self.engine.name,
                  concurrency=self.config.challenge.concurrency)
@@ -202,7 +207,7 @@ class BotService:
         for key in greetings_with_links(self.config.greeting):
             log.warning("greeting never sent", key=f"greeting.{key}", reason="it has a link: lichess drops a bot's "
                         "chat lines with links")
-        self.online = start_online(self)
+        self.online = start_online(self.config, token=self._token, client=self.client, me=self.me, engine=self.engine)
         self.block_lists.start()
         self.status_server = start_status_page(self)
         self._answers = ChallengeAnswers(self.client, self.status,
@@ -225,7 +230,6 @@ class BotService:
                 self._reap()
                 self._start_correspondence()
                 self._answer(self.admission.serve())
-                self.commands.tick()  # the operator's create: its next challenge
                 self._periodic_checks()
                 publish_status(self)
                 if self._fatal is not None or self._quit.is_set():
@@ -257,7 +261,7 @@ class BotService:
                 self._checker.join(timeout=1)  # a call it waits on ends when the client closes
             self.chat.close()
             if self.online is not None:
-                use_online(self.engine, None)
+                self.engine.use_online(None)
                 self.online.close()
             if self.status_server is not None:
                 self.status_server.stop()
@@ -268,16 +272,16 @@ class BotService:
 
     def _reap(self) -> None:
         """Forget the games whose threads ended; a game seen over frees its slot even if gameFinish never comes."""
-        over = []
+        over: list[tuple[str, object]] = []
         with self._lock:
             for gid, t in list(self._threads.items()):
                 if not t.is_alive():
                     del self._threads[gid]
                     game = self.games.pop(gid, None)
-                    if game is not None and game.over:
-                        over.append(gid)
-        for gid in over:
-            self.admission.game_finished(gid)
+                    if game is not None and game.over:  # the record of a game played: extra_game_handlers.game_end
+                        over.append((gid, None if game.core.abandoned else game.core.record))
+        for gid, record in over:
+            self.admission.game_finished(gid, record)
 
     def _periodic_checks(self) -> None:
         """Start the playing check in its own thread when due (a paced or 429-paused call never blocks
@@ -312,35 +316,36 @@ class BotService:
     def _on_event(self, event: Connected | StreamEvent) -> None:
         if self.matchmaker is not None:
             self.matchmaker.on_event(event)
-        if isinstance(event, Connected):
-            log.info("event stream connected", reconnect=event.reconnect)
-            if event.reconnect:
-                # In the playing-check thread, not here: a paced or 429-paused call must never stop
-                # this thread from reading the stream (the next loop of run() starts the check).
-                self._next_check = 0.0
-                self._wake.set()
-        elif isinstance(event, ChallengeEvent):
-            self._answer(self.admission.challenge(event.challenge))
-        elif isinstance(event, GameStart):
-            self.admission.game_started(event.game)
-            self._start_or_wait(event.game)
-        elif isinstance(event, GameFinish):
-            game = event.game
-            self.admission.game_finished(game.game_id)
-            self.arenas.game_finished(game)
-            log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
-        elif isinstance(event, (ChallengeCanceled, ChallengeDeclined)):
-            cid = event.challenge.id
-            if self._answers is not None:
-                self._answers.canceled(cid)
-            self.admission.canceled(cid)
-        else:
-            log.debug("event ignored", type=event.type)
+        match event:
+            case Connected():
+                log.info("event stream connected", reconnect=event.reconnect)
+                if event.reconnect:
+                    # In the playing-check thread, not here: a paced or 429-paused call must never stop
+                    # this thread from reading the stream (the next loop of run() starts the check).
+                    self._next_check = 0.0
+                    self._wake.set()
+            case ChallengeEvent():
+                self._answer(self.admission.challenge(event.challenge))
+            case GameStart():
+                self.admission.game_started(event.game)
+                self._start_or_wait(event.game)
+            case GameFinish(game=game):
+                self.admission.game_finished(game.game_id)
+                self.arenas.game_finished(game)
+                log.info("game finished", game_id=game.game_id, status=game.status, winner=game.winner)
+            case ChallengeCanceled() | ChallengeDeclined():
+                cid = event.challenge.id
+                if self._answers is not None:
+                    self._answers.canceled(cid)
+                self.admission.canceled(cid)
+            case OtherEvent():
+                log.debug("event ignored", type=event.type)
+            case _:
+                assert_never(event)  # mypy: an event of the union with no case here
 
     def _game_full(self, gid: str, full: GameFull) -> None:
         self.last_full = full
         self.admission.game_full(gid, full)
-        self.handlers.game_started(full)
 
     def _answer(self, decided: list[tuple[Any, Verdict]]) -> None:
         assert self._answers is not None  # run() sets it before it reads the event stream
@@ -405,7 +410,6 @@ class BotService:
                         chat=self.chat, engine_name=self.engine.name, reconnect_backoff=self._backoff,
                         status=self.status, queued=self.admission.queued_names, takebacks=self.takebacks)
             game.on_full = lambda full, gid=gid: self._game_full(gid, full)
-            game.on_end = self.handlers.game_ended
             if self._quit.is_set():
                 game.resign_on_quit = self._resign
                 game.quit.set()

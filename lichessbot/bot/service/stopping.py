@@ -97,17 +97,27 @@ class StopPolicy:
         self._service: Stoppable | None = None
         self._finish_games = True
         self._resign = False
+        self._local = False
         self._timers: list[threading.Timer] = []
 
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
 
-    def attach(self, service: Stoppable, *, finish_games: bool, resign: bool) -> None:
+    def attach(self, service: Stoppable, *, finish_games: bool, resign: bool, local: bool = False) -> None:
         """From now on a signal stops ``service``. ``finish_games``: ``quit_after_all_games_finish``;
-        ``resign``: ``resign_on_quit`` (for the log line; the service resigns)."""
-        self._finish_games, self._resign = finish_games, resign
+        ``resign``: ``resign_on_quit`` (for the log line; the service resigns); ``local``: ``play --local``,
+        whose lichess is in this process and stops with it (for the log line)."""
+        self._finish_games, self._resign, self._local = finish_games, resign, local
         self._service = service
+
+    def _left(self) -> str:
+        """What becomes of the games the bot leaves, in the log lines' words."""
+        if self._resign:
+            return "resigned or aborted"
+        if self._local:  # the embedded lichess stops with the process: its games end unfinished, unsaved
+            return "ended unfinished with the embedded lichess, which stops with this process (no PGN is saved)"
+        return "left running on lichess for the next start"
 
     def cancel(self) -> None:
         """Cancel the deadlines (the command returned on its own)."""
@@ -120,7 +130,7 @@ class StopPolicy:
         service = self._service
         if service is None:
             raise StartupStopped(signum)
-        leave = "resigned or aborted" if self._resign else "left running on lichess for the next start"
+        leave = self._left()
         if self.signals == 1 and self._finish_games:
             deadline = None if self.grace_s is None else max(0.0, self.grace_s - QUIT_RESERVE)
             log.warning("stopping: no new games, no matchmaking; the running games play on "
@@ -148,7 +158,7 @@ class StopPolicy:
             return
         if service.busy():
             log.warning("grace period ending: leaving the running games", games=service.busy(),
-                        left="resigned or aborted" if self._resign else "running on lichess for the next start")
+                        left=self._left())
         service.quit()
 
     def _exit_now(self) -> None:

@@ -12,9 +12,10 @@ import yaml
 from pydantic import ValidationError
 
 from lichessbot.book import Book
-from lichessbot.bot.games.handlers import Handlers
+from lichessbot.bot.challenges.handlers import Handlers
 from lichessbot.bot.setup.migrate import hint
 from lichessbot.config import BotConfig, ConfigError, load_config
+from lichessbot.engine import registry
 from lichessbot.errors import LichessbotError
 from lichessbot.tablebase import Tablebases
 
@@ -74,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     network = config.engine.network
     if network != "default" and not Path(network).exists():
         raise LichessbotError(f"{args.file}: engine.network: file {network} does not exist")
+    try:
+        registry.check(config.engine.backend)  # the runners' names are the registry's, not the config's
+    except ConfigError as err:
+        raise ConfigError(f"{args.file}: {err}") from None
     if config.book.enabled:
         Book.from_config(config.book)  # checks every book file (BookError names a bad one)
     if config.tablebases.syzygy:

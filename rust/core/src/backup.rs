@@ -20,7 +20,7 @@ impl Search {
         for k in (0..self.path.len()).rev() {
             let x = self.path[k] as usize;
             let nd = &mut nodes[x];
-            if nd.terminal != TERMINAL_NONE {
+            if nd.terminal != Terminal::NonTerminal {
                 v = nd.wl;
                 d = f64::from(nd.d);
                 m = f64::from(nd.m);
@@ -54,7 +54,7 @@ impl Search {
         loop {
             let x = self.path[k];
             let nd = self.tree.nodes[x as usize];
-            if nd.state != EXPANDED || nd.num_edges == 0 {
+            if nd.state != NodeState::Expanded || nd.num_edges == 0 {
                 return;
             }
             let (mut max_lo, mut max_up) = (-1i8, -1i8);
@@ -79,7 +79,7 @@ impl Search {
                 w.lower = lo;
                 w.upper = up;
             }
-            if k == 0 || lo != up || nd.terminal != TERMINAL_NONE {
+            if k == 0 || lo != up || nd.terminal != Terminal::NonTerminal {
                 return;
             }
             let mut best_m: Option<f32> = None;
@@ -87,7 +87,7 @@ impl Search {
             let mut c = nd.first_child;
             while c != NONE {
                 let cn = &self.tree.nodes[c as usize];
-                from_tb |= cn.terminal == TERMINAL_TABLEBASE;
+                from_tb |= cn.terminal == Terminal::Tablebase;
                 if lo < 0 {
                     if cn.lower == 1 {
                         best_m = Some(best_m.map_or(cn.m, |b| b.min(cn.m)));
@@ -100,7 +100,7 @@ impl Search {
             let m = 1.0 + f64::from(best_m.unwrap_or(0.0));
             self.adjust_for_terminal(k, f64::from(lo), if lo == 0 { 1.0 } else { 0.0 }, m);
             // lc0 marks a node proven through a tablebase child as a tablebase terminal too.
-            self.tree.nodes[x as usize].terminal = if from_tb { TERMINAL_TABLEBASE } else { TERMINAL_END };
+            self.tree.nodes[x as usize].terminal = if from_tb { Terminal::Tablebase } else { Terminal::EndOfGame };
             if lo < 0 {
                 let parent = self.path[k - 1];
                 let e = (self.tree.nodes[parent as usize].edges + u32::from(nd.index)) as usize;

@@ -23,7 +23,7 @@ impl Search {
         let c = &self.tree.nodes[child as usize];
         let n = f64::from(c.n);
         let q = if c.n > 0 { c.wl + self.dsc_at(ply) * f64::from(c.d) } else { 0.0 };
-        if c.terminal != TERMINAL_NONE {
+        if c.terminal != Terminal::NonTerminal {
             if c.wl > 0.0 {
                 return (2, -f64::from(c.m), 0.0, 0.0, p);
             }
@@ -60,7 +60,7 @@ impl Search {
 
     pub(crate) fn best_edge(&self, node: u32, ply: u32) -> Option<usize> {
         let nd = &self.tree.nodes[node as usize];
-        if nd.state != EXPANDED || nd.num_edges == 0 {
+        if nd.state != NodeState::Expanded || nd.num_edges == 0 {
             return None;
         }
         let children = self.children_by_edge(node);
@@ -155,7 +155,7 @@ impl Search {
                     (cn.n, cn.in_flight)
                 };
                 let cn = (c != NONE && n > 0).then(|| &self.tree.nodes[c as usize]);
-                let proven = (c != NONE && self.tree.nodes[c as usize].terminal != TERMINAL_NONE).then(|| {
+                let proven = (c != NONE && self.tree.nodes[c as usize].terminal != Terminal::NonTerminal).then(|| {
                     let w = self.tree.nodes[c as usize].wl;
                     if w > 0.0 {
                         1
@@ -191,7 +191,7 @@ impl Search {
         if c != NONE && self.tree.nodes[c as usize].n > 0 {
             let cn = &self.tree.nodes[c as usize];
             // A tablebase win is not a mate in M: its M is an estimate (a large cp instead, like lc0's Q).
-            let proven = cn.terminal != TERMINAL_NONE && cn.terminal != TERMINAL_TABLEBASE;
+            let proven = cn.terminal != Terminal::NonTerminal && cn.terminal != Terminal::Tablebase;
             let mate = (proven && cn.wl != 0.0).then(|| {
                 let k = (f64::from(cn.m).round_ties_even() / 2.0 + 1.0) as i64;
                 if cn.wl > 0.0 { k } else { -k }
@@ -211,7 +211,7 @@ impl Search {
             let mv = uci.to_move(&pos).ok()?;
             let code = pack_move(&mv);
             let nd = &self.tree.nodes[node as usize];
-            if nd.state != EXPANDED {
+            if nd.state != NodeState::Expanded {
                 return None;
             }
             let i = self.tree.edges_of(node).iter().position(|e| e.mv == code)?;
@@ -230,7 +230,7 @@ impl Search {
         let mut stack = vec![self.root];
         while let Some(x) = stack.pop() {
             let nd = &self.tree.nodes[x as usize];
-            if nd.terminal == TERMINAL_TWOFOLD {
+            if nd.terminal == Terminal::TwoFold {
                 total += 1;
             }
             let mut c = nd.first_child;

@@ -56,7 +56,7 @@ impl Search {
         let root = match found {
             Some(node) => {
                 // lc0 MakeMove: a terminal node that becomes the root is searched again.
-                self.tree.nodes[node as usize].terminal = TERMINAL_NONE;
+                self.tree.nodes[node as usize].terminal = Terminal::NonTerminal;
                 let root = if self.anchor.is_none() { self.tree.compact(node) } else { node };
                 self.revert_stale_two_folds(root);
                 root
@@ -118,7 +118,7 @@ impl Search {
         let mut node = old;
         for &mv in &moves[old_moves.len()..] {
             let nd = &self.tree.nodes[node as usize];
-            if nd.state != EXPANDED || nd.terminal != TERMINAL_NONE {
+            if nd.state != NodeState::Expanded || nd.terminal != Terminal::NonTerminal {
                 return None;
             }
             let i = self.tree.edges_of(node).iter().position(|e| e.mv == mv)?;
@@ -128,7 +128,7 @@ impl Search {
             }
         }
         let nd = &self.tree.nodes[node as usize];
-        if nd.state != EXPANDED || nd.num_edges == 0 {
+        if nd.state != NodeState::Expanded || nd.num_edges == 0 {
             return None;
         }
         if u32::from(nd.reps) != positions.last().map_or(0, |p| p.repetitions.min(255)) {
@@ -150,7 +150,7 @@ impl Search {
             path.truncate(depth);
             path.push(x);
             let nd = self.tree.nodes[x as usize];
-            if nd.terminal == TERMINAL_TWOFOLD && (depth < 4 || depth < usize::from(nd.cycle)) {
+            if nd.terminal == Terminal::TwoFold && (depth < 4 || depth < usize::from(nd.cycle)) {
                 self.revert_two_fold(&path);
                 continue;
             }

@@ -188,7 +188,7 @@ impl Search {
 
     /// True while the root waits for its first evaluation (or was never gathered).
     pub fn root_needs_eval(&self) -> bool {
-        self.root != NONE && self.tree.nodes[self.root as usize].state != EXPANDED
+        self.root != NONE && self.tree.nodes[self.root as usize].state != NodeState::Expanded
     }
 
     /// Leaves gathered and not yet applied.
@@ -222,18 +222,18 @@ impl Search {
             return 0;
         }
         let rstate = self.tree.nodes[root as usize].state;
-        if rstate == PENDING {
+        if rstate == NodeState::Pending {
             self.spare.push(batch);
             return 0;
         }
-        if rstate == FRESH {
+        if rstate == NodeState::Fresh {
             self.path.clear();
             self.path.push(root);
             self.tree.nodes[root as usize].in_flight += 1;
             let pos = self.root_pos.clone();
             let legal = pos.legal_moves();
             self.tree.alloc_edges(root, legal.iter().map(pack_move));
-            self.tree.nodes[root as usize].state = PENDING;
+            self.tree.nodes[root as usize].state = NodeState::Pending;
             let cur = &self.positions[self.positions.len() - 1];
             let transform = encode_history(&self.positions, &[], &self.params, out.row(0));
             batch.leaves.push(Leaf {
@@ -262,12 +262,12 @@ impl Search {
         while batch.leaves.len() < mb && budget > 0 {
             let (leaf, ply) = self.select();
             let nd = self.tree.nodes[leaf as usize];
-            if nd.terminal != TERMINAL_NONE {
+            if nd.terminal != Terminal::NonTerminal {
                 let depth = self.backup_path(nd.wl, f64::from(nd.d), f64::from(nd.m));
                 self.count(depth);
                 budget -= 1;
                 ooo_left -= 1;
-            } else if nd.state == PENDING {
+            } else if nd.state == NodeState::Pending {
                 // A collision: the leaf already waits for the network. It keeps the one visit in flight it
                 // has (lc0 search.cc `PickNodesToExtendTask`: `TryStartScoreUpdate` fails on it and adds
                 // nothing), while the collision's visit stays in flight on the nodes above it until the
@@ -357,7 +357,8 @@ impl Search {
         let (mut absolute, mut fv) = (p.root_fpu_absolute, p.root_fpu_value);
         loop {
             let nd = &tree.nodes[node as usize];
-            if nd.state != EXPANDED || nd.num_edges == 0 || (ply > 0 && nd.terminal != TERMINAL_NONE) {
+            if nd.state != NodeState::Expanded || nd.num_edges == 0 || (ply > 0 && nd.terminal != Terminal::NonTerminal)
+            {
                 break;
             }
             let n = nd.n;
@@ -452,7 +453,7 @@ impl Search {
         }
         if self.params.two_fold_draws && info.repetitions == 1 && ply >= 4 && ply >= u32::from(nd.cycle) {
             nd.make_terminal(0.0, 1.0, f32::from(nd.cycle));
-            nd.terminal = TERMINAL_TWOFOLD;
+            nd.terminal = Terminal::TwoFold;
             // A two-fold draw depends on the path to it: its bounds stay open, so it never proves its
             // parent (lc0 node.cc `MakeTerminal`: `if (type != Terminal::TwoFold) SetBounds(...)`).
             nd.lower = -1;
@@ -471,7 +472,7 @@ impl Search {
             let (wl, d) = node_value(wdl);
             let nd = &mut self.tree.nodes[leaf as usize];
             nd.make_terminal(wl, d, (parent_m - 1.0).max(0.0));
-            nd.terminal = TERMINAL_TABLEBASE;
+            nd.terminal = Terminal::Tablebase;
             if wl < 0.0 {
                 // A loss for the mover: its edge's prior goes to 0 before the first backup (lc0 node.cc
                 // `MakeTerminal` with BLACK_WON: "Terminal losses ... clearing the policy"), so the
@@ -497,7 +498,7 @@ impl Search {
             }
             return Expansion::CacheHit(wdl, m);
         }
-        self.tree.nodes[leaf as usize].state = PENDING;
+        self.tree.nodes[leaf as usize].state = NodeState::Pending;
         let game = &self.positions[..self.positions.len() - 1];
         let transform = encode_history(&self.path_pos, game, &self.params, row);
         Expansion::Network(transform, black, key)
@@ -509,7 +510,7 @@ impl Search {
         sort_edges(&mut self.tree.edges[nd.edges as usize..nd.edges as usize + nd.num_edges as usize]);
         let q = f64::from(wdl[0]) - f64::from(wdl[2]);
         let x = &mut self.tree.nodes[leaf as usize];
-        x.state = EXPANDED;
+        x.state = NodeState::Expanded;
         x.v0 = (-q) as f32;
         let depth = self.backup_path(-q, f64::from(wdl[1]), f64::from(m));
         self.count(depth);

@@ -14,21 +14,33 @@ use shakmaty::{Chess, Move, Position, Role, Square};
 /// "No node" in `first_child` / `sibling`.
 pub const NONE: u32 = u32::MAX;
 
-/// Node state: created by selection, not yet expanded.
-pub const FRESH: u8 = 0;
-/// Node state: legal moves stored, waiting for the network (a second visit is a collision).
-pub const PENDING: u8 = 1;
-/// Node state: edges carry priors (or the node is terminal).
-pub const EXPANDED: u8 = 2;
+/// Where a node is in its expansion (one byte in [`Node`]).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeState {
+    /// Created by selection, not yet expanded.
+    #[default]
+    Fresh = 0,
+    /// Legal moves stored, waiting for the network (a second visit is a collision).
+    Pending = 1,
+    /// Edges carry priors (or the node is terminal).
+    Expanded = 2,
+}
 
-/// Not terminal.
-pub const TERMINAL_NONE: u8 = 0;
-/// Game over (mate, stalemate, insufficient material, rule 50, threefold) or proven by bounds.
-pub const TERMINAL_END: u8 = 1;
-/// A two-fold repetition inside the tree, scored as a draw (lc0 TwoFoldDraws).
-pub const TERMINAL_TWOFOLD: u8 = 2;
-/// A position found in the Syzygy tables (lc0 `Node::Terminal::Tablebase`), or proven by bounds from one.
-pub const TERMINAL_TABLEBASE: u8 = 3;
+/// Why a node's value is exact (lc0 src/search/classic/node.h `Node::Terminal`; one byte in [`Node`]).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Terminal {
+    /// Not terminal.
+    #[default]
+    NonTerminal = 0,
+    /// Game over (mate, stalemate, insufficient material, rule 50, threefold) or proven by bounds.
+    EndOfGame = 1,
+    /// A two-fold repetition inside the tree, scored as a draw (lc0 TwoFoldDraws).
+    TwoFold = 2,
+    /// A position found in the Syzygy tables (lc0 `Node::Terminal::Tablebase`), or proven by bounds from one.
+    Tablebase = 3,
+}
 
 /// One legal move of a node: `mv` packed by [`pack_move`], `p` the prior compressed by [`compress_p`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,8 +73,8 @@ pub struct Node {
     pub num_edges: u8,
     /// Index of the edge of the parent that leads here.
     pub index: u8,
-    pub terminal: u8,
-    pub state: u8,
+    pub terminal: Terminal,
+    pub state: NodeState,
     pub lower: i8,
     pub upper: i8,
     /// For two-fold terminals: plies back to the first occurrence.
@@ -74,8 +86,8 @@ pub struct Node {
 impl Node {
     /// lc0 node.cc `MakeTerminal`: exact values and bounds; no edges.
     pub(crate) fn make_terminal(&mut self, wl: f64, d: f32, m: f32) {
-        self.terminal = TERMINAL_END;
-        self.state = EXPANDED;
+        self.terminal = Terminal::EndOfGame;
+        self.state = NodeState::Expanded;
         self.num_edges = 0;
         self.wl = wl;
         self.d = d;
@@ -112,8 +124,8 @@ impl Node {
             edges: 0,
             num_edges: 0,
             index,
-            terminal: TERMINAL_NONE,
-            state: FRESH,
+            terminal: Terminal::NonTerminal,
+            state: NodeState::Fresh,
             lower: -1,
             upper: 1,
             cycle: 0,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use lichessbot_core::cache::NNCache;
 use lichessbot_core::params::Params;
 use lichessbot_core::search::{PLANES_PER_POSITION, POLICY_SIZE, Search};
-use lichessbot_core::tree::{NONE, decompress_p};
+use lichessbot_core::tree::{NONE, Terminal, decompress_p};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -90,7 +90,7 @@ fn a_repetition_begun_before_the_root_is_not_a_two_fold_draw() {
     s2.set_position(START, &shuffle[..2], false, false).unwrap();
     run_with(&mut s2, 300, &row);
     let (node, _) = s2.node_at(&shuffle[2..]).expect("the knights go back");
-    assert_eq!(s2.tree.nodes[node as usize].terminal, 0, "the first occurrence is before the root");
+    assert_eq!(s2.tree.nodes[node as usize].terminal, Terminal::NonTerminal, "the first occurrence is before the root");
 }
 
 #[test]
@@ -210,7 +210,7 @@ fn a_two_fold_draw_leaves_its_bounds_open() {
     let shuffle = knight_shuffle();
     let (node, _) = s.node_at(&shuffle).expect("the knights go back");
     let nd = &s.tree.nodes[node as usize];
-    assert_eq!((nd.terminal, nd.wl), (2, 0.0), "a two-fold draw");
+    assert_eq!((nd.terminal, nd.wl), (Terminal::TwoFold, 0.0), "a two-fold draw");
     assert_eq!((nd.lower, nd.upper), (-1, 1), "its bounds stay open");
 }
 
@@ -227,7 +227,7 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     let shuffle = knight_shuffle();
     let (node, _) = s.node_at(&shuffle).expect("the knights go back");
     let draw_visits = s.tree.nodes[node as usize].n;
-    assert_eq!(s.tree.nodes[node as usize].terminal, 2, "a two-fold draw");
+    assert_eq!(s.tree.nodes[node as usize].terminal, Terminal::TwoFold, "a two-fold draw");
     assert!(draw_visits > 0);
     let (kept_node, _) = s.node_at(&shuffle[..2]).unwrap();
     let kept = s.tree.nodes[kept_node as usize].n;
@@ -236,7 +236,7 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
     assert_eq!(reused, kept - draw_visits, "the subtree is kept, less the draw's visits");
     let (node, _) = s.node_at(&shuffle[2..]).expect("still in the tree");
     let nd = s.tree.nodes[node as usize];
-    assert_eq!((nd.terminal, nd.n), (0, 0), "no longer a draw, and unvisited");
+    assert_eq!((nd.terminal, nd.n), (Terminal::NonTerminal, 0), "no longer a draw, and unvisited");
     // Every expanded node keeps what its visits say: N = 1 + the children's N (its own evaluation and the
     // playouts through it), N * D = 0.4 (the evaluation's D, see `run`) + the children's N * D, N * M = the
     // children's N * (M + 1) (the evaluation's M is 0 without a moves-left head; each ply up adds one, lc0
@@ -258,7 +258,7 @@ fn tree_reuse_keeps_the_tree_and_reverts_two_folds_whose_cycle_began_before_the_
             stack.push(c);
             c = ch.sibling;
         }
-        if nd.n > 0 && nd.terminal == 0 && nd.num_edges > 0 {
+        if nd.n > 0 && nd.terminal == Terminal::NonTerminal && nd.num_edges > 0 {
             assert_eq!(nd.n, 1 + n, "N of node {x}");
             let want = 0.4 + nd_sum;
             assert!((f64::from(nd.n) * f64::from(nd.d) - want).abs() < 1e-3 * want, "N * D of node {x}");

@@ -307,15 +307,15 @@ impl PySearchCore {
 
     /// The node reached from the root by UCI `moves`; None when it is not in the tree.
     fn node_info(&self, moves: Vec<String>) -> Option<NodeInfo> {
-        use lichessbot_core::tree::{EXPANDED, NONE, TERMINAL_END, TERMINAL_TABLEBASE, TERMINAL_TWOFOLD, unpack_move};
+        use lichessbot_core::tree::{NONE, NodeState, Terminal, unpack_move};
         let (node, pos) = self.search.node_at(&moves)?;
         let tree = &self.search.tree;
         let nd = &tree.nodes[node as usize];
         let terminal = match nd.terminal {
-            TERMINAL_END => "end",
-            TERMINAL_TWOFOLD => "twofold",
-            TERMINAL_TABLEBASE => "tablebase",
-            _ => "",
+            Terminal::EndOfGame => "end",
+            Terminal::TwoFold => "twofold",
+            Terminal::Tablebase => "tablebase",
+            Terminal::NonTerminal => "",
         };
         let mode = self.search.castling_mode();
         let children = tree
@@ -333,7 +333,7 @@ impl PySearchCore {
             d: nd.d,
             m: nd.m,
             terminal: terminal.to_string(),
-            expanded: nd.state == EXPANDED && nd.num_edges > 0,
+            expanded: nd.state == NodeState::Expanded && nd.num_edges > 0,
             children,
         })
     }

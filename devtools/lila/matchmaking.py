@@ -1,5 +1,5 @@
 """The test server's side of matchmaking: online bots the bot challenges (a mixin of
-:class:`tests.lila.server.FakeLichess`).
+:class:`devtools.lila.server.FakeLichess`).
 
 * ``GET /api/bot/online?nb=``: NDJSON of the users in ``online_bots`` (add them with :meth:`add_bot`);
 * ``POST /api/challenge/{username}``: the API spec's form (``rated``, ``clock.limit`` + ``clock.increment``
@@ -29,11 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
+from devtools.lila.base import ServerBase
+from devtools.lila.game import FakeChallenge
+from devtools.lila.players import Opponent, random_mover
+from lichessbot.local.http import Handler
 from lichessbot.local.model import Account
 from lichessbot.local.rules import abortable, finish
 from lichessbot.local.views import challenge_json
-from tests.lila.game import FakeChallenge
-from tests.lila.players import Opponent, random_mover
 
 __all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]
 
@@ -53,8 +55,8 @@ def _always(answer: str) -> Callable[[dict[str, Any]], str]:
     return lambda _ch: answer
 
 
-class MatchmakingRoutes:
-    """Mixin of :class:`tests.lila.server.FakeLichess` (its state and helpers)."""
+class MatchmakingRoutes(ServerBase):
+    """Mixin of :class:`devtools.lila.server.FakeLichess` (its state and helpers)."""
 
     lock: threading.RLock
     url: str
@@ -105,14 +107,14 @@ class MatchmakingRoutes:
             if player is not None:
                 self.bot_players[name.lower()] = player
 
-    def _serve_online(self, h: Any, query: dict[str, list[str]]) -> None:
+    def _serve_online(self, h: Handler, query: dict[str, list[str]]) -> None:
         nb = int(query.get("nb", ["50"])[0])
         self.online_nb_asked = nb  # lila's default is 50 (the API spec)
         with self.lock:
             data = b"".join(json.dumps(u).encode() + b"\n" for u in self.online_bots[:nb])
         h.send(200, data, "application/x-ndjson")
 
-    def _create_challenge(self, h: Any, username: str, form: dict[str, Any]) -> None:
+    def _create_challenge(self, h: Handler, username: str, form: dict[str, Any]) -> None:
         if not h.is_form:
             return h.reply(400, {"error": "expected a form"})
         with self.lock:
@@ -204,11 +206,11 @@ class MatchmakingRoutes:
             lag = self.game_start_lag if g.id in self._lagging else 0.0
             self._lagging.discard(g.id)
         if lag:
-            threading.Timer(lag, super()._game_started, args=(g,)).start()  # type: ignore[misc]
+            threading.Timer(lag, super()._game_started, args=(g,)).start()
         else:
-            super()._game_started(g)  # type: ignore[misc]
+            super()._game_started(g)
 
-    def _cancel_outgoing(self, h: Any, cid: str) -> None:
+    def _cancel_outgoing(self, h: Handler, cid: str) -> None:
         with self.lock:
             status = self.outgoing_status.get(cid)
             if status == "accepted":  # lila apiCancel: no challenge any more, but its game: aborted if abortable

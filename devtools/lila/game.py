@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lichessbot.local.model import Challenge, Game
-from tests.lila.players import Opponent, staller
+from devtools.lila.players import Opponent, staller
+from lichessbot.local.model import Account, Challenge, Game
 
 __all__ = ["FakeChallenge", "FakeGame"]
 
@@ -47,7 +47,7 @@ class FakeGame(Game):
         return "white" if self.bot_white else "black"
 
     @property
-    def opponent_account(self):  # noqa: ANN201 - an Account
+    def opponent_account(self) -> Account:
         return self.seat(not self.bot_white).account
 
     @property

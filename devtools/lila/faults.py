@@ -1,6 +1,6 @@
 """The test server's fault injection (never in the product): an account request quota answered with lichess's
 429s, injected answers by request kind, moves that hang then are cut, latency added to every answer, and the
-account endpoints with their test knobs (a mixin of :class:`tests.lila.server.FakeLichess`).
+account endpoints with their test knobs (a mixin of :class:`devtools.lila.server.FakeLichess`).
 
 * ``quota=(rate, burst)``: one token bucket per account across all non-stream endpoints; a request over it gets a
   **429 with an HTML body and no Retry-After** (lichess's front), or lila's ``JsonLimited`` body with
@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from devtools.lila.base import ServerBase
 from lichessbot.local.http import DROP, END, Handler
 
 __all__ = ["TOO_MANY_HTML", "FaultRoutes", "LateQueue", "late_stream", "request_kind"]
@@ -82,7 +83,7 @@ def late_stream(h: Handler, late: tuple[float, float]) -> Callable[[queue.Queue[
     return stream
 
 
-class FaultRoutes:
+class FaultRoutes(ServerBase):
     lock: threading.RLock
     changed: threading.Condition
     games: dict[str, Any]
@@ -140,7 +141,7 @@ class FaultRoutes:
         if self.latency:
             time.sleep(random.uniform(*self.latency))
         if self.stream_latency:
-            h.stream = late_stream(h, self.stream_latency)  # type: ignore[method-assign]
+            h.stream = late_stream(h, self.stream_latency)  # type: ignore[method-assign,assignment]
         if parts[:2] == ["api", "stream"] or parts[:4] == ["api", "bot", "game", "stream"]:
             return False
         kind = request_kind(method, parts)

@@ -1,4 +1,4 @@
-"""The test server's broadcast rounds (a mixin of :class:`tests.lila.server.FakeLichess`).
+"""The test server's broadcast rounds (a mixin of :class:`devtools.lila.server.FakeLichess`).
 
 ``POST /api/broadcast/round/{id}/push`` as lila answers it (lichess-org/api doc/specs/tags/broadcasts/
 broadcast-round-broadcastRoundId-push.yaml, lila app/controllers/RelayRound.scala ``push`` and
@@ -17,14 +17,17 @@ from typing import Any
 
 import chess.pgn
 
+from devtools.lila.base import ServerBase
+from lichessbot.local.http import Handler
+
 __all__ = ["BroadcastRoutes"]
 
 #: Games one push may carry (lichess-org/api: "up to 100 games").
 MAX_GAMES = 100
 
 
-class BroadcastRoutes:
-    # The server's state this mixin uses (tests.lila.server.FakeLichess defines it).
+class BroadcastRoutes(ServerBase):
+    # The server's state this mixin uses (devtools.lila.server.FakeLichess defines it).
     lock: threading.RLock
     changed: threading.Condition
     _ids: int
@@ -52,7 +55,7 @@ class BroadcastRoutes:
         games = [chess.pgn.read_game(io.StringIO(pgn)) for _, pgn in sorted(texts)]
         return [g for g in games if g is not None]
 
-    def _push_broadcast(self, h: Any, round_id: str, body: bytes) -> None:
+    def _push_broadcast(self, h: Handler, round_id: str, body: bytes) -> None:
         if "study:write" not in self.broadcast_scopes:
             return h.reply(403, {"error": "Missing scope: study:write"})
         with self.lock:

@@ -1,4 +1,4 @@
-"""The test server's routes over the embedded lichess's (a mixin of :class:`tests.lila.server.FakeLichess`): only
+"""The test server's routes over the embedded lichess's (a mixin of :class:`devtools.lila.server.FakeLichess`): only
 the server's token is known, faults come first, the test-only endpoints (arenas, broadcasts, the online bots'
 challenges) are served, the bot's answers to challenges are recorded, and the game actions the tests pin keep the
 test server's strictness (a claim before ``claimWinInSeconds`` is a 400). Takeback answers are lila's: 200 whatever
@@ -8,8 +8,10 @@ happens, a ``yes`` without the opponent's proposal proposes one (counted in the 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
+from devtools.lila.base import ServerBase
+from devtools.lila.game import FakeGame
 from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game
 from lichessbot.local.rules import finish, takeback
@@ -17,7 +19,7 @@ from lichessbot.local.rules import finish, takeback
 __all__ = ["TestRoutes"]
 
 
-class TestRoutes:
+class TestRoutes(ServerBase):
     __test__ = False  # not a pytest class
 
     def handle(self, h: Handler, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]) -> None:
@@ -93,10 +95,10 @@ class TestRoutes:
 
     # game actions --------------------------------------------------------------------------------------
     def _accepted_move(self, g: Game, uci: str, offering_draw: bool) -> None:
-        g.posts.append((g.ply(), uci, offering_draw))
+        cast(FakeGame, g).posts.append((g.ply(), uci, offering_draw))
 
     def _refuse_move(self, h: Handler, g: Game, uci: str, message: str) -> None:
-        g.rejected_posts.append((g.ply(), uci, 400))
+        cast(FakeGame, g).rejected_posts.append((g.ply(), uci, 400))
         h.reply(400, {"error": message})
 
     def _chat(self, h: Handler, me: Account, g: Game, white: bool, body: dict[str, Any]) -> None:
@@ -109,11 +111,12 @@ class TestRoutes:
         if action == "takeback" and arg in ("yes", "no"):
             # lila round Takebacker: 200 whatever happens; a yes without the opponent's proposal is our own
             # proposal (counted: a post a bot should never make)
+            fake = cast(FakeGame, g)
             if arg == "yes":
-                if g.opp_takeback and not g.over and g.tournament is None:
-                    g.takebacks += 1
+                if fake.opp_takeback and not g.over and g.tournament is None:
+                    fake.takebacks += 1
                 elif not g.over:
-                    g.bot_proposals += 1
+                    fake.bot_proposals += 1
             takeback(g, white, arg == "yes", time.monotonic())
             if self.lose_takeback_answers > 0:  # handled, but the answer is lost on the way: the connection is cut
                 self.lose_takeback_answers -= 1

@@ -44,11 +44,13 @@ def test_a_quota_429_has_an_html_body_and_no_retry_after():
         assert codes[2].headers["Content-Type"].startswith("text/html") and "Retry-After" not in codes[2].headers
 
 
-def test_a_decline_sent_as_json_is_refused_and_a_form_is_accepted(server):
+def test_a_decline_sent_as_json_loses_its_reason_and_a_form_keeps_it(server):
+    """lila reads the decline's reason from a form only; anything else is ``generic`` (DeclineReason default)."""
     cid = server.challenge()
     r = requests.post(f"{server.url}/api/challenge/{cid}/decline", json={"reason": "later"}, headers=_auth(server),
                       timeout=5)
-    assert r.status_code == 400 and cid not in server.answers
+    assert r.status_code == 200 and server.answers[cid] == ("decline", "generic")
+    cid = server.challenge()
     r = requests.post(f"{server.url}/api/challenge/{cid}/decline", data={"reason": "later"}, headers=_auth(server),
                       timeout=5)
     assert r.status_code == 200 and server.answers[cid] == ("decline", "later")

@@ -1,4 +1,4 @@
-"""The test server's Arena tournaments (a mixin of :class:`tests.lila.server.FakeLichess`).
+"""The test server's Arena tournaments (a mixin of :class:`devtools.lila.server.FakeLichess`).
 
 As lila answers (lichess-org/api doc/specs/tags/arenatournaments/api-tournament-id-join.yaml and
 api-tournament-id-withdraw.yaml, tags/teams/api-team-teamId-arena.yaml, schemas/ArenaTournament.yaml):
@@ -31,7 +31,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tests.lila.players import Opponent, random_mover
+from devtools.lila.base import ServerBase
+from devtools.lila.players import Opponent, random_mover
+from lichessbot.local.http import Handler
 
 __all__ = ["ArenaRoutes", "FakeArena"]
 
@@ -91,22 +93,20 @@ class FakeArena:
         return d
 
 
-class ArenaRoutes:
-    # The server's state this mixin uses (tests.lila.server.FakeLichess defines it).
+class ArenaRoutes(ServerBase):
+    # The server's state this mixin uses (devtools.lila.server.FakeLichess defines it).
     lock: threading.RLock
     games: dict[str, Any]
     title: str | None
     _ids: int
     _stopping: threading.Event
 
-    challenges: dict[str, dict[str, Any]]
     answers: dict[str, tuple[str, str | None]]
 
     if TYPE_CHECKING:
         def challenge(self, *, challenger: str = ..., rated: bool = ..., limit: float | None = ...,
                       increment: int = ..., bot_color: str = ..., tournament: str | None = ...,
                       opponent: Opponent | None = ..., announce: bool = ...) -> str: ...
-        def _start_game(self, ch: dict[str, Any]) -> Any: ...
 
     def _init_arenas(self) -> None:
         self.arenas: dict[str, FakeArena] = {}
@@ -154,7 +154,7 @@ class ArenaRoutes:
         with self.lock:
             self.arenas[tid].status = status
 
-    def _serve_arena(self, h: Any, method: str, parts: list[str], query: dict[str, list[str]],
+    def _serve_arena(self, h: Handler, method: str, parts: list[str], query: dict[str, list[str]],
                      body: dict[str, Any]) -> None:
         """``GET /api/team/{id}/arena`` and ``POST /api/tournament/{id}/join|withdraw``."""
         if method == "GET" and parts[1] == "tournament":
@@ -197,7 +197,7 @@ class ArenaRoutes:
             arena.joined = True
         h.reply(200, {"ok": True})
 
-    def _team_arenas(self, h: Any, team: str, status: str | None, nb: int) -> None:
+    def _team_arenas(self, h: Handler, team: str, status: str | None, nb: int) -> None:
         with self.lock:
             found = [a.json() for a in reversed(list(self.arenas.values()))
                      if (a.team == team or team in a.team_battle) and (status is None or a.status == status)]

@@ -17,14 +17,16 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from devtools.lila.base import ServerBase
+
 __all__ = ["BotLimitRoutes", "DAY"]
 
 #: lila's window, seconds (BotLimit: ``1.day``).
 DAY = 86400.0
 
 
-class BotLimitRoutes:
-    """Mixin of :class:`tests.lila.server.FakeLichess`; every method runs under its lock."""
+class BotLimitRoutes(ServerBase):
+    """Mixin of :class:`devtools.lila.server.FakeLichess`; every method runs under its lock."""
 
     def _init_bot_limit(self) -> None:
         self.bot_games_per_day: int | None = None     # our limit (lila: 100); None: no limit

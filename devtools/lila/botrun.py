@@ -1,26 +1,30 @@
 """Running the bot in-process against the test server (tests and the soak, ``python -m devtools.soak``), with
-stand-in engines that need no network (test doubles). The server (:mod:`tests.lila.server`) knows nothing of the
+stand-in engines that need no network (test doubles). The server (:mod:`devtools.lila.server`) knows nothing of the
 bot; this module joins the two."""
 
 from __future__ import annotations
 
 import random
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import chess
 
+from devtools.lila.server import FakeGame, FakeLichess
 from lichessbot.bot.matchmaking.matchmaker import MatchmakerOptions
 from lichessbot.bot.service.service import BotService, EngineLike
 from lichessbot.config import BotConfig, parse_config
 from lichessbot.config.base import ConfigData
 from lichessbot.lichess.client import ClientSettings, LichessClient
+from lichessbot.online import OnlineMoves
 from lichessbot.score import Score
 from lichessbot.search import SearchResult
+from lichessbot.status import LiveSearch
 from lichessbot.thinker.protocol import Clock, Decision
-from tests.lila.server import FakeGame, FakeLichess
 
-__all__ = ["BotRun", "StandInEngine", "StandInThinker", "stand_in_decision"]
+__all__ = ["BotRun", "FakeEngine", "FakeEngineThinker", "StandInEngine", "StandInThinker", "stand_in_decision"]
 
 
 def stand_in_decision(move: chess.Move, *, cp: int, nodes: int, nps: int, depth: int, seconds: float,
@@ -39,6 +43,7 @@ class StandInThinker:
     def __init__(self, seed: int = 0):
         self.rng = random.Random(seed)
         self.calls = 0
+        self.on_live: Callable[[LiveSearch], None] | None = None  # no live search to show
 
     def think(self, board: chess.Board, clock: Clock | None, *, first_moves_unclocked: bool = False,
               time_left_s: float | None = None) -> Decision:
@@ -65,6 +70,32 @@ class StandInEngine:
 
     def new_game(self, game_id: str | None = None) -> StandInThinker:
         return StandInThinker()
+
+    def use_online(self, online: OnlineMoves | None) -> None:
+        """A stand-in asks no online source."""
+
+
+class FakeEngineThinker(StandInThinker):
+    """Random legal move after ``clock.time / 50`` ms (at most 0.5 s; 0.1 s without a clock), roughly what a
+    bullet engine spends (:class:`StandInThinker` otherwise)."""
+
+    def think(self, board: chess.Board, clock: Any, *, first_moves_unclocked: bool = False,
+              time_left_s: float | None = None) -> Decision:
+        spend = 0.1 if clock is None else min(0.5, max(0.01, clock.time / 50_000))
+        time.sleep(spend)
+        move = self.rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        return stand_in_decision(move, cp=0, nodes=1, nps=1, depth=1, seconds=spend, reason="fake engine")
+
+
+class FakeEngine(StandInEngine):
+    name = "fake-random"
+
+    def __init__(self) -> None:
+        self._n = 0
+
+    def new_game(self, game_id: str | None = None) -> FakeEngineThinker:
+        self._n += 1
+        return FakeEngineThinker(self._n)
 
 
 def _merge(base: ConfigData, extra: ConfigData) -> ConfigData:
@@ -122,4 +153,5 @@ class BotRun:
         cid = self.server.challenge(**challenge)
         assert self.server.wait_for(lambda: cid in self.server.games and self.server.games[cid].over, timeout), \
             f"game {cid} did not end: {self.server.games.get(cid)}"
-        return self.server.games[cid]
+        game: FakeGame = self.server.games[cid]
+        return game

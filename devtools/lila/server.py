@@ -1,17 +1,17 @@
 """The test server: the embedded lichess (:class:`lichessbot.local.LocalLichess`, lila's Bot API on 127.0.0.1 with
 real clocks) with the bot's opponents played by the server and every test-only switch.
 
-* ``challenge(...)``: a challenge from a server-played opponent (:mod:`tests.lila.players`: a function of the
+* ``challenge(...)``: a challenge from a server-played opponent (:mod:`devtools.lila.players`: a function of the
   board returning a move, RESIGN, OFFER_DRAW or None), played ``opponent_delay`` s after each of the bot's moves;
   ``start_game``, ``rematch``, ``cancel_challenge``, ``say``, ``opponent_gone``, ``propose_takeback``;
 * only the server's token is known (another gets a 401); ``title=None``: an account not yet BOT;
-* faults (:mod:`tests.lila.faults`): quota, injected answers, stalled moves, latency; streams dropped
+* faults (:mod:`devtools.lila.faults`): quota, injected answers, stalled moves, latency; streams dropped
   (``drop_event_streams``, ``drop_game_streams``, ``blackout``, ``drop_rate``: a share of all pushes),
   ``cancel_on_accept`` (a challenger who cancels the moment the bot accepts), ``skip_game_finish``, raw lines
   (``push_event_raw``, ``push_game_raw``), ``duplicate_states``, ``castling_as_rook``, ``chat_status``/``chat_delay``,
   ``ignore_claims``, ``answer_delay``; ``no_start_after``: a game without both first moves after that many seconds
   ends ``noStart`` (the product's first-move expiry is off here);
-* matchmaking's online bots (:mod:`tests.lila.matchmaking`), arenas, broadcasts and lila's bot-vs-bot limit.
+* matchmaking's online bots (:mod:`devtools.lila.matchmaking`), arenas, broadcasts and lila's bot-vs-bot limit.
 
 Bookkeeping the tests read: ``answers`` (challenge id -> ("accept", None) | ("decline", reason)),
 ``answer_attempts``, ``canceled``, ``requests``, ``event_connections``, the peaks of games at once."""
@@ -27,19 +27,19 @@ from typing import Any
 
 import chess
 
+from devtools.lila.arenas import ArenaRoutes
+from devtools.lila.botlimit import BotLimitRoutes
+from devtools.lila.broadcast import BroadcastRoutes
+from devtools.lila.faults import FaultRoutes
+from devtools.lila.game import FakeChallenge, FakeGame
+from devtools.lila.matchmaking import MatchmakingRoutes
+from devtools.lila.players import OFFER_DRAW, RESIGN, Opponent, random_mover
+from devtools.lila.routes import TestRoutes
 from lichessbot.local import LocalLichess
 from lichessbot.local.http import DROP
 from lichessbot.local.model import Account, Challenge, Game
 from lichessbot.local.rules import apply_move, expiry, finish, flag
 from lichessbot.local.views import challenge_json, game_info
-from tests.lila.arenas import ArenaRoutes
-from tests.lila.botlimit import BotLimitRoutes
-from tests.lila.broadcast import BroadcastRoutes
-from tests.lila.faults import FaultRoutes
-from tests.lila.game import FakeChallenge, FakeGame
-from tests.lila.matchmaking import MatchmakingRoutes
-from tests.lila.players import OFFER_DRAW, RESIGN, Opponent, random_mover
-from tests.lila.routes import TestRoutes
 
 __all__ = ["FakeGame", "FakeLichess"]
 
@@ -55,7 +55,7 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
                  keepalive: float = 0.2, opponent_delay: float | Callable[[], float] = 0.02,
                  quota: tuple[float, float] | None = None, no_start_after: float | None = None):
-        super().__init__(token, username, keepalive=keepalive, any_token=False)
+        super().__init__(token, username, keepalive=keepalive, any_token=False, rate_limits=False)
         self.token = token
         self.bot.title = title
         self.opponent_delay = opponent_delay
@@ -356,7 +356,7 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
         if self.drop_rate and obj is not DROP and account_id == self.bot.id and self._rng.random() < self.drop_rate:
             self.streams_dropped += 1
             obj = DROP
-        super()._event(account_id, obj)  # type: ignore[misc]
+        super()._event(account_id, obj)
 
     def drop_game_streams(self, game_id: str) -> None:
         self._game_push(self.games[game_id], DROP)

@@ -15,7 +15,6 @@ from typing import Any
 
 import structlog
 
-from lichessbot.bot.games.pgn import GameRecord
 from lichessbot.config.handlers import HANDLER_FORM, ExtraGameHandlersConfig
 from lichessbot.errors import ConfigError
 from lichessbot.lichess.events import Challenge, GameFull
@@ -66,6 +65,11 @@ class Handlers:
 
         self._filter, self._start, self._end = load("challenge_filter"), load("game_start"), load("game_end")
 
+    @property
+    def filters(self) -> bool:
+        """A challenge filter is set."""
+        return self._filter is not None
+
     def accepts(self, ch: Challenge) -> tuple[bool, str]:
         """The challenge filter's answer for ``ch`` (True without one) and why when it declines; a filter that
         raises declines (logged)."""
@@ -82,8 +86,9 @@ class Handlers:
         """Call ``game_start`` with ``full`` (a failure is logged)."""
         self._call(self._start, "game_start", full)
 
-    def game_ended(self, record: GameRecord) -> None:
-        """Call ``game_end`` with the game's ``record`` (a failure is logged)."""
+    def game_ended(self, record: object) -> None:
+        """Call ``game_end`` with the game's ``record`` (a :class:`lichessbot.bot.games.pgn.GameRecord`; a failure
+        is logged)."""
         self._call(self._end, "game_end", record)
 
     @staticmethod
