@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lichessbot.config import SearchParams
+from lichessbot.config import SearchParams, Uci
 
 __all__ = ["EXTERNAL_ENGINE", "HASH_ENTRIES_PER_MB", "LICHESS_BOT_KEYS", "UCI_DROPPED", "uci_option"]
 
@@ -76,13 +76,15 @@ UCI_DROPPED: dict[str, str] = {
 
 
 def _lc0_names() -> dict[str, str]:
-    """lc0's option name (lowercase) -> our ``engine.search`` key, read from the descriptions of
-    :class:`~lichessbot.config.SearchParams` (each starts with lc0's name and a colon)."""
+    """lc0's option name (lowercase) -> our ``engine.search`` key: the names ``lichessbot uci`` offers them under
+    (the field's :class:`~lichessbot.config.Uci` name, else its name in CamelCase: lichessbot/uci/options.py)."""
     out = {}
     for key, info in SearchParams.model_fields.items():
-        m = re.match(r"([A-Z][A-Za-z]+):", info.description or "")
-        if m:
-            out[m[1].lower()] = f"engine.search.{key}"
+        meta = next((m for m in info.metadata if isinstance(m, Uci)), None)
+        if meta is not None and not meta.offered:
+            continue
+        name = meta.name if meta is not None and meta.name else "".join(w.capitalize() for w in key.split("_"))
+        out[name.lower()] = f"engine.search.{key}"
     return out
 
 
