@@ -126,7 +126,7 @@ class EngineConfig(Strict):
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
     backend: str = Field(
         "auto", min_length=1, description="The runner of the network, by the name it is registered under "
-        "(lichessbot.engine.registry; a name no runner serves is refused at start, naming the registered "
+        "(lichessbot.neural.registry; a name no runner serves is refused at start, naming the registered "
         "ones). onnxruntime: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
         "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "

@@ -35,7 +35,7 @@ from lichessbot.timeman import Clock, TimeManager
 
 __all__ = ["CORRESPONDENCE_KEEP", "CORRESPONDENCE_KEEP_S", "EngineParts", "GameThinker", "correspondence_think_s"]
 
-log = structlog.get_logger("lichessbot.engine")
+log = structlog.get_logger("lichessbot.neural")
 
 
 class EngineParts(Protocol):

@@ -28,8 +28,8 @@ from pydantic import ValidationError
 from lichessbot import __version__
 from lichessbot.book import open_book_file
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.engine.network import Network
 from lichessbot.errors import LichessbotError
+from lichessbot.neural.network import Network
 from lichessbot.online import OnlineMoves
 from lichessbot.search import Searcher, SearchStats
 from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch
@@ -207,7 +207,7 @@ class UciEngine:
 
         Raises:
             LichessbotError, OSError, ValueError: the file is missing or is not a network (the reason in
-                the message; see lichessbot.engine.network.load_network).
+                the message; see lichessbot.neural.network.load_network).
         """
         return self.engine.load_network()
 

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from lichessbot.book import Book
 from lichessbot.bot.setup.migrate import hint
 from lichessbot.config import BotConfig, ConfigError, load_config
-from lichessbot.engine import registry
 from lichessbot.errors import LichessbotError
+from lichessbot.neural import registry
 from lichessbot.tablebase import Tablebases
 
 __all__ = ["add_arguments", "run"]
