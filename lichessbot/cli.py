@@ -34,7 +34,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
                "exit 0 if the running bot's heartbeat says healthy, else 1 (Docker's HEALTHCHECK)"),
     "migrate-config": ("lichessbot.bot.setup.migrate", "convert a lichess-bot config.yml into ours"),
     "uci": ("lichessbot.uci", "speak UCI on stdin/stdout (for GUIs and tournament managers)"),
-    "eval": ("lichessbot.neural.cli", "print the raw network's view of a position"),
+    "eval": ("lichessbot.neural.eval_cli", "print the raw network's view of a position"),
     "convert": ("lichessbot.neural.convert_cli", "convert lc0 .pb.gz weights to ONNX"),
     "export-triton": ("lichessbot.neural.triton_cli", "write a Triton Inference Server model repository"),
     "match": ("lichessbot.match", "play a match between two UCI engines"),

@@ -181,7 +181,7 @@ class TimemanConfig(Strict):
     """Time management (lichessbot/timeman, docs/timeman.md). Times in milliseconds unless stated.
 
     Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc;
-    the early/late stop rules follow NeuralchessGM (issue 4); "ours" marks a value chosen here.
+    the early/late stop rules follow NeuralchessGM; "ours" marks a value chosen here.
     """
 
     move_overhead: int = Field(

@@ -46,8 +46,8 @@ from lichessbot.diagnostics import bench_search_extra as bench_extra
 from lichessbot.diagnostics.bench_nn import bench_positions, timed_calls
 from lichessbot.diagnostics.bench_search import POSITIONS
 from lichessbot.errors import LichessbotError
-from lichessbot.neural.cli import add_network_flags
 from lichessbot.neural.compact import compact_of
+from lichessbot.neural.eval_cli import add_network_flags
 from lichessbot.neural.evaluator import PRECISIONS, Evaluator
 from lichessbot.neural.network import Network, load_network
 from lichessbot.neural.position_eval import encode_boards
@@ -61,7 +61,7 @@ from lichessbot.timeman import VisitsStopper
 
 __all__ = ["add_arguments", "check_against_cpu", "run", "within_limits"]
 
-#: Limits the check holds a run to (issues 27 and 38): fp32 logits; tf32 and fp16 the share of positions with
+#: Limits the check holds a run to (docs/gpu.md, "Precision"): fp32 logits; tf32 and fp16 the share of positions with
 #: the same best move and the WDL.
 FP32_MAX_LOGIT_DELTA = 1e-3
 FP16_MIN_ARGMAX_SHARE = 0.99

@@ -24,7 +24,7 @@ from functools import partial
 import chess
 
 from lichessbot.config import SearchParams
-from lichessbot.neural.cli import EvalInputError, configure_stderr_logging
+from lichessbot.neural.eval_cli import EvalInputError, configure_stderr_logging
 from lichessbot.neural.evaluator import Evaluator
 from lichessbot.neural.network import load_network
 from lichessbot.neural.position_eval import encode_boards, evaluate_boards

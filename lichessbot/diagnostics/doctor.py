@@ -29,7 +29,7 @@ from lichessbot import __version__
 from lichessbot.config import SearchParams
 from lichessbot.logs import configure_logging
 from lichessbot.neural import gpu
-from lichessbot.neural.cli import add_network_flags
+from lichessbot.neural.eval_cli import add_network_flags
 from lichessbot.neural.evaluator import Evaluator
 from lichessbot.neural.network import load_network
 from lichessbot.neural.providers import OnnxBackend

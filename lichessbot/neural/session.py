@@ -10,8 +10,8 @@
   ``max_batch`` positions (page-locked with ``cudaHostAlloc`` on CUDA when the CUDA runtime is loaded, so
   the copies to and from the device run at full speed), and are bound to the session by pointer with each
   call's shape. A slot is taken from a free list for one call and given back after its outputs were
-  copied out, so two calls in flight never share a buffer (issue 27: one shared set of output buffers
-  handed concurrent calls each other's outputs). Nothing is allocated per call on this path.
+  copied out, so two calls in flight never share a buffer (one shared set of output buffers handed
+  concurrent calls each other's outputs: tests/neural/test_gpu_race.py). Nothing is allocated per call on this path.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The engine of the process, built once from :class:`~lichessbot.thinker.settings.ThinkerSettings`: the network
 and what runs it, the book, the tablebases, the strength table and the online sources; the bot's games and
-``lichessbot uci``'s session each get a :class:`~lichessbot.thinker.game.GameThinker` from it.
+``lichessbot uci``'s session each get a :class:`~lichessbot.thinker.game_thinker.GameThinker` from it.
 
 The network is loaded once (by :mod:`lichessbot.thinker.wiring`); with ``shared`` (the bot) one
 :class:`~lichessbot.neural.service.EvalService` merges every game's batches into one network call, else (UCI)
@@ -29,7 +29,7 @@ from lichessbot.strength import table_from_config, table_mismatch
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases
 from lichessbot.thinker import wiring
-from lichessbot.thinker.game import GameThinker
+from lichessbot.thinker.game_thinker import GameThinker
 from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.thinker.sources import MoveSource, move_sources
 from lichessbot.timeman import TimeManager
@@ -248,7 +248,7 @@ class Engine:
     def new_game(self, game_id: str | None = None, *, online_name: str | None = None,
                  eager: bool = True) -> GameThinker:
         """A thinker for one game: its own search tree and time manager; ``game_id`` goes on its log lines
-        (:class:`~lichessbot.thinker.game.GameThinker`)."""
+        (:class:`~lichessbot.thinker.game_thinker.GameThinker`)."""
         return GameThinker(self, game_id, online_name=online_name, eager=eager)
 
     def close(self) -> None:

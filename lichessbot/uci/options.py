@@ -27,7 +27,7 @@ from lichessbot.config import (
 from lichessbot.neural import registry
 from lichessbot.tablebase import split_path
 from lichessbot.thinker.settings import ThinkerSettings
-from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
+from lichessbot.uci.input import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
 
 __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "SPIN_MAX", "UciOption", "UciSettings", "field_option", "field_options",
            "thinker_settings"]
