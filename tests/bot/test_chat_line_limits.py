@@ -10,8 +10,8 @@ import pytest
 import structlog
 
 from lichessbot.bot.chat.commands import HELP, HOWTO, WAIT_REFUSAL, WAIT_REPLY
+from lichessbot.bot.chat.line_limits import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
-from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.config import GreetingConfig
 
 
