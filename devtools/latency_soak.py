@@ -1,6 +1,6 @@
 """``python -m devtools.latency_soak``: the bot with its real engine and time manager against the test server
 (:mod:`devtools.lila`: the embedded lichess with fault injection) with network latency each way, at bullet clocks
-without increment (issue 37).
+without increment.
 
 The fake server (on 127.0.0.1) answers every request ``--latency`` ms late (the way up: a move is played when it
 arrives, and lila charges the bot's clock until then, MovePlayer's ``botLag`` compensating nothing) and sends every

@@ -43,10 +43,10 @@ from devtools.lc0cmp_stats import (
     tv_distance,
 )
 from lichessbot.config import SearchParams
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.providers import OnnxBackend
 from lichessbot.errors import LichessbotError
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.providers import OnnxBackend
 from lichessbot.search import Searcher
 from lichessbot.timeman import VisitsStopper
 

@@ -202,7 +202,7 @@ def soak(games: int = 8, base: int = 60, inc: int = 0, quota: tuple[float, float
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lila", action="store_true",
-                        help="the soak of issue 40 (devtools/soak_lila.py): --games games in all (100), "
+                        help="the long soak (devtools/soak_lila.py): --games games in all (100), "
                              "--concurrency at once (8), lila's rules, faults and limits at once")
     parser.add_argument("--concurrency", type=int, default=8, help="with --lila: games at once (default 8)")
     parser.add_argument("--drop", type=float, default=0.01,

@@ -1,4 +1,4 @@
-"""``python -m devtools.soak --lila`` (developer-only, from a clone): the soak of issue 40, the bot against the test
+"""``python -m devtools.soak --lila`` (developer-only, from a clone): the long soak, the bot against the test
 server answering as lila does (:mod:`devtools.lila`), everything at once.
 
 ``--games`` games (100) at most ``--concurrency`` (8) at once, bullet to rapid (1+0, 2+1, 3+0, 3+2, 8+0, in

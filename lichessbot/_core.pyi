@@ -176,7 +176,7 @@ class SearchCore:
     def gather_compact(self, inputs: npt.NDArray[np.uint8], nodes_limit: int | None = None) -> int:
         """As :meth:`gather`, into ``inputs`` uint8 [M, 1344] in the compact form (lc0's InputPlane
         pairs: 112 little-endian u64 masks, then 112 little-endian f32 values per position; see
-        lichessbot/engine/compact.py). Raises ValueError for another shape."""
+        lichessbot/neural/compact.py). Raises ValueError for another shape."""
     def apply(self, logits: npt.NDArray[np.float32], wdl: npt.NDArray[np.float32],
               mlh: npt.NDArray[np.float32] | None = None) -> None: ...
     def pending_leaves(self) -> int: ...

@@ -9,7 +9,7 @@
 # 3. pip install --no-cache-dir "dist/lichessbot_nn-*.whl[EXTRA]" (the seconds and the environment's MB);
 # 4. lichessbot uci through python-chess: a "go nodes 200" search from the start position -> bestmove;
 # 5. lichessbot doctor --seconds 2 (versions, the onnxruntime package, providers, nps);
-# 6. where the wheel has `lichessbot play --local` (issue 36, point 1): it starts on a free port, and
+# 6. where the wheel has `lichessbot play --local`: it starts on a free port, and
 #    scripts/board_game.py plays one game against it through the Board API with berserk.
 #
 # Everything but dist/ happens in a temporary directory, removed at the end. Exit status 0: every step passed.

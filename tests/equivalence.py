@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.runner import NetOutputs
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.runner import NetOutputs
 
 LOGITS = (((np.arange(1858, dtype=np.int64) * 7919) % 1858) * 0.003).astype(np.float32)
 

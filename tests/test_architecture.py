@@ -68,7 +68,7 @@ def test_a_loop_in_a_graph_is_found():
 
 def test_no_import_loops_in_the_package():
     graph = import_graph()
-    assert "lichessbot.engine.registry" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
+    assert "lichessbot.neural.registry" in graph["lichessbot.thinker.wiring"]  # the graph sees real edges
     assert import_loop(graph) == []
 
 
@@ -146,20 +146,20 @@ MODULE_ROOMS: dict[str, str] = {"lichessbot.bot": "lichessbot"}
 KNOWS_NOTHING_OF: dict[str, set[str]] = {
     "errors": {"config", "lichess", "score"},
     "config": {"lichess"},
-    "lichess": {"config", "engine", "search", "_core", "timeman", "book", "tablebase", "strength", "thinker"},
-    "engine": {"lichess", "timeman", "match"},
+    "lichess": {"config", "neural", "search", "_core", "timeman", "book", "tablebase", "strength", "thinker"},
+    "neural": {"lichess", "timeman", "match"},
     "_core": {"lichess", "match"},
     "search": {"lichess", "timeman"},
     "timeman": {"_core", "lichessbot.search.searcher", "lichessbot.search.handle"},
     "book": {"search", "lichess"},
     "tablebase": {"search", "lichess"},
     "gaviota": {"search", "lichess"},
-    "status": {"search", "_core", "engine"},
-    "online": {"search", "_core", "engine"},
+    "status": {"search", "_core", "neural"},
+    "online": {"search", "_core", "neural"},
     "thinker": {"lichess"},
     "uci": {"lichess"},
     # docs/interfaces.md: the embedded lichess knows nothing of the bot's internals (every room of the bot, its engine)
-    "local": {"thinker", "status", "online", "strength", "timeman", "search", "tablebase", "book", "engine", "_core",
+    "local": {"thinker", "status", "online", "strength", "timeman", "search", "tablebase", "book", "neural", "_core",
               "match", "score", "config", "lichess"},
     **{f"bot.{room}": {"_core"} for room in ("service", "setup", "arenas", "matchmaking", "games",
                                                               "chat", "challenges")},

@@ -1,6 +1,6 @@
 """The docs name what exists: every repository path written in backticks in ``docs/*.md`` and the README
 (``lichessbot/...``, ``devtools/...``, ``tests/...``, ``rust/...``, ...) is in the repository, and every dotted
-name under the package (``lichessbot.thinker.game.GameThinker``) imports and resolves. A doc that names a file
+name under the package (``lichessbot.thinker.game_thinker.GameThinker``) imports and resolves. A doc that names a file
 that moved, or a class that was renamed, fails here."""
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def _docs() -> list[Path]:
 
 
 def test_the_scan_finds_names_and_missing_ones():
-    paths, dotted = named("see `lichessbot/cli.py`, `lichessbot.thinker.game.GameThinker(...)`, `x = 1` and "
+    paths, dotted = named("see `lichessbot/cli.py`, `lichessbot.thinker.game_thinker.GameThinker(...)`, `x = 1` and "
                           "`lichessbot/no_such.py`; `lichessbot.thinker.engine.EngineThinker`")
     assert paths == ["lichessbot/cli.py", "lichessbot/no_such.py"]
-    assert dotted == ["lichessbot.thinker.game.GameThinker", "lichessbot.thinker.engine.EngineThinker"]
-    assert resolves("lichessbot.thinker.game.GameThinker") and resolves("lichessbot.bot.chat.commands")
+    assert dotted == ["lichessbot.thinker.game_thinker.GameThinker", "lichessbot.thinker.engine.EngineThinker"]
+    assert resolves("lichessbot.thinker.game_thinker.GameThinker") and resolves("lichessbot.bot.chat.commands")
     assert not resolves("lichessbot.thinker.engine.EngineThinker") and not resolves("lichessbot.search.fake")
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from lichessbot.cli import NO_ONNXRUNTIME, main
 from lichessbot.diagnostics.doctor import package_line
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
 from lichessbot.errors import NetworkError
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
 from tests.conftest import REPO
 
 #: Runs ``lichessbot`` commands in an interpreter where ``import onnxruntime`` fails as it does in a bare

@@ -31,7 +31,7 @@ import chess.engine
 import numpy as np
 
 if TYPE_CHECKING:
-    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.neural.evaluator import Evaluator
 
 HERE = Path(__file__).resolve().parent
 MATE1 = HERE / "mate_in_1.epd"
@@ -88,8 +88,8 @@ def build_suites(n_mate: int = 200, n_open: int = 40, seed: int = 7) -> None:
 
 def policy(evaluator: Evaluator, board: chess.Board) -> tuple[list[chess.Move], np.ndarray]:
     """The network's priors at 1 node: (legal moves, float32 [n] priors in that order, summing to 1), through
-    the search's encoder, policy map and policy temperature (``lichessbot.engine.position_eval``)."""
-    from lichessbot.engine.position_eval import evaluate_boards  # noqa: PLC0415
+    the search's encoder, policy map and policy temperature (``lichessbot.neural.position_eval``)."""
+    from lichessbot.neural.position_eval import evaluate_boards  # noqa: PLC0415
 
     (ev,) = evaluate_boards(evaluator, [board], input_format=evaluator.network.input_format)
     return list(ev.moves), ev.priors
@@ -103,8 +103,8 @@ def policy_move(evaluator: Evaluator, board: chess.Board) -> chess.Move:
 
 
 def make_evaluator(net: str) -> Evaluator:
-    from lichessbot.engine.evaluator import Evaluator  # noqa: PLC0415
-    from lichessbot.engine.network import load_network  # noqa: PLC0415
+    from lichessbot.neural.evaluator import Evaluator  # noqa: PLC0415
+    from lichessbot.neural.network import load_network  # noqa: PLC0415
 
     return Evaluator(load_network(net), backend="cpu", threads=1)
 

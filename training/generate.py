@@ -54,7 +54,7 @@ import chess
 import chess.engine
 
 if TYPE_CHECKING:
-    from lichessbot.engine.evaluator import Evaluator
+    from lichessbot.neural.evaluator import Evaluator
     from lichessbot.search import Searcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

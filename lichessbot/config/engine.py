@@ -126,7 +126,7 @@ class EngineConfig(Strict):
     network: str = Field("default", description="'default' for the embedded network, or a .onnx/.pb.gz path.")
     backend: str = Field(
         "auto", min_length=1, description="The runner of the network, by the name it is registered under "
-        "(lichessbot.engine.registry; a name no runner serves is refused at start, naming the registered "
+        "(lichessbot.neural.registry; a name no runner serves is refused at start, naming the registered "
         "ones). onnxruntime: auto = CUDA when it starts, else the CPU "
         "(TensorRT only when asked for: docs/gpu.md); tensorrt = TensorRT, else CUDA, else the CPU; triton = a "
         "Triton Inference Server at triton_url (docs/scaling.md); torch = PyTorch, on CUDA when it sees a GPU "
@@ -181,7 +181,7 @@ class TimemanConfig(Strict):
     """Time management (lichessbot/timeman, docs/timeman.md). Times in milliseconds unless stated.
 
     Sources: lc0 src/search/classic/stoppers/legacy.cc and stoppers.cc;
-    the early/late stop rules follow NeuralchessGM (issue 4); "ours" marks a value chosen here.
+    the early/late stop rules follow NeuralchessGM; "ours" marks a value chosen here.
     """
 
     move_overhead: int = Field(

@@ -7,7 +7,7 @@
 It prints, in one run:
 
 - **start**: seconds to load the network, to make the onnxruntime session, and to warm it up (every batch
-  bucket once on a GPU: :meth:`~lichessbot.engine.evaluator.Evaluator.warm_up`), and the precision that runs;
+  bucket once on a GPU: :meth:`~lichessbot.neural.evaluator.Evaluator.warm_up`), and the precision that runs;
 - **first move**: milliseconds of the first search after the start (``--first-nodes`` playouts from the
   initial position, fresh tree and NN cache) and of the same search again, so the cold cost shows; at the
   end, the batch shapes the run sent that the warm-up had not planned (each cost a plan mid-search on a
@@ -45,23 +45,23 @@ from lichessbot.config import SearchParams
 from lichessbot.diagnostics import bench_search_extra as bench_extra
 from lichessbot.diagnostics.bench_nn import bench_positions, timed_calls
 from lichessbot.diagnostics.bench_search import POSITIONS
-from lichessbot.engine.cli import add_network_flags
-from lichessbot.engine.compact import compact_of
-from lichessbot.engine.evaluator import PRECISIONS, Evaluator
-from lichessbot.engine.network import Network, load_network
-from lichessbot.engine.position_eval import encode_boards
-from lichessbot.engine.providers import OnnxBackend
-from lichessbot.engine.runner import COMPACT_BYTES, NetOutputs
-from lichessbot.engine.service import EvalService
-from lichessbot.engine.session import BATCH_BUCKETS
 from lichessbot.errors import LichessbotError
+from lichessbot.neural.compact import compact_of
+from lichessbot.neural.eval_cli import add_network_flags
+from lichessbot.neural.evaluator import PRECISIONS, Evaluator
+from lichessbot.neural.network import Network, load_network
+from lichessbot.neural.position_eval import encode_boards
+from lichessbot.neural.providers import OnnxBackend
+from lichessbot.neural.runner import COMPACT_BYTES, NetOutputs
+from lichessbot.neural.service import EvalService
+from lichessbot.neural.session import BATCH_BUCKETS
 from lichessbot.search import Searcher
 from lichessbot.search.searcher import core_params
 from lichessbot.timeman import VisitsStopper
 
 __all__ = ["add_arguments", "check_against_cpu", "run", "within_limits"]
 
-#: Limits the check holds a run to (issues 27 and 38): fp32 logits; tf32 and fp16 the share of positions with
+#: Limits the check holds a run to (docs/gpu.md, "Precision"): fp32 logits; tf32 and fp16 the share of positions with
 #: the same best move and the WDL.
 FP32_MAX_LOGIT_DELTA = 1e-3
 FP16_MIN_ARGMAX_SHARE = 0.99

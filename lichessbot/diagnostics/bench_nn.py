@@ -7,7 +7,7 @@ seeded random games for about ``--seconds`` seconds after one warm-up batch and 
 per second (batch size x batches / wall seconds), with as many batches at once as the evaluator runs
 (``--threads`` > 1 on the CPU: one batch per thread). It also measures the path around the network:
 the core's ``encode_positions`` (replaying each game and encoding its last position) in microseconds per
-position at the largest batch, and the whole of :func:`lichessbot.engine.position_eval.evaluate_boards`
+position at the largest batch, and the whole of :func:`lichessbot.neural.position_eval.evaluate_boards`
 (encode, run, priors over the legal moves) in positions per second.
 """
 
@@ -24,11 +24,11 @@ from functools import partial
 import chess
 
 from lichessbot.config import SearchParams
-from lichessbot.engine.cli import EvalInputError, configure_stderr_logging
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.position_eval import encode_boards, evaluate_boards
-from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
+from lichessbot.neural.eval_cli import EvalInputError, configure_stderr_logging
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.position_eval import encode_boards, evaluate_boards
+from lichessbot.neural.providers import ONNX_BACKENDS, OnnxBackend
 
 __all__ = ["add_arguments", "bench_positions", "run", "timed_calls"]
 

@@ -33,10 +33,10 @@ from lichessbot.config import SearchParams
 from lichessbot.diagnostics import bench_search_extra as bench_extra
 from lichessbot.diagnostics.bench_search_extra import lc0_nps
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
-from lichessbot.engine.runner import NetworkRunner
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.providers import ONNX_BACKENDS, OnnxBackend
+from lichessbot.neural.runner import NetworkRunner
 from lichessbot.search import Searcher
 from lichessbot.search.searcher import minibatch_of
 from lichessbot.tablebase import Tablebases

@@ -24,8 +24,8 @@ import chess.engine
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.runner import NetworkRunner
-from lichessbot.engine.service import EvalService
+from lichessbot.neural.runner import NetworkRunner
+from lichessbot.neural.service import EvalService
 from lichessbot.search import Searcher
 from lichessbot.timeman import VisitsStopper
 

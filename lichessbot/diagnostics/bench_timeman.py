@@ -35,7 +35,7 @@ __all__ = ["OURS", "PHASES", "THEIRS", "BenchError", "GameTimes", "Summary", "ad
            "game_times", "run", "summarize"]
 
 OURS, THEIRS = "lichessbot", "lc0"
-#: The phases of a game by full move number (inclusive bounds; None: no upper bound), as issue 37 measures them.
+#: The phases of a game by full move number (inclusive bounds; None: no upper bound), as docs/timeman.md reports them.
 PHASES: tuple[tuple[str, int, int | None], ...] = (("moves 1-10", 1, 10), ("moves 11-40", 11, 40),
                                                     ("moves 41+", 41, None))
 

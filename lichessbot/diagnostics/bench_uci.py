@@ -12,7 +12,7 @@ import time
 import chess
 import chess.engine
 
-from lichessbot.engine.providers import ONNX_BACKENDS, OnnxBackend
+from lichessbot.neural.providers import ONNX_BACKENDS, OnnxBackend
 
 __all__ = ["add_arguments", "run"]
 

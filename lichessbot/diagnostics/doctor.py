@@ -27,12 +27,12 @@ import onnxruntime as ort
 
 from lichessbot import __version__
 from lichessbot.config import SearchParams
-from lichessbot.engine import gpu
-from lichessbot.engine.cli import add_network_flags
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.providers import OnnxBackend
 from lichessbot.logs import configure_logging
+from lichessbot.neural import gpu
+from lichessbot.neural.eval_cli import add_network_flags
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.providers import OnnxBackend
 from lichessbot.search import Searcher
 
 __all__ = ["add_arguments", "package_line", "report", "run"]

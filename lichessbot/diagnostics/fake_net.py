@@ -1,4 +1,4 @@
-"""A zero-cost network with the :class:`~lichessbot.engine.runner.NetworkRunner` interface the search uses.
+"""A zero-cost network with the :class:`~lichessbot.neural.runner.NetworkRunner` interface the search uses.
 
 Used by ``lichessbot bench search`` to measure the tree's own cost per playout (the core still writes
 every leaf's planes and maps the priors through the policy map, as for a real network), and by tests.
@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from lichessbot import _core
-from lichessbot.engine.runner import NetInfo, NetOutputs
+from lichessbot.neural.runner import NetInfo, NetOutputs
 from lichessbot.score import Score
 
 __all__ = ["FakeEvaluator", "GpuModelEvaluator"]

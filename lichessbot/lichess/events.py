@@ -58,7 +58,7 @@ from lichessbot.lichess.users import (
 )
 
 __all__ = [
-    "Account", "ChatLine", "Challenge", "ChallengeCanceled", "ChallengeDeclined", "ChallengeEvent", "Clock",
+    "Account", "ChatLine", "Challenge", "ChallengeCanceled", "ChallengeDeclined", "ChallengeEvent", "ClockSetting",
     "Compat", "Connected", "DeclineReason", "GameEvent", "GameFinish", "GameFull", "GameInfo", "GamePlayer",
     "GameStart", "GameState", "MalformedEvent", "Opponent", "OpponentGone", "OtherEvent", "Perf", "RateLimit",
     "StreamEvent", "TimeControl", "TokenInfo", "User", "parse_account", "parse_challenge", "parse_event",
@@ -229,8 +229,9 @@ def _player(d: JSON) -> GamePlayer:
 
 
 @dataclass(frozen=True)
-class Clock:
-    """The clock of ``gameFull``: ``initial`` and ``increment`` in milliseconds."""
+class ClockSetting:
+    """The clock a game is played with (``gameFull``'s ``clock``; scalachess's ``Clock.Config``): ``initial``
+    and ``increment`` in milliseconds. The clock's running times are :class:`lichessbot.timeman.clock.Clock`."""
 
     initial: int
     increment: int
@@ -278,7 +279,7 @@ class GameFull:
     speed: str = ""
     rated: bool = False
     initial_fen: str = "startpos"
-    clock: Clock | None = None
+    clock: ClockSetting | None = None
     days_per_turn: int | None = None
     tournament_id: str | None = None
 
@@ -381,7 +382,7 @@ def parse_game_event(d: Any) -> GameEvent:
                         white=_player(obj(d, "white")), black=_player(obj(d, "black")),
                         variant=key_(d, "variant", "standard"), speed=str_(d, "speed"),
                         rated=bool_(d, "rated"), initial_fen=str_(d, "initialFen", "startpos"),
-                        clock=Clock(int_(clock, "initial"), int_(clock, "increment")) if clock else None,
+                        clock=ClockSetting(int_(clock, "initial"), int_(clock, "increment")) if clock else None,
                         days_per_turn=opt_int(d, "daysPerTurn"), tournament_id=opt_str(d, "tournamentId"))
     if kind == "gameState":
         return _state(d)

@@ -12,7 +12,7 @@ Python API (used by ``lichessbot bench timeman`` and strength measurements)::
 
 from lichessbot.match.cli import add_arguments, run
 from lichessbot.match.elo import EloEstimate, elo_estimate
-from lichessbot.match.game import EnginePlayer, play_game
+from lichessbot.match.engine_game import EnginePlayer, play_game
 from lichessbot.match.openings import Opening, load_openings
 from lichessbot.match.runner import run_match, schedule
 from lichessbot.match.types import (

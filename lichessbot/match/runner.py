@@ -10,7 +10,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from lichessbot.match.game import EnginePlayer, play_game
+from lichessbot.match.engine_game import EnginePlayer, play_game
 from lichessbot.match.openings import Opening
 from lichessbot.match.types import GameRecord, MatchConfig, MatchError, MatchResult
 

@@ -31,7 +31,7 @@ import structlog
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.runner import NetOutputs, NetworkRunner, empty_outputs
+from lichessbot.neural.runner import NetOutputs, NetworkRunner, empty_outputs
 from lichessbot.score import Score
 from lichessbot.search import stats as st
 from lichessbot.search.handle import InfoCallback, SearchHandle, _State
@@ -69,7 +69,7 @@ def minibatch_of(params: SearchParams, runner: NetworkRunner) -> int:
 class Searcher:
     """PUCT search for one game; keeps its tree between moves (tree reuse).
 
-    ``evaluator``: the :class:`~lichessbot.engine.runner.NetworkRunner` (an evaluator, or the evaluation
+    ``evaluator``: the :class:`~lichessbot.neural.runner.NetworkRunner` (an evaluator, or the evaluation
     service over it); the search reads its ``info`` (input format, WDL head, minibatch, batches in flight)
     and shares its ``search_cache`` (the process's :class:`lichessbot._core.NNCache`). ``pipeline``:
     gather the next batch while the network evaluates the previous one (default True). ``game``: a name

@@ -37,9 +37,9 @@ from typing import Any
 
 import chess.engine
 
-from lichessbot.engine.network import _default_path
 from lichessbot.match import EngineSpec, MatchConfig, MatchError, TimeControl, load_openings, run_match, schedule
 from lichessbot.match.types import Adjudication, our_engine_command
+from lichessbot.neural.network import _default_path
 from lichessbot.strength.fit import Curve, expected, fit_curve, ml_rating, performance
 from lichessbot.strength.levels import Level, Measurement, StrengthError, StrengthTable
 from lichessbot.strength.record import GameResult, Ledger, MatchRecord, matches_dir

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lichessbot.engine.network import _default_path
+from lichessbot.neural.network import _default_path
 from lichessbot.strength.choice import apply_level
 from lichessbot.strength.levels import (
     Level,

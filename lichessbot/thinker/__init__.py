@@ -3,7 +3,7 @@
 * :mod:`~lichessbot.thinker.settings`: how moves are chosen, typed (:class:`ThinkerSettings`);
 * :mod:`~lichessbot.thinker.engine`: the engine built once from them (network and what runs it, book, tables,
   strength table, online sources), rebuilding only what new settings change;
-* :mod:`~lichessbot.thinker.game`: one game's thinker (its searcher, time manager and move pipeline; the
+* :mod:`~lichessbot.thinker.game_thinker`: one game's thinker (its searcher, time manager and move pipeline; the
   bot's :class:`~lichessbot.thinker.protocol.Thinker`);
 * :mod:`~lichessbot.thinker.pipeline`, :mod:`~lichessbot.thinker.sources`, :mod:`~lichessbot.thinker.types`:
   the move pipeline (book, online books, tables, online tables, then the search under the time manager with

@@ -1,9 +1,9 @@
 """The engine of the process, built once from :class:`~lichessbot.thinker.settings.ThinkerSettings`: the network
 and what runs it, the book, the tablebases, the strength table and the online sources; the bot's games and
-``lichessbot uci``'s session each get a :class:`~lichessbot.thinker.game.GameThinker` from it.
+``lichessbot uci``'s session each get a :class:`~lichessbot.thinker.game_thinker.GameThinker` from it.
 
 The network is loaded once (by :mod:`lichessbot.thinker.wiring`); with ``shared`` (the bot) one
-:class:`~lichessbot.engine.service.EvalService` merges every game's batches into one network call, else (UCI)
+:class:`~lichessbot.neural.service.EvalService` merges every game's batches into one network call, else (UCI)
 the one search runs on the evaluator itself. :meth:`Engine.configure` takes new settings (UCI's
 ``setoption``) and rebuilds only what they change: the network only when its own settings change (a search
 parameter keeps the onnxruntime session), the book and the tables when theirs do; searchers built before a
@@ -19,24 +19,24 @@ import structlog
 
 from lichessbot.book import Book
 from lichessbot.config import BookConfig, BotConfig, SearchParams, TimemanConfig
-from lichessbot.engine.network import Network
-from lichessbot.engine.runner import NetworkRunner
-from lichessbot.engine.service import EvalService
 from lichessbot.gaviota import gaviota_tables
+from lichessbot.neural.network import Network
+from lichessbot.neural.runner import NetworkRunner
+from lichessbot.neural.service import EvalService
 from lichessbot.online import OnlineGame, OnlineMoves
 from lichessbot.search import Searcher
 from lichessbot.strength import table_from_config, table_mismatch
 from lichessbot.strength.levels import StrengthTable
 from lichessbot.tablebase import Tablebases
 from lichessbot.thinker import wiring
-from lichessbot.thinker.game import GameThinker
+from lichessbot.thinker.game_thinker import GameThinker
 from lichessbot.thinker.settings import ThinkerSettings
 from lichessbot.thinker.sources import MoveSource, move_sources
 from lichessbot.timeman import TimeManager
 
 __all__ = ["NETWORK_FIELDS", "Engine"]
 
-log = structlog.get_logger("lichessbot.engine")
+log = structlog.get_logger("lichessbot.neural")
 
 #: The settings of ``engine`` that the network's runner is built with (a change builds a new one); the others
 #: (search parameters, strength, ponder) keep it.
@@ -76,7 +76,7 @@ class Engine:
             move needs no network); else now, so that a bad network stops the bot at its start.
 
     Raises:
-        lichessbot.engine.network.NetworkError: the network cannot be loaded (not ``lazy``).
+        lichessbot.neural.network.NetworkError: the network cannot be loaded (not ``lazy``).
         lichessbot.book.BookError: a book file is missing or corrupt.
         lichessbot.tablebase.TablebaseError: a tablebase directory is missing or holds no tables.
         lichessbot.strength.StrengthError: the strength table cannot be read.
@@ -128,7 +128,7 @@ class Engine:
         """The network of ``engine.network``, loaded once per setting.
 
         Raises:
-            lichessbot.engine.network.NetworkError: the file is missing or is not a network (the reason in the
+            lichessbot.neural.network.NetworkError: the file is missing or is not a network (the reason in the
                 message, which starts with the path).
         """
         with self._lock:
@@ -154,7 +154,7 @@ class Engine:
         first use. An NN cache filled at another policy temperature is cleared first (it holds priors).
 
         Raises:
-            lichessbot.engine.network.NetworkError, OSError, ValueError, RuntimeError: the network does not
+            lichessbot.neural.network.NetworkError, OSError, ValueError, RuntimeError: the network does not
                 load (the reason in the message); it is tried again at the next call, never replaced.
         """
         loaded = self.evaluator is not None
@@ -268,7 +268,7 @@ class Engine:
     def new_game(self, game_id: str | None = None, *, online_name: str | None = None,
                  eager: bool = True) -> GameThinker:
         """A thinker for one game: its own search tree and time manager; ``game_id`` goes on its log lines
-        (:class:`~lichessbot.thinker.game.GameThinker`)."""
+        (:class:`~lichessbot.thinker.game_thinker.GameThinker`)."""
         return GameThinker(self, game_id, online_name=online_name, eager=eager)
 
     def close(self) -> None:

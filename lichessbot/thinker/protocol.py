@@ -2,7 +2,7 @@
 (the move pipeline's value, :class:`lichessbot.thinker.Decision`, the same for the bot and UCI).
 
 The game code depends only on these, so games can be driven by any thinker (the real one is
-:class:`lichessbot.thinker.game.GameThinker`, made by :meth:`lichessbot.thinker.engine.Engine.new_game`; the
+:class:`lichessbot.thinker.game_thinker.GameThinker`, made by :meth:`lichessbot.thinker.engine.Engine.new_game`; the
 test server's bots and the bot benchmark use stand-ins).
 """
 

@@ -2,16 +2,16 @@
 
 The bot (:mod:`lichessbot.thinker.engine`) and UCI (:mod:`lichessbot.uci`) build their engines with these
 functions only, so a new engine setting is read in one place. The bot puts one
-:class:`~lichessbot.engine.service.EvalService` between the evaluator and every game's searcher; UCI runs
+:class:`~lichessbot.neural.service.EvalService` between the evaluator and every game's searcher; UCI runs
 one search at a time on the evaluator itself.
 """
 
 from __future__ import annotations
 
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.engine import registry
-from lichessbot.engine.network import Network, load_network
-from lichessbot.engine.runner import NetworkRunner
+from lichessbot.neural import registry
+from lichessbot.neural.network import Network, load_network
+from lichessbot.neural.runner import NetworkRunner
 from lichessbot.search import Searcher
 from lichessbot.tablebase import Tablebases
 from lichessbot.timeman import TimeManager
@@ -23,7 +23,7 @@ def network_of(engine: EngineConfig) -> Network:
     """The network of ``engine.network`` (``default``, ``.onnx`` or lc0 ``.pb.gz``) with ``engine.input_format``.
 
     Raises:
-        lichessbot.engine.network.NetworkError: the file is missing or is not a network (the reason in the
+        lichessbot.neural.network.NetworkError: the file is missing or is not a network (the reason in the
             message, which starts with the path).
     """
     return load_network(engine.network, engine.input_format)
@@ -31,12 +31,12 @@ def network_of(engine: EngineConfig) -> Network:
 
 def evaluator_of(engine: EngineConfig, network: Network) -> NetworkRunner:
     """The process's runner for ``network``: the one registered for ``engine.backend``
-    (:mod:`lichessbot.engine.registry`: onnxruntime on ``auto``, ``tensorrt``, ``cuda``, ``cpu``, warmed up;
+    (:mod:`lichessbot.neural.registry`: onnxruntime on ``auto``, ``tensorrt``, ``cuda``, ``cpu``, warmed up;
     a Triton client on ``triton``; PyTorch on ``torch``), built from ``engine``'s settings. (The policy
     temperature and history fill are search parameters: the search core applies them.)
 
     Raises:
-        lichessbot.engine.network.NetworkError: the runner cannot run the model (the reason in the message).
+        lichessbot.neural.network.NetworkError: the runner cannot run the model (the reason in the message).
         RuntimeError: the Triton server cannot be reached (backend ``triton``).
     """
     return registry.build(engine, network)

@@ -16,7 +16,7 @@ import chess
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.allocation import Budget, allocate, fixed_budget, game_ply, movetime_s
 from lichessbot.timeman.clock import Clock
-from lichessbot.timeman.rules import log_event
+from lichessbot.timeman.stop_rules import log_event
 from lichessbot.timeman.stoppers import ChainedStopper, stopper_chain
 
 if TYPE_CHECKING:  # annotations only

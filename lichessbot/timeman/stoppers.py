@@ -17,7 +17,7 @@ second). The time manager (:mod:`lichessbot.timeman.manager`) builds the chain o
 4. :class:`SmartPruningStopper`: the best move cannot be overtaken before the deadline (lc0, last in its chain);
 5. :class:`EarlyStopper`: a clear, stable best move after half the target (NeuralchessGM).
 
-The rules themselves are pure functions in :mod:`lichessbot.timeman.rules`.
+The rules themselves are pure functions in :mod:`lichessbot.timeman.stop_rules`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.allocation import Budget
-from lichessbot.timeman.rules import early_stop_reason, instability, log_event, proven_reason, smart_pruning_reason
+from lichessbot.timeman.stop_rules import early_stop_reason, instability, log_event, proven_reason, smart_pruning_reason
 
 if TYPE_CHECKING:  # annotations only: the time manager never imports the search at run time
     from lichessbot.search import SearchStats, StopperHints
@@ -168,7 +168,7 @@ class SmartPruningStopper(StopperElement):
 
 
 class EarlyStopper(StopperElement):
-    """NeuralchessGM's early stop (:func:`~lichessbot.timeman.rules.early_stop_reason`) on the budget of
+    """NeuralchessGM's early stop (:func:`~lichessbot.timeman.stop_rules.early_stop_reason`) on the budget of
     ``budget``: after ``early_stop_after`` x its target, when the best move is stable and clear."""
 
     kind = "early-stop"

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from lichessbot.config import load_config
-from lichessbot.engine import registry
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
+from lichessbot.neural import registry
 from lichessbot.online import OnlineMoves
 from lichessbot.uci.engine import UciEngine
 

@@ -2,7 +2,7 @@
 
 Commands: uci, isready, ucinewgame, position, go, stop, ponderhit, quit, setoption, debug. The moves are
 chosen where the bot chooses them (:mod:`lichessbot.thinker`: one :class:`~lichessbot.thinker.engine.Engine`
-built from typed settings, and this session's :class:`~lichessbot.thinker.game.GameThinker` with its move
+built from typed settings, and this session's :class:`~lichessbot.thinker.game_thinker.GameThinker` with its move
 pipeline: book, tables, search, strength level, time manager); this module turns the protocol into those
 settings and requests, and their outcome into lines. ``go`` returns at once; a search runs in its own
 thread, and a ``bestmove`` always follows. Bad input (an illegal move, a bad FEN, an unknown option, a
@@ -10,7 +10,8 @@ malformed ``go``) gives ``info string error ...`` and the engine keeps running. 
 first ``isready`` or search, so ``uci`` answers at once and a book or tablebase move needs none; a network
 that does not load is never replaced by another (``go`` answers an error and ``bestmove 0000``). Info lines
 follow lc0 (lc0 src/chess/uciloop.cc, src/search/classic/search.cc), one per root move with MultiPV; ``go``'s
-parameters and the move request they make live in :mod:`lichessbot.uci.output`.
+parameters and the move request they make live in :mod:`lichessbot.uci.input`, the lines written in
+:mod:`lichessbot.uci.output`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from pydantic import ValidationError
 from lichessbot import __version__
 from lichessbot.book import open_book_file
 from lichessbot.config import EngineConfig, SearchParams, TimemanConfig
-from lichessbot.engine.network import Network
 from lichessbot.errors import LichessbotError
+from lichessbot.neural.network import Network
 from lichessbot.online import OnlineMoves
 from lichessbot.search import Searcher, SearchStats
 from lichessbot.strength import LevelPlayer, table_from_config, table_mismatch
@@ -37,19 +38,10 @@ from lichessbot.thinker import Decision, Thinking
 from lichessbot.thinker.engine import Engine
 from lichessbot.thinker.settings import UCI_NAMES, ThinkerSettings
 from lichessbot.timeman import Budget
+from lichessbot.uci.input import UCI_MOVE_OVERHEAD_MS, Go, GuiClocks, parse_go, parse_position, request_of
+from lichessbot.uci.input import searchmoves_of as check_searchmoves
 from lichessbot.uci.options import HASH_ENTRIES_PER_MB, OPTIONS, UciSettings, thinker_settings
-from lichessbot.uci.output import (
-    UCI_MOVE_OVERHEAD_MS,
-    Go,
-    GuiClocks,
-    budget_lines,
-    decision_lines,
-    info_lines,
-    parse_go,
-    parse_position,
-    request_of,
-)
-from lichessbot.uci.output import searchmoves_of as check_searchmoves
+from lichessbot.uci.output import budget_lines, decision_lines, info_lines
 
 __all__ = ["NoEngine", "UciEngine"]
 
@@ -207,7 +199,7 @@ class UciEngine:
 
         Raises:
             LichessbotError, OSError, ValueError: the file is missing or is not a network (the reason in
-                the message; see lichessbot.engine.network.load_network).
+                the message; see lichessbot.neural.network.load_network).
         """
         return self.engine.load_network()
 

@@ -24,10 +24,10 @@ from lichessbot.config import (
     TablebaseConfig,
     Uci,
 )
-from lichessbot.engine import registry
+from lichessbot.neural import registry
 from lichessbot.tablebase import split_path
 from lichessbot.thinker.settings import ThinkerSettings
-from lichessbot.uci.output import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
+from lichessbot.uci.input import MOVETIME_OVERHEAD_MS, UCI_MOVE_OVERHEAD_MS
 
 __all__ = ["HASH_ENTRIES_PER_MB", "OPTIONS", "SPIN_MAX", "UciOption", "UciSettings", "field_option", "field_options",
            "thinker_settings"]
@@ -154,7 +154,7 @@ _E = EngineConfig()
 #: Every search parameter is here by :func:`field_options`; add a row for an option of another kind.
 OPTIONS: list[UciOption] = [
     UciOption("WeightsFile", "string", "default", "engine.network"),
-    # Backend: every runner registered by name (lichessbot.engine.registry), a plugin's or a test's too
+    # Backend: every runner registered by name (lichessbot.neural.registry), a plugin's or a test's too
     UciOption("Backend", "combo", _E.backend, "engine.backend", choices_of=registry.names),
     # Precision: engine.precision (lc0 spells it in the backend's name, cuda-fp16 / cuda; docs/uci.md)
     field_option(EngineConfig, "precision", "engine"),

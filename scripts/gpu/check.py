@@ -4,7 +4,7 @@
 
 - ``env``: driver and GPUs (nvidia-smi), Python, onnxruntime (version, providers), PyTorch (version, CUDA,
   the device's name and compute capability) -> ``env.json``;
-- ``nets``: the 15x192 and 20x256 lc0 networks of random weights (:mod:`lichessbot.engine.lc0_random`, lc0's
+- ``nets``: the 15x192 and 20x256 lc0 networks of random weights (:mod:`lichessbot.neural.lc0_random`, lc0's
   own file format) written into ``--nets`` (default /tmp/lichessbot-check-nets) -> ``nets.json``;
 - ``correct --net N``: the GPU runner's outputs (PyTorch on CUDA, fp32 and fp16) against onnxruntime's CPU
   provider in fp32 on 256 positions, held to :func:`lichessbot.diagnostics.bench_gpu.within_limits`
@@ -43,12 +43,12 @@ from lichessbot.config import SearchParams  # noqa: E402
 from lichessbot.diagnostics.bench_gpu import _position, check_against_cpu, within_limits  # noqa: E402
 from lichessbot.diagnostics.bench_nn import bench_positions  # noqa: E402
 from lichessbot.diagnostics.bench_search_extra import concurrent_games  # noqa: E402
-from lichessbot.engine.evaluator import Evaluator  # noqa: E402
-from lichessbot.engine.lc0_random import random_net  # noqa: E402
-from lichessbot.engine.network import Network, load_network  # noqa: E402
-from lichessbot.engine.runner import NetInfo, NetOutputs, NetworkRunner  # noqa: E402
-from lichessbot.engine.service import EvalService  # noqa: E402
-from lichessbot.engine.torch_runner import TorchRunner  # noqa: E402
+from lichessbot.neural.evaluator import Evaluator  # noqa: E402
+from lichessbot.neural.lc0_random import random_net  # noqa: E402
+from lichessbot.neural.network import Network, load_network  # noqa: E402
+from lichessbot.neural.runner import NetInfo, NetOutputs, NetworkRunner  # noqa: E402
+from lichessbot.neural.service import EvalService  # noqa: E402
+from lichessbot.neural.torch_runner import TorchRunner  # noqa: E402
 from lichessbot.search import Searcher  # noqa: E402
 
 #: The sizes of the generated networks (blocks, filters): lc0's common T60-style 20x256 and a 15x192.

@@ -7,7 +7,7 @@
 #                         batch, nps of 1 and 8 games, stop latency, fp32/tf32/fp16 side by side, the check vs
 #                         the CPU, shapes sent that the warm-up had not planned
 #   bench-maia1900.txt/.json  the same on maia-1900 (fp32, fp16)
-#   pytest.txt            the GPU tests (tests/engine/test_gpu_tools.py's GPU test among them) and the emulated host's
+#   pytest.txt            the GPU tests (tests/neural/test_gpu_tools.py's GPU test among them) and the emulated host's
 # and, in the call after that one (the same command, with .gpu/base again):
 #   lc0.txt               lc0's plain CUDA backend (fp32 and fp16) on maia-1900: backendbench and nps
 # The same command every call; a call that still lacks pieces says how many it has and exits 0. Sized for
@@ -62,8 +62,8 @@ bench() {  # $1: output name, then bench gpu's flags; JSON kept, the human table
 bench bench-default --precisions fp32,tf32,fp16 --games 8 --seconds 0.5 --search-seconds 3
 [ -f tests/data/nets/maia-1900.pb.gz ] && bench bench-maia1900 --network tests/data/nets/maia-1900.pb.gz \
   --precisions fp32,fp16 --games 8 --seconds 0.5 --search-seconds 3 --batches 8,64,256,1024
-"$PY" -m pytest -q -p no:cacheprovider -o addopts="" tests/engine/test_gpu_tools.py tests/engine/test_gpu_host.py \
-  tests/engine/test_gpu_race.py > "$OUT/pytest.txt" 2>&1
+"$PY" -m pytest -q -p no:cacheprovider -o addopts="" tests/neural/test_gpu_tools.py tests/neural/test_gpu_host.py \
+  tests/neural/test_gpu_race.py > "$OUT/pytest.txt" 2>&1
 tail -n 5 "$OUT/pytest.txt"
 touch "$W/ours.done"
 [ -f .gpu/base/lc0.tar.gz ] && echo "next: the same call once more runs lc0 (with .gpu/base)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stage, on this machine, the Python packages lichessbot imports that a GPU host with PyTorch lacks (docs/gpu.md,
 # "One run with PyTorch"): cp312 wheels into .gpu/wheels (ignored by git; about 25 MB, onnx the largest), for
-# scripts/gpu/check.sh. The host is known to have PyTorch, numpy, protobuf and the CPU onnxruntime (issue 47);
+# scripts/gpu/check.sh. The host is known to have PyTorch, numpy, protobuf and the CPU onnxruntime;
 # onnx and PyYAML are staged in case it lacks them.
 # Usage (repository root, in the project's virtual environment): scripts/gpu/stage.sh
 set -euo pipefail

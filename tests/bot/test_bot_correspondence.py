@@ -10,7 +10,7 @@ import pytest
 from devtools.lila.botrun import StandInEngine, StandInThinker
 from lichessbot.bot.games.rules import clocks_now
 from lichessbot.bot.service.service import CORRESPONDENCE_START_GAP
-from lichessbot.thinker.game import correspondence_think_s
+from lichessbot.thinker.game_thinker import correspondence_think_s
 from tests.fake_lichess import BotRun, staller
 
 TOKEN = "lip_correspondence"

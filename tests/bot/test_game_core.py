@@ -31,7 +31,7 @@ from lichessbot.bot.games.core import CLAIM_RETRY, MAX_POST_ATTEMPTS, GameCore
 from lichessbot.config import parse_config
 from lichessbot.lichess.events import (
     ChatLine,
-    Clock,
+    ClockSetting,
     Connected,
     GameFull,
     GamePlayer,
@@ -68,7 +68,7 @@ def test_the_core_tests_fail_on_file_io():
 
 ME, OPP = GamePlayer(id="testbot", name="TestBot", title="BOT"), GamePlayer(id="alice", name="alice", rating=1620)
 T0 = 1000.0  # monotonic seconds of the first event
-BLITZ = Clock(60_000, 0)
+BLITZ = ClockSetting(60_000, 0)
 
 
 def core_of(config: dict | None = None, **kw) -> GameCore:
@@ -81,7 +81,7 @@ def state(moves: str = "", *, wtime: int = 60_000, btime: int = 60_000, inc: int
     return GameState(moves=moves, wtime=wtime, btime=btime, winc=inc, binc=inc, status=status, **kw)
 
 
-def full(moves: str = "", *, white: GamePlayer = ME, black: GamePlayer = OPP, clock: Clock | None = BLITZ,
+def full(moves: str = "", *, white: GamePlayer = ME, black: GamePlayer = OPP, clock: ClockSetting | None = BLITZ,
          speed: str = "blitz", **kw) -> GameFull:
     return GameFull(id="g1", state=state(moves), white=white, black=black, speed=speed, clock=clock,
                     rated=True, **kw)

@@ -150,8 +150,8 @@ def test_backend_names_are_the_registrys_everywhere(tmp_path, capsys):
     """The runners' names are declared once, by the registry: onnxruntime's among them, UCI's Backend and every
     builtin runner; the config takes any name and check-config refuses one no runner serves, naming the key and
     the registered names."""
-    from lichessbot.engine.providers import BACKENDS, ONNX_BACKENDS
-    from lichessbot.engine.registry import BUILTIN, names
+    from lichessbot.neural.providers import BACKENDS, ONNX_BACKENDS
+    from lichessbot.neural.registry import BUILTIN, names
     from lichessbot.uci.options import OPTIONS
 
     assert set(BACKENDS) == set(ONNX_BACKENDS) < set(BUILTIN) == set(names()) >= {"triton", "torch"}

@@ -7,7 +7,7 @@
 # DIR (or $LICHESSBOT_MAIA_DIR, or ../shared/nets beside the repository) holding maia-1100/1900 .pb.gz and
 # .onnx: they are linked. Otherwise the .pb.gz files are downloaded from the maia-chess v1.0 release and
 # checked against their sha256; the .onnx files are made with `lc0 leela2onnx` when lc0 is on the PATH.
-# Without the .onnx files tests/engine/test_convert.py's leela2onnx comparison skips; without any, both Maia tests do.
+# Without the .onnx files tests/neural/test_convert.py's leela2onnx comparison skips; without any, both Maia tests do.
 #
 # Optional and offline-safe: when the release cannot be reached (no network, a proxy, a timeout) it says so
 # and exits 0, and the tests that need the nets skip with the reason. A download that arrives with the wrong

@@ -12,8 +12,8 @@ import pytest
 from lichessbot import _core
 from lichessbot.config import SearchParams
 from lichessbot.diagnostics.fake_net import FakeEvaluator
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
 from lichessbot.search import Searcher, SearchError
 from lichessbot.timeman import VisitsStopper
 from tests.conftest import maia_net

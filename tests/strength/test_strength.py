@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from lichessbot.config import ConfigError, StrengthConfig, parse_config
-from lichessbot.engine.evaluator import Evaluator
-from lichessbot.engine.network import load_network
-from lichessbot.engine.position_eval import evaluate_boards
+from lichessbot.neural.evaluator import Evaluator
+from lichessbot.neural.network import load_network
+from lichessbot.neural.position_eval import evaluate_boards
 from lichessbot.search import RootMove
 from lichessbot.strength import (
     Level,
@@ -66,7 +66,7 @@ def test_a_bad_table_is_refused_naming_the_file_and_the_level(tmp_path):
 
 
 def test_the_shipped_table_has_five_verified_levels_for_the_default_network():
-    from lichessbot.engine.network import _default_path
+    from lichessbot.neural.network import _default_path
 
     t = load_table("default")
     assert t.network_sha256 == hashlib.sha256(_default_path().read_bytes()).hexdigest()

@@ -103,8 +103,8 @@ def test_a_corrupt_table_is_logged_once_and_probing_stops(tmp_path, syzygy, caps
 
 def test_search_probes_make_captures_into_the_tables_terminal(tables, tiny_net):
     from lichessbot.config import SearchParams
-    from lichessbot.engine.evaluator import Evaluator
-    from lichessbot.engine.network import load_network
+    from lichessbot.neural.evaluator import Evaluator
+    from lichessbot.neural.network import load_network
 
     ev = Evaluator(load_network(str(tiny_net)), backend="cpu", threads=1, cache_size=1000)
     searcher = Searcher(ev, SearchParams(minibatch_size=8), pipeline=False, tablebases=tables.core)
@@ -247,8 +247,8 @@ def test_a_corrupt_table_in_the_search_is_logged_once_and_the_search_goes_on(tmp
     import structlog
 
     from lichessbot.config import SearchParams
-    from lichessbot.engine.evaluator import Evaluator
-    from lichessbot.engine.network import load_network
+    from lichessbot.neural.evaluator import Evaluator
+    from lichessbot.neural.network import load_network
 
     (tmp_path / "KQvK.rtbw").write_bytes(b"\x00" * 80)  # three pieces: KQ v KR at the root is not covered
     core = _core.Tablebases([str(tmp_path)])

@@ -10,10 +10,10 @@ import pytest
 
 from lichessbot.config import BotConfig, EngineConfig
 from lichessbot.diagnostics.fake_net import FakeEvaluator
-from lichessbot.engine import registry
-from lichessbot.engine.network import Network
-from lichessbot.engine.runner import NetworkRunner
 from lichessbot.errors import ConfigError
+from lichessbot.neural import registry
+from lichessbot.neural.network import Network
+from lichessbot.neural.runner import NetworkRunner
 from lichessbot.thinker.engine import Engine
 from lichessbot.timeman import VisitsStopper
 from lichessbot.uci import UciEngine
@@ -39,7 +39,7 @@ def test_a_toy_runner_registered_by_name_plays(monkeypatch, tiny_net):
 
 
 def test_an_unregistered_backend_is_named(tiny_net):
-    from lichessbot.engine.network import load_network
+    from lichessbot.neural.network import load_network
 
     with pytest.raises(ConfigError, match="no network runner is registered for backend 'toy'"):
         registry.build(EngineConfig(), load_network(str(tiny_net)), backend="toy")
@@ -48,7 +48,7 @@ def test_an_unregistered_backend_is_named(tiny_net):
 def test_every_builtin_factory_resolves():
     for name, target in registry.BUILTIN.items():
         if name == "torch":
-            continue  # imports PyTorch, which this install may lack (tests/engine/test_torch_runner.py)
+            continue  # imports PyTorch, which this install may lack (tests/neural/test_torch_runner.py)
         assert callable(registry._factory(name)), target
 
 
@@ -91,7 +91,7 @@ def test_a_backend_no_runner_serves_is_refused_at_start_naming_the_key_and_the_n
 def test_only_an_onnxruntime_backend_may_start_tensorrt_and_no_other_name_is_an_error():
     """``lichessbot play`` asks before starting whether TensorRT's cache directory will be written: a runner of
     another name (torch, triton, a plugin's) answers no instead of raising onnxruntime's unknown-backend error."""
-    from lichessbot.engine.providers import CPU, CUDA, TRT, tensorrt_may_run
+    from lichessbot.neural.providers import CPU, CUDA, TRT, tensorrt_may_run
 
     gpu = [TRT, CUDA, CPU]
     assert tensorrt_may_run("tensorrt", gpu) and not tensorrt_may_run("tensorrt", [CPU])

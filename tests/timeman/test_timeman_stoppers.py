@@ -9,7 +9,7 @@ import structlog
 from lichessbot.config import TimemanConfig
 from lichessbot.search import RootMove, SearchStats, StopperHints
 from lichessbot.timeman import Budget, ChainedStopper, Clock, TimeManager, VisitsStopper
-from lichessbot.timeman.rules import best_by_visits, instability
+from lichessbot.timeman.stop_rules import best_by_visits, instability
 from lichessbot.timeman.stoppers import BudgetStopper, SmartPruningStopper, stopper_chain
 
 

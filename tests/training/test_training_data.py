@@ -21,7 +21,7 @@ import pytest
 
 from lichessbot import _core
 from lichessbot.config import SearchParams
-from lichessbot.engine.position_eval import encode_boards
+from lichessbot.neural.position_eval import encode_boards
 from lichessbot.search.searcher import core_params
 
 REPO = Path(__file__).resolve().parents[2]

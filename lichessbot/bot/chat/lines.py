@@ -4,7 +4,7 @@
 Games only *enqueue* lines; one sender thread posts them in order. A slow or failing chat call (lichess
 answers 400 when a chat is closed, 429 when too fast) is logged and dropped: it never delays a move.
 Lines are cut to lichess's 140 UTF-16 units, and a line with a link is never posted (lichess drops a bot's
-links silently: :mod:`lichessbot.bot.chat.rules`).
+links silently: :mod:`lichessbot.bot.chat.line_limits`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Callable
 import chess
 import structlog
 
-from lichessbot.bot.chat.rules import MAX_UNITS, fit, has_link, utf16_units
+from lichessbot.bot.chat.line_limits import MAX_UNITS, fit, has_link, utf16_units
 from lichessbot.config import GreetingConfig
 from lichessbot.thinker import Decision
 
 __all__ = ["MAX_CHAT", "ChatSender", "eval_line", "greetings_with_links", "render_greeting"]
 
-#: lichess's limit on a chat line (UTF-16 units: :data:`lichessbot.bot.chat.rules.MAX_UNITS`).
+#: lichess's limit on a chat line (UTF-16 units: :data:`lichessbot.bot.chat.line_limits.MAX_UNITS`).
 MAX_CHAT = MAX_UNITS
 log = structlog.get_logger("lichessbot.chat")
 

@@ -50,7 +50,7 @@ __all__ = ["Game", "PlayingThinker", "parse_moves"]
 
 class PlayingThinker(Thinker, Protocol):
     """A game's thinker as the bot plays with it: a :class:`~lichessbot.thinker.protocol.Thinker` whose live
-    search goes to ``on_live`` when set (the status page; :class:`~lichessbot.thinker.game.GameThinker`'s)."""
+    search goes to ``on_live`` when set (the status page; :class:`~lichessbot.thinker.game_thinker.GameThinker`'s)."""
 
     on_live: Callable[[LiveSearch], None] | None
 

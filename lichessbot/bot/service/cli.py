@@ -25,10 +25,10 @@ from lichessbot.bot.service.service import BotService
 from lichessbot.bot.service.stopping import GRACE_ENV, StartupStopped, StopPolicy, grace_default
 from lichessbot.bot.service.writable import check_writable, directories_written
 from lichessbot.config import BotConfig, load_config
-from lichessbot.engine.providers import tensorrt_may_run
 from lichessbot.errors import LichessbotError
 from lichessbot.lichess.client import ClientSettings, LichessClient
 from lichessbot.logs import configure_logging
+from lichessbot.neural.providers import tensorrt_may_run
 from lichessbot.thinker.engine import Engine
 
 __all__ = ["add_arguments", "run"]

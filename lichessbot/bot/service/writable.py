@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lichessbot.config import BotConfig
-from lichessbot.engine.providers import tensorrt_cache_path
 from lichessbot.errors import LichessbotError
+from lichessbot.neural.providers import tensorrt_cache_path
 
 __all__ = ["NotWritableError", "check_writable", "directories_written"]
 
@@ -31,7 +31,7 @@ def directories_written(config: BotConfig, *, tensorrt: bool) -> list[tuple[str,
     (``max_takebacks_accepted`` above 0: the ledger ``takebacks.json`` lives there), ``pgn_directory`` (unless
     null) and,
     when ``tensorrt`` (the TensorRT provider may run: ``engine.backend: tensorrt``), its engine cache, which
-    spares minutes of engine building at each start (:func:`lichessbot.engine.providers.tensorrt_cache_path`)."""
+    spares minutes of engine building at each start (:func:`lichessbot.neural.providers.tensorrt_cache_path`)."""
     out: list[tuple[str, Path]] = []
     records = config.records_file()
     if records is not None:

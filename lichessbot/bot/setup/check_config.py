@@ -15,8 +15,8 @@ from lichessbot.book import Book
 from lichessbot.bot.challenges.handlers import Handlers
 from lichessbot.bot.setup.migrate import hint
 from lichessbot.config import BotConfig, ConfigError, load_config
-from lichessbot.engine import registry
 from lichessbot.errors import LichessbotError
+from lichessbot.neural import registry
 from lichessbot.tablebase import Tablebases
 
 __all__ = ["MIGRATE_HINT", "add_arguments", "lichess_bot_lines", "run"]

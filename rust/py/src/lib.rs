@@ -214,7 +214,7 @@ impl PySearchCore {
     /// Gather one batch in the compact input form into `inputs` (uint8 `[M, 1344]`, C-contiguous,
     /// M >= minibatch): per position 112 masks (little-endian u64: bit `r*8 + f` of plane p set where
     /// the plane holds its value) then 112 values (little-endian f32), lc0's `InputPlane` pairs
-    /// (src/neural/network.h); the network's ONNX prologue expands them (lichessbot/engine/compact.py).
+    /// (src/neural/network.h); the network's ONNX prologue expands them (lichessbot/neural/compact.py).
     /// Returns the rows written. Raises ValueError for another shape.
     #[pyo3(signature = (inputs, nodes_limit=None))]
     fn gather_compact(
