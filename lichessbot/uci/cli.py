@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from lichessbot.config import load_config
 from lichessbot.errors import LichessbotError
 from lichessbot.logs import configure_logging
 from lichessbot.neural import registry
+from lichessbot.neural.providers import ONNX_BACKENDS
 from lichessbot.online import OnlineMoves
 from lichessbot.uci.engine import UciEngine
 
@@ -37,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
         lichessbot.config.ConfigError: ``--config`` cannot be read (a LichessbotError: exit status 2).
     """
     configure_logging(level=getattr(args, "log_level", None) or "warning")
+    if (getattr(args, "backend", None) or "auto") in ONNX_BACKENDS:
+        # before a GUI sees "uciok": a bare install (no [cpu]/[gpu] extra) fails here with ModuleNotFoundError,
+        # which lichessbot.cli.main turns into one line naming the extra (NO_ONNXRUNTIME), not at the first go
+        importlib.import_module("onnxruntime")
     engine = UciEngine()
     if getattr(args, "network", None):
         engine.apply("engine.network", args.network)
