@@ -16,11 +16,15 @@
   each move, the bot's evals, the seconds left for a first move, whether each side may offer a draw
   (:func:`can_offer_draw`), and for browsing every position's FEN, move and king in check (``fens``, ``ucis``,
   ``checks``); it stays open after the game for the goodbyes;
+  With the operator's ``show_thinking`` a ``thinking`` line (:func:`thinking_line`) follows each eval line the bot
+  posts in the spectator room, to the players too during the game: the only place the server learns the bot's
+  eval, depth and nps, as a watcher on lichess would (the bot's live status page is another server);
 * ``GET /game/export/{id}``: the game's PGN (lichess's export, ``[%clk]`` and ``[%eval]``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from importlib import resources
@@ -34,12 +38,27 @@ from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game, color_name
 from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 
-__all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html"]
+__all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html", "thinking_line"]
 
 #: The page's script, in parts that share one closure (page.html wraps them in one function and calls ``start``):
 #: the game and its server, the players, buttons and chat, the board and premove, the move list and review, the
 #: sounds.
 PAGE_SCRIPTS = ("page.js", "page-panel.js", "page-board.js", "page-moves.js", "page-sound.js")
+
+
+#: The figures of the bot's eval line (lichessbot.bot.chat.lines ``eval_line``: ``eval +0.35 | W 41% D 33% L 26% |
+#: nodes 1.2k (reused 300) nps 850 depth 6/14 | pv Nf3 d5``; ``mate +3 | ...``): the score from white's side, the
+#: search's nodes per second and depth/seldepth, as written.
+_FIGURES = {"eval": re.compile(r"(?:^|\| )((?:eval|mate) [+-]?\d+(?:\.\d+)?)(?: |$)"),
+            "nps": re.compile(r"\bnps (\S+)"), "depth": re.compile(r"\bdepth (\S+)")}
+
+
+def thinking_line(text: str) -> dict[str, Any] | None:
+    """The page's ``thinking`` line for the bot's spectator-room line ``text`` (its last search): ``{"type":
+    "thinking", "eval": "eval +0.35", "depth": "6/14", "nps": "850"}`` with the figures the line has, or None when
+    it has none (a greeting, a book move)."""
+    found = {key: m.group(1) for key, rx in _FIGURES.items() if (m := rx.search(text))}
+    return {"type": "thinking", **found} if found else None
 
 
 def page_csp(nonce: str) -> str:
@@ -69,6 +88,7 @@ class PageRoutes:
     games: dict[str, Game]
     bot: Account
     url: str
+    show_thinking: bool
     #: more settings for the page (the command adds the status page's URL and the form's defaults)
     page_extra: dict[str, Any]
     if TYPE_CHECKING:
