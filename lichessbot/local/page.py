@@ -3,9 +3,10 @@
 
 * ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
   ``page.css`` and the script's parts, :data:`PAGE_SCRIPTS`, inlined; no outside resource; its icon an inline
-  SVG, so no ``/favicon.ico`` request) under a Content-Security-Policy (:func:`page_csp`: only its own inline
-  style and script run, by a nonce new at every load, as lila's pages: lila
-  modules/web/src/main/ContentSecurityPolicy.scala; no frame may show it). The page is a Board API client;
+  SVG) under a Content-Security-Policy (:func:`page_csp`: only its own inline style and script run, by a nonce
+  new at every load, as lila's pages: lila modules/web/src/main/ContentSecurityPolicy.scala; no frame may show
+  it). The page is a Board API client;
+* ``GET /favicon.ico``: the same icon, :data:`ICON_SVG`, for a browser or tool that asks for it anyway;
 * ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
   reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
   the bot accepts, bullet too;
@@ -27,6 +28,7 @@ import json
 import re
 import secrets
 import threading
+import urllib.parse
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +40,7 @@ from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game, color_name
 from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 
-__all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html", "thinking_line"]
+__all__ = ["ICON_SVG", "PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html", "thinking_line"]
 
 #: The page's script, in parts that share one closure (page.html wraps them in one function and calls ``start``):
 #: the game and its server, the players, buttons and chat, the board and premove, the move list and review, the
@@ -61,6 +63,13 @@ def thinking_line(text: str) -> dict[str, Any] | None:
     return {"type": "thinking", **found} if found else None
 
 
+#: The page's icon (a knight drawn in white on lichess's green), inline in the page and the answer to ``/favicon.ico``
+#: (lichess.org serves its icon there, lila ``public/favicon.ico``; a browser may ask for it whatever the page
+#: says).
+ICON_SVG = ("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><rect width='16' height='16' rx='3' "
+            "fill='#629924'/><text x='8' y='13' font-size='13' text-anchor='middle' fill='white'>\u265e</text></svg>")
+
+
 def page_csp(nonce: str) -> str:
     """The page's Content-Security-Policy: its own inline ``<style>`` and ``<script>`` (``nonce``), requests to its
     own origin only (the API, the streams, the PGN), no plugin, no ``<base>``, no frame around it (the
@@ -73,7 +82,8 @@ def page_html(settings: dict[str, Any], nonce: str) -> bytes:
     """The page with its CSS and JavaScript inlined under ``nonce`` (:func:`page_csp`) and ``settings`` (the
     bot's name, the status page's URL, the defaults of the form) as ``window.LOCAL``."""
     files = resources.files("lichessbot.local")
-    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce)
+    icon = "data:image/svg+xml," + urllib.parse.quote(ICON_SVG, safe=" '=/:")
+    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce).replace("/*ICON*/", icon)
     css = (files / "page.css").read_text(encoding="utf-8")
     js = "\n".join((files / name).read_text(encoding="utf-8") for name in PAGE_SCRIPTS)
     blob = json.dumps(settings).replace("</", "<\\/")
@@ -103,6 +113,10 @@ class PageRoutes:
     def _serve_page(self, h: Handler) -> None:
         nonce = secrets.token_urlsafe(18)
         h.reply_html(200, page_html(self.page_settings(), nonce), page_csp(nonce))
+
+    def _serve_icon(self, h: Handler) -> None:
+        """``GET /favicon.ico``: :data:`ICON_SVG` (``image/svg+xml``; cached for a day)."""
+        h.send(200, ICON_SVG.encode("utf-8"), "image/svg+xml", {"Cache-Control": "max-age=86400"})
 
     def _serve_session(self, h: Handler, body: dict[str, Any]) -> None:
         """A guest account for the page: the token it sends back (when the server knows it or it is new to it),

@@ -251,6 +251,8 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         parts = [p for p in path.split("/") if p]
         if method == "GET" and (not parts or (len(parts) == 1 and len(parts[0]) == 8 and parts[0].isalnum())):
             return self._serve_page(h)
+        if method == "GET" and path == "/favicon.ico":
+            return self._serve_icon(h)
         if method == "POST" and path == "/api/token/test":
             return self._token_test(h)
         if method == "POST" and path == "/local/session":
