@@ -230,3 +230,19 @@ def test_a_bot_over_its_games_against_bots_gets_lilas_429():
         body = r.json()
         assert body["ratelimit"]["key"] == "bot.vsBot.day" and 86_000 < body["ratelimit"]["seconds"] <= 86_400
         assert body["error"].startswith("You played 100 games against other bots today")
+
+
+def test_each_player_has_its_own_full_id_the_game_id_and_four_characters():
+    """lila Game.scala ``fullIdOf``: the game's id and the player's 4-character id (``GamePlayerId``), one per player
+    (lichess-org/api GameEventInfo ``fullId``: "rCRw1AuOvonq"); the same in ``/api/account/playing`` and the event
+    stream's ``gameStart``."""
+    with LocalLichess(BOT, rate_limits=False) as server:
+        a, b = _person(server, "lip_a"), _person(server, "lip_b")
+        gid = _game(server, a, "lip_b")
+        fa, fb = (p.games.get_ongoing()[0]["fullId"] for p in (a, b))
+        assert fa[:8] == fb[:8] == gid and len(fa) == len(fb) == 12, (fa, fb)
+        assert fa != fb and fa[8:].isalnum() and fb[8:].isalnum()
+        events = a.board.stream_incoming_events()
+        start = next(events)
+        assert start["type"] == "gameStart" and start["game"]["fullId"] == fa
+        events.close()
