@@ -22,7 +22,8 @@ __all__ = ["CHALLENGE_PING_S", "CHALLENGE_UNSEEN_S", "CLOCK_LIMITS", "DAYS", "DE
 FOREVER = 2_147_483_647
 #: Game status names and ids (scalachess ``Status``; lichess-org/api doc/specs/schemas/GameStatusId.yaml).
 STATUS_IDS = {"created": 10, "started": 20, "aborted": 25, "mate": 30, "resign": 31, "stalemate": 32, "timeout": 33,
-              "draw": 34, "outoftime": 35, "cheat": 36, "noStart": 37, "unknownFinish": 38, "variantEnd": 60}
+              "draw": 34, "outoftime": 35, "cheat": 36, "noStart": 37, "unknownFinish": 38,
+              "insufficientMaterialClaim": 39, "variantEnd": 60}
 #: ``clock.limit`` values a challenge may have, seconds (lichess-org/api api-challenge-username.yaml: "0, 15, 30,
 #: 45, 60, 90, and any multiple of 60 up to 10800").
 CLOCK_LIMITS = frozenset({0, 15, 30, 45, 90} | {60 * m for m in range(1, 181)})

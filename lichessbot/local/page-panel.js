@@ -77,7 +77,7 @@
   const STATUS = {
     mate: 'Checkmate', resign: '%L resigned', stalemate: 'Stalemate', timeout: '%L left the game', draw: 'Draw',
     outoftime: '%L ran out of time', aborted: 'Game aborted', noStart: '%L did not play a first move', cheat: 'Cheat detected',
-    variantEnd: 'Variant ending', unknownFinish: 'Finished',
+    variantEnd: 'Variant ending', unknownFinish: 'Finished', insufficientMaterialClaim: 'Insufficient material',
   };
 
   function renderControls() {

@@ -246,3 +246,27 @@ def test_each_player_has_its_own_full_id_the_game_id_and_four_characters():
         start = next(events)
         assert start["type"] == "gameStart" and start["game"]["fullId"] == fa
         events.close()
+
+
+def test_a_draw_offer_against_a_bare_king_is_an_insufficient_material_claim():
+    """lila Drawer.scala ``yes``: a player who may offer a draw while the opponent cannot mate ends the game at once,
+    drawn, status ``insufficientMaterialClaim`` (lichess-org/api GameStatusName; PGN Termination "Insufficient
+    material", PgnDump); the side that can still mate only offers."""
+    with LocalLichess(BOT, rate_limits=False) as server:
+        a, b = _person(server, "lip_a"), _person(server, "lip_b")
+        ch = a.challenges.create(_name(server, "lip_b"), False, clock_limit=300, clock_increment=3, color="white",
+                                 position="4k3/8/8/8/8/8/8/R3K3 w Q - 0 1")
+        b.challenges.accept(ch["id"])
+        gid = ch["id"]
+        a.board.make_move(gid, "a1a2")
+        b.board.make_move(gid, "e8d8")
+        b.board.offer_draw(gid)  # black's opponent has a rook: an offer
+        g = server.games[gid]
+        assert g.status == "started" and g.black.offering_draw
+        b.board.decline_draw(gid)  # withdrawn
+        a.board.offer_draw(gid)  # white's opponent has a bare king: the claim
+        assert (g.status, g.winner) == ("insufficientMaterialClaim", None)
+        state = next(a.board.stream_game_state(gid))["state"]
+        assert state["status"] == "insufficientMaterialClaim" and "winner" not in state
+        pgn = requests.get(f"{server.url}/game/export/{gid}", timeout=5).text
+        assert '[Termination "Insufficient material"]' in pgn and '[Result "1/2-1/2"]' in pgn
