@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lichessbot.local.export import attach_eval
 from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, ChatLine, Game, color_name
+from lichessbot.local.page import thinking_line
 from lichessbot.local.rules import (
     MoveError,
     abortable,
@@ -58,6 +59,7 @@ class GameRoutes:
     lock: threading.RLock
     changed: threading.Condition
     games: dict[str, Game]
+    show_thinking: bool
     if TYPE_CHECKING:
         def _broadcast_state(self, g: Game) -> None: ...
         def _game_push(self, g: Game, obj: Any, kinds: tuple[str, ...] = ...) -> None: ...
@@ -226,6 +228,9 @@ class GameRoutes:
             g.lines.append(ChatLine(room, me.username, text))
             if me.bot and room == "spectator":
                 attach_eval(g, g.color_of(me) is True, text)
+                thinking = thinking_line(text) if self.show_thinking and not g.over else None
+                if thinking is not None:  # the operator lets the players see the bot's figures
+                    self._page_push(g, thinking, thinking)
             line = chat_json(g.lines[-1])
             if room == "player":
                 self._game_push(g, line)

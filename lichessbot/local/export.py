@@ -20,7 +20,7 @@ _EVAL = re.compile(r"(?:^|\| )(?:eval ([+-]?\d+(?:\.\d+)?)|mate ([+-]?\d+))(?: |
 _PV = re.compile(r"\| pv (\S+)")
 #: lichess's Termination header (PgnDump ``termination``).
 _TERMINATION = {"outoftime": "Time forfeit", "timeout": "Abandoned", "noStart": "Abandoned", "aborted": "Abandoned",
-                "cheat": "Rules infraction"}
+                "cheat": "Rules infraction", "insufficientMaterialClaim": "Insufficient material"}
 
 
 def attach_eval(g: Game, bot_white: bool, line: str) -> None:

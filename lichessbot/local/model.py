@@ -5,6 +5,8 @@ holds them under its lock. Imports python-chess only."""
 from __future__ import annotations
 
 import queue
+import secrets
+import string
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,13 +16,14 @@ import chess.variant
 
 __all__ = ["CHALLENGE_PING_S", "CHALLENGE_UNSEEN_S", "CLOCK_LIMITS", "DAYS", "DECLINE_REASONS", "EXPIRABLE_SOURCES",
            "FOREVER", "MAX_INCREMENT", "STATUS_IDS", "VARIANT_NAMES", "Account", "ChatLine", "Challenge", "Game",
-           "Seat", "Subscriber", "color_name", "make_board", "speed_of"]
+           "Seat", "Subscriber", "color_name", "make_board", "player_id", "speed_of"]
 
 #: ``wtime``/``btime`` of a game without a clock (lila BotJsonView: ``millisRemaining`` of no clock, Int.MaxValue).
 FOREVER = 2_147_483_647
 #: Game status names and ids (scalachess ``Status``; lichess-org/api doc/specs/schemas/GameStatusId.yaml).
 STATUS_IDS = {"created": 10, "started": 20, "aborted": 25, "mate": 30, "resign": 31, "stalemate": 32, "timeout": 33,
-              "draw": 34, "outoftime": 35, "cheat": 36, "noStart": 37, "unknownFinish": 38, "variantEnd": 60}
+              "draw": 34, "outoftime": 35, "cheat": 36, "noStart": 37, "unknownFinish": 38,
+              "insufficientMaterialClaim": 39, "variantEnd": 60}
 #: ``clock.limit`` values a challenge may have, seconds (lichess-org/api api-challenge-username.yaml: "0, 15, 30,
 #: 45, 60, 90, and any multiple of 60 up to 10800").
 CLOCK_LIMITS = frozenset({0, 15, 30, 45, 90} | {60 * m for m in range(1, 181)})
@@ -153,15 +156,23 @@ class Challenge:
         return "correspondence" if self.limit_s is None else speed_of(self.limit_s, self.increment_s)
 
 
+def player_id() -> str:
+    """A player's id in a game: 4 random letters and digits (lila modules/core/src/main/id.scala ``GamePlayerId``,
+    modules/game/src/main/IdGenerator.scala ``player``). The game's id and it make the player's ``fullId``, its
+    own (lila modules/game/src/main/Game.scala ``fullIdOf``)."""
+    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(4))
+
+
 @dataclass
 class Seat:
-    """A player's side of a game: the account and its standing offers. ``draw_offers``: the plies at which it
-    offered a draw (lila ``Game.metadata.drawOffers``)."""
+    """A player's side of a game: the account, its id in the game (:func:`player_id`) and its standing offers.
+    ``draw_offers``: the plies at which it offered a draw (lila ``Game.metadata.drawOffers``)."""
 
     account: Account
     offering_draw: bool = False
     proposing_takeback: bool = False
     draw_offers: list[int] = field(default_factory=list)
+    id: str = field(default_factory=player_id)
 
 
 @dataclass

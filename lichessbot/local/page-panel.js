@@ -77,7 +77,7 @@
   const STATUS = {
     mate: 'Checkmate', resign: '%L resigned', stalemate: 'Stalemate', timeout: '%L left the game', draw: 'Draw',
     outoftime: '%L ran out of time', aborted: 'Game aborted', noStart: '%L did not play a first move', cheat: 'Cheat detected',
-    variantEnd: 'Variant ending', unknownFinish: 'Finished',
+    variantEnd: 'Variant ending', unknownFinish: 'Finished', insufficientMaterialClaim: 'Insufficient material',
   };
 
   function renderControls() {
@@ -103,10 +103,14 @@
     $('chat-input').disabled = !st.gameId || !st.color;
     $('answer').textContent = st.answer;
     $('answer').hidden = !playing || !st.answer;
-    // the bot's turn: it is thinking (its evals reach a player only after the game, as lichess's spectator room)
+    // the bot's turn: it is thinking. Its evals reach a player only after the game, as lichess's spectator room,
+    // unless the operator shows them (--show-thinking: the figures of the bot's last search, its eval line's)
     const thinking = playing && pos.turn !== st.color;
-    $('thinking').hidden = !thinking;
-    if (thinking) $('thinking').textContent = opponentName() + ' is thinking\u2026';
+    const t = playing ? st.thinking : null;
+    const figures = t ? [t.eval, t.depth && 'depth ' + t.depth, t.nps && t.nps + ' nps'].filter(Boolean).join(' \u00B7 ') : '';
+    $('thinking').hidden = !thinking && !figures;
+    $('thinking').textContent = (thinking ? opponentName() + ' is thinking\u2026' : opponentName() + '\u2019s last search')
+      + (figures ? (thinking ? ' (last search: ' + figures + ')' : ': ' + figures) : '');
     const offer = $('offer');
     if (playing && s[theirs + 'draw']) {
       $('offer-text').textContent = opponentName() + ' offers a draw';
@@ -128,6 +132,10 @@
       $('reason').textContent = text + (won ? ' \u2022 ' + won : '');
       $('pgn').href = '/game/export/' + st.gameId;
       $('pgn').setAttribute('download', 'lichessbot_' + st.gameId + '.pgn');
+      $('rematch').hidden = !st.color || !!s.rematch;
+      $('rematch').disabled = !!st.rematch;
+      $('rematch-msg').textContent = st.rematchText;
+      $('rematch-msg').hidden = !st.rematchText;
       res.hidden = false;
     } else res.hidden = true;
     $('controls').hidden = !st.gameId;
@@ -151,17 +159,57 @@
       st.orientation = st.orientation === 'white' ? 'black' : 'white';
       render();
     };
+    $('rematch').onclick = offerRematch;
     $('offer-yes').onclick = () => command($('offer').dataset.kind + '/yes');
     $('offer-no').onclick = () => command($('offer').dataset.kind + '/no');
     $('again').onclick = () => {
       if (st.stream) st.stream.abort();
       Object.assign(st, { gameId: null, full: null, state: null, pos: null, color: null, lines: [], stream: null, view: null,
-        premove: null, answer: '' });
+        premove: null, answer: '', rematch: null, rematchText: '', thinking: null });
       sessionStorage.removeItem('lichessbot.game');
       render();
       renderChat();
       $('setup').scrollIntoView({ behavior: 'smooth' });
     };
+  }
+
+  // --- rematch ---------------------------------------------------------------------------------------------
+  // lila's flow: the offer is a challenge to the opponent with ``rematchOf`` (POST /local/game/{id}/rematch), which
+  // the bot accepts or declines by its config as any challenge; accepted, the old game's gameState names the new
+  // game (onState opens it); declined, the challenge says why. lila's words (modules/round Rematcher.scala, the
+  // translation keys rematchOfferSent, rematchOfferDeclined).
+  async function offerRematch() {
+    const gid = st.gameId;
+    st.rematch = 'sent';
+    rematchMessage('Rematch offer sent');  // at once, as lila: the bot may accept before the answer arrives
+    const r = await api('POST', '/local/game/' + gid + '/rematch');
+    if (st.gameId !== gid) return;  // accepted already: the new game is open
+    if (!r.ok) {
+      st.rematch = null;
+      rematchMessage(errorText(r.body));
+      return;
+    }
+    const id = r.body.id;
+    st.rematch = id;
+    while (st.gameId === gid && st.rematch === id) {
+      await new Promise((ok) => setTimeout(ok, 500));
+      if (st.gameId !== gid || st.rematch !== id) return;
+      const show = await api('GET', '/api/challenge/' + id + '/show');
+      const status = show.ok ? show.body.status : null;
+      if (status === 'accepted') {
+        join(id);  // the game's id is its challenge's
+        return;
+      }
+      if (status === 'declined' || status === 'canceled') {
+        st.rematch = null;
+        rematchMessage('Rematch offer declined' + (show.body.declineReason ? ': ' + show.body.declineReason : ''));
+      }
+    }
+  }
+
+  function rematchMessage(text) {
+    st.rematchText = text;
+    renderControls();
   }
 
   // --- chat -------------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@
   const st = {
     token: null, username: null, gameId: null, color: null, orientation: 'white', full: null, state: null,
     pos: null, at: 0, selected: null, room: 'player', lines: [], stream: null, challenge: null, confirmResign: false,
-    view: null, premove: null, answer: '', sounds: [], muted: localStorage.getItem('lichessbot.sound') === 'off',
+    view: null, premove: null, answer: '', rematch: null, rematchText: '', thinking: null, sounds: [],
+    muted: localStorage.getItem('lichessbot.sound') === 'off',
   };
   window.localGame = st;
 
@@ -50,7 +51,7 @@
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i).trim();
         buf = buf.slice(i + 1);
-        if (line) onLine(JSON.parse(line));
+        if (line && !(signal && signal.aborted)) onLine(JSON.parse(line));  // a stream left stays silent
       }
     }
   }
@@ -203,7 +204,7 @@
     if (st.stream) st.stream.abort();
     const ctl = new AbortController();
     Object.assign(st, { gameId: id, stream: ctl, full: null, state: null, pos: null, selected: null, lines: [], view: null,
-      premove: null, answer: '' });
+      premove: null, answer: '', rematch: null, rematchText: '', thinking: null });
     sessionStorage.setItem('lichessbot.game', id);
     renderChat();
     for (let attempt = 0; !ctl.signal.aborted; attempt++) {
@@ -239,6 +240,7 @@
       case 'gameState': onState(line); break;
       case 'position': onPosition(line); break;
       case 'chatLine': st.lines.push(line); renderChat(); break;
+      case 'thinking': st.thinking = line; renderControls(); break;  // the operator's --show-thinking
       default: break;
     }
   }
@@ -261,6 +263,12 @@
     st.state = s;
     st.at = performance.now();
     if (!prev || !st.color) return;
+    // our rematch was accepted: the old game names the new one and both players go there (lila Rematcher, the
+    // round's ``redirect``; BotJsonView gameState ``rematch``)
+    if (s.rematch && !prev.rematch && st.gameId !== s.rematch) {
+      join(s.rematch);
+      return;
+    }
     const me = st.color[0];
     const plies = (x) => (x.moves ? x.moves.split(' ').length : 0);
     if (prev[me + 'draw'] && !s[me + 'draw']) answer(s.status === 'draw' ? 'Draw offer accepted' : 'Draw offer declined');

@@ -3,9 +3,10 @@
 
 * ``GET /`` (and ``GET /{gameId}``, a game's lichess-style URL): one self-contained HTML page (``page.html`` with
   ``page.css`` and the script's parts, :data:`PAGE_SCRIPTS`, inlined; no outside resource; its icon an inline
-  SVG, so no ``/favicon.ico`` request) under a Content-Security-Policy (:func:`page_csp`: only its own inline
-  style and script run, by a nonce new at every load, as lila's pages: lila
-  modules/web/src/main/ContentSecurityPolicy.scala; no frame may show it). The page is a Board API client;
+  SVG) under a Content-Security-Policy (:func:`page_csp`: only its own inline style and script run, by a nonce
+  new at every load, as lila's pages: lila modules/web/src/main/ContentSecurityPolicy.scala; no frame may show
+  it). The page is a Board API client;
+* ``GET /favicon.ico``: the same icon, :data:`ICON_SVG`, for a browser or tool that asks for it anyway;
 * ``POST /local/session``: the page's guest account and its token (a tab keeps it in ``sessionStorage``, so a
   reload is the same player and rejoins its game). A guest plays on the page as on lichess's site: every speed
   the bot accepts, bullet too;
@@ -16,13 +17,18 @@
   each move, the bot's evals, the seconds left for a first move, whether each side may offer a draw
   (:func:`can_offer_draw`), and for browsing every position's FEN, move and king in check (``fens``, ``ucis``,
   ``checks``); it stays open after the game for the goodbyes;
+  With the operator's ``show_thinking`` a ``thinking`` line (:func:`thinking_line`) follows each eval line the bot
+  posts in the spectator room, to the players too during the game: the only place the server learns the bot's
+  eval, depth and nps, as a watcher on lichess would (the bot's live status page is another server);
 * ``GET /game/export/{id}``: the game's PGN (lichess's export, ``[%clk]`` and ``[%eval]``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
+import urllib.parse
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +40,34 @@ from lichessbot.local.http import Handler
 from lichessbot.local.model import Account, Game, color_name
 from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 
-__all__ = ["PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html"]
+__all__ = ["ICON_SVG", "PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html", "thinking_line"]
 
 #: The page's script, in parts that share one closure (page.html wraps them in one function and calls ``start``):
 #: the game and its server, the players, buttons and chat, the board and premove, the move list and review, the
 #: sounds.
 PAGE_SCRIPTS = ("page.js", "page-panel.js", "page-board.js", "page-moves.js", "page-sound.js")
+
+
+#: The figures of the bot's eval line (lichessbot.bot.chat.lines ``eval_line``: ``eval +0.35 | W 41% D 33% L 26% |
+#: nodes 1.2k (reused 300) nps 850 depth 6/14 | pv Nf3 d5``; ``mate +3 | ...``): the score from white's side, the
+#: search's nodes per second and depth/seldepth, as written.
+_FIGURES = {"eval": re.compile(r"(?:^|\| )((?:eval|mate) [+-]?\d+(?:\.\d+)?)(?: |$)"),
+            "nps": re.compile(r"\bnps (\S+)"), "depth": re.compile(r"\bdepth (\S+)")}
+
+
+def thinking_line(text: str) -> dict[str, Any] | None:
+    """The page's ``thinking`` line for the bot's spectator-room line ``text`` (its last search): ``{"type":
+    "thinking", "eval": "eval +0.35", "depth": "6/14", "nps": "850"}`` with the figures the line has, or None when
+    it has none (a greeting, a book move)."""
+    found = {key: m.group(1) for key, rx in _FIGURES.items() if (m := rx.search(text))}
+    return {"type": "thinking", **found} if found else None
+
+
+#: The page's icon (a knight drawn in white on lichess's green), inline in the page and the answer to ``/favicon.ico``
+#: (lichess.org serves its icon there, lila ``public/favicon.ico``; a browser may ask for it whatever the page
+#: says).
+ICON_SVG = ("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><rect width='16' height='16' rx='3' "
+            "fill='#629924'/><text x='8' y='13' font-size='13' text-anchor='middle' fill='white'>\u265e</text></svg>")
 
 
 def page_csp(nonce: str) -> str:
@@ -54,7 +82,8 @@ def page_html(settings: dict[str, Any], nonce: str) -> bytes:
     """The page with its CSS and JavaScript inlined under ``nonce`` (:func:`page_csp`) and ``settings`` (the
     bot's name, the status page's URL, the defaults of the form) as ``window.LOCAL``."""
     files = resources.files("lichessbot.local")
-    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce)
+    icon = "data:image/svg+xml," + urllib.parse.quote(ICON_SVG, safe=" '=/:")
+    html = (files / "page.html").read_text(encoding="utf-8").replace("/*NONCE*/", nonce).replace("/*ICON*/", icon)
     css = (files / "page.css").read_text(encoding="utf-8")
     js = "\n".join((files / name).read_text(encoding="utf-8") for name in PAGE_SCRIPTS)
     blob = json.dumps(settings).replace("</", "<\\/")
@@ -69,6 +98,7 @@ class PageRoutes:
     games: dict[str, Game]
     bot: Account
     url: str
+    show_thinking: bool
     #: more settings for the page (the command adds the status page's URL and the form's defaults)
     page_extra: dict[str, Any]
     if TYPE_CHECKING:
@@ -83,6 +113,10 @@ class PageRoutes:
     def _serve_page(self, h: Handler) -> None:
         nonce = secrets.token_urlsafe(18)
         h.reply_html(200, page_html(self.page_settings(), nonce), page_csp(nonce))
+
+    def _serve_icon(self, h: Handler) -> None:
+        """``GET /favicon.ico``: :data:`ICON_SVG` (``image/svg+xml``; cached for a day)."""
+        h.send(200, ICON_SVG.encode("utf-8"), "image/svg+xml", {"Cache-Control": "max-age=86400"})
 
     def _serve_session(self, h: Handler, body: dict[str, Any]) -> None:
         """A guest account for the page: the token it sends back (when the server knows it or it is new to it),

@@ -208,7 +208,10 @@ def drawable(g: Game) -> bool:
 def offer_draw(g: Game, white: bool, now: float) -> bool:
     """``white``'s draw offer or agreement (lila modules/bot/src/main/BotPlayer.scala ``offerDraw``,
     modules/round/src/main/Drawer.scala ``yes``): the opponent's standing offer is accepted (the game is drawn);
-    otherwise an offer stands unless one was made in the last :data:`DRAW_OFFER_PLIES` plies. True: changed."""
+    otherwise an offer stands unless one was made in the last :data:`DRAW_OFFER_PLIES` plies; an offer against an
+    opponent who cannot mate (scalachess ``opponentHasInsufficientMaterial``) is a claim that ends the game drawn,
+    status ``insufficientMaterialClaim`` (Drawer.scala ``yes``: ``finisher.other(.., InsufficientMaterialClaim,
+    None)``). True: changed."""
     if not drawable(g):
         return False
     me, other = g.seat(white), g.seat(not white)
@@ -217,6 +220,9 @@ def offer_draw(g: Game, white: bool, now: float) -> bool:
         return True
     if me.offering_draw or any(p >= g.ply() - DRAW_OFFER_PLIES for p in me.draw_offers):
         return False
+    if g.board.has_insufficient_material(not white):
+        finish(g, "insufficientMaterialClaim", None, now)
+        return True
     me.offering_draw = True
     me.draw_offers.append(g.ply())
     return True

@@ -85,6 +85,9 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
             who open the page from another machine. Any other ``Host`` gets 421 (:mod:`lichessbot.local.http`).
         rate_limits: lila's limits (:mod:`lichessbot.local.limits`); False relaxes them (tests whose traffic is
             heavier than a person's).
+        show_thinking: the players' pages get the bot's figures (eval, depth, nps) during the game, read from the
+            eval lines it posts in the spectator room (:func:`lichessbot.local.page.thinking_line`); off, as on
+            lichess, a player sees them only after the game (the operator's ``play --local --show-thinking``).
 
     ``challenge_unseen_s`` / ``challenge_ping_s``: lila's 20 s and 15 s of a challenge's life (a test may shorten
     them).
@@ -92,8 +95,9 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
 
     def __init__(self, bot_token: str, bot_name: str = "lichessbot", *, host: str = "127.0.0.1", port: int = 0,
                  keepalive: float = 6.0, any_token: bool = True, allowed_hosts: Iterable[str] = (),
-                 rate_limits: bool = True) -> None:
+                 rate_limits: bool = True, show_thinking: bool = False) -> None:
         self.keepalive = keepalive
+        self.show_thinking = show_thinking
         self.rate_limits = rate_limits
         self.challenge_unseen_s, self.challenge_ping_s = CHALLENGE_UNSEEN_S, CHALLENGE_PING_S
         self.limiters = {"events": Limiter(*EVENT_STREAMS), "challenges_minute": Limiter(*CHALLENGES_PER_MINUTE),
@@ -247,6 +251,8 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         parts = [p for p in path.split("/") if p]
         if method == "GET" and (not parts or (len(parts) == 1 and len(parts[0]) == 8 and parts[0].isalnum())):
             return self._serve_page(h)
+        if method == "GET" and path == "/favicon.ico":
+            return self._serve_icon(h)
         if method == "POST" and path == "/api/token/test":
             return self._token_test(h)
         if method == "POST" and path == "/local/session":

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lichessbot.local.http import END, Handler
 from lichessbot.local.model import Account, Challenge, ChatLine, Game, Subscriber
+from lichessbot.local.page import thinking_line
 from lichessbot.local.rules import GONE_NOTICE_MS, force_resignable, gone_timeout_ms, remaining
 from lichessbot.local.views import challenge_json, compat, game_full, game_info
 
@@ -40,6 +41,7 @@ class StreamRoutes:
     games: dict[str, Game]
     challenges: dict[str, Challenge]
     event_streams: dict[str, list[queue.Queue[Any]]]
+    show_thinking: bool
     _stopping: threading.Event
     if TYPE_CHECKING:
         def position_line(self, g: Game, now: float, evals: bool = True) -> dict[str, Any]: ...
@@ -133,6 +135,18 @@ class StreamRoutes:
                 self.event_streams[account.id].remove(q)
                 self.changed.notify_all()
 
+    @staticmethod
+    def _last_thinking(g: Game) -> dict[str, Any] | None:
+        """The ``thinking`` line of the bot's last eval line in ``g``'s spectator room (a page that opens the game
+        mid-way shows the figures at once), or None."""
+        bots = {seat.account.username for seat in (g.white, g.black) if seat.account.bot}
+        for line in reversed(g.lines):
+            if line.room == "spectator" and line.username in bots:
+                found = thinking_line(line.text)
+                if found is not None:
+                    return found
+        return None
+
     def _connected(self, account: Account) -> None:
         """``account`` opened its event stream (a hook: the test server counts connections)."""
 
@@ -147,6 +161,9 @@ class StreamRoutes:
                 for line in g.lines:
                     if line.room == "player" or white is None or g.over:
                         q.put(chat_json(line))
+                thinking = self._last_thinking(g) if self.show_thinking and not g.over else None
+                if thinking is not None:
+                    q.put(thinking)
             elif g.over:
                 q.put(END)
             agent = h.headers.get("User-Agent") or ""

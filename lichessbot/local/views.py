@@ -92,7 +92,7 @@ def game_info(g: Game, white: bool, now: float) -> dict[str, Any]:
     opp = g.seat(not white).account
     last = g.board.peek().uci() if g.board.move_stack else ""
     info: dict[str, Any] = {
-        "gameId": g.id, "fullId": g.id + "abcd", "id": g.id, "color": color_name(white), "fen": g.board.fen(),
+        "gameId": g.id, "fullId": g.id + g.seat(white).id, "id": g.id, "color": color_name(white), "fen": g.board.fen(),
         "isMyTurn": g.board.turn == white and not g.over, "hasMoved": any(
             (i % 2 == 0) == (g.board.root().turn == white) for i in range(g.ply())),
         "lastMove": last, "opponent": {"id": opp.id, "username": opp.username, "rating": opp.rating},

@@ -54,6 +54,8 @@ def test_local_flags_need_local(capsys):
     assert line == "lichessbot: --clock is for --local (playing here); add --local"
     line = _refused(capsys, ["play", "--allowed-host", "box.lan"])
     assert line == "lichessbot: --allowed-host is for --local (playing here); add --local"
+    line = _refused(capsys, ["play", "--show-thinking"])
+    assert line == "lichessbot: --show-thinking is for --local (playing here); add --local"
 
 
 def test_allowed_host_names_reach_the_server_and_others_are_refused():

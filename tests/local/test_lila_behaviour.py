@@ -230,3 +230,43 @@ def test_a_bot_over_its_games_against_bots_gets_lilas_429():
         body = r.json()
         assert body["ratelimit"]["key"] == "bot.vsBot.day" and 86_000 < body["ratelimit"]["seconds"] <= 86_400
         assert body["error"].startswith("You played 100 games against other bots today")
+
+
+def test_each_player_has_its_own_full_id_the_game_id_and_four_characters():
+    """lila Game.scala ``fullIdOf``: the game's id and the player's 4-character id (``GamePlayerId``), one per player
+    (lichess-org/api GameEventInfo ``fullId``: "rCRw1AuOvonq"); the same in ``/api/account/playing`` and the event
+    stream's ``gameStart``."""
+    with LocalLichess(BOT, rate_limits=False) as server:
+        a, b = _person(server, "lip_a"), _person(server, "lip_b")
+        gid = _game(server, a, "lip_b")
+        fa, fb = (p.games.get_ongoing()[0]["fullId"] for p in (a, b))
+        assert fa[:8] == fb[:8] == gid and len(fa) == len(fb) == 12, (fa, fb)
+        assert fa != fb and fa[8:].isalnum() and fb[8:].isalnum()
+        events = a.board.stream_incoming_events()
+        start = next(events)
+        assert start["type"] == "gameStart" and start["game"]["fullId"] == fa
+        events.close()
+
+
+def test_a_draw_offer_against_a_bare_king_is_an_insufficient_material_claim():
+    """lila Drawer.scala ``yes``: a player who may offer a draw while the opponent cannot mate ends the game at once,
+    drawn, status ``insufficientMaterialClaim`` (lichess-org/api GameStatusName; PGN Termination "Insufficient
+    material", PgnDump); the side that can still mate only offers."""
+    with LocalLichess(BOT, rate_limits=False) as server:
+        a, b = _person(server, "lip_a"), _person(server, "lip_b")
+        ch = a.challenges.create(_name(server, "lip_b"), False, clock_limit=300, clock_increment=3, color="white",
+                                 position="4k3/8/8/8/8/8/8/R3K3 w Q - 0 1")
+        b.challenges.accept(ch["id"])
+        gid = ch["id"]
+        a.board.make_move(gid, "a1a2")
+        b.board.make_move(gid, "e8d8")
+        b.board.offer_draw(gid)  # black's opponent has a rook: an offer
+        g = server.games[gid]
+        assert g.status == "started" and g.black.offering_draw
+        b.board.decline_draw(gid)  # withdrawn
+        a.board.offer_draw(gid)  # white's opponent has a bare king: the claim
+        assert (g.status, g.winner) == ("insufficientMaterialClaim", None)
+        state = next(a.board.stream_game_state(gid))["state"]
+        assert state["status"] == "insufficientMaterialClaim" and "winner" not in state
+        pgn = requests.get(f"{server.url}/game/export/{gid}", timeout=5).text
+        assert '[Termination "Insufficient material"]' in pgn and '[Result "1/2-1/2"]' in pgn

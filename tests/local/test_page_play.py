@@ -247,3 +247,33 @@ def test_the_move_list_browses_by_clicks_and_keys_and_the_review_graphs_the_eval
     assert b.wait_for(f"{G} && {G}.token", 10)
     assert b.eval(f"{G}.muted") is True and b.eval("localStorage.getItem('lichessbot.sound')") == "off"
     click_at(b, "#sound")
+
+
+def test_a_rematch_after_a_resignation_opens_the_new_game_with_the_colours_swapped(b: Browser, app: LocalProcess):
+    gid = new_game(b, "5+3", "white")
+    my_move(b, 0, click, "e2", "e4")
+    assert b.wait_for(f"{G}.pos.sans.length === 2", 15)  # both moved: a resignation, not an abort
+    click_at(b, "#resign")
+    click_at(b, "#resign")
+    assert b.wait_for("!document.getElementById('result').hidden", 10)
+    assert b.eval(f"{G}.state.status") == "resign"
+    assert b.eval("document.getElementById('rematch').hidden") is False
+    # every text the offer's line shows, kept as it changes (the bot may accept before a poll could see it)
+    b.eval("window.__rematch = []; new MutationObserver(() => window.__rematch.push("
+           "document.getElementById('rematch-msg').textContent)).observe(document.getElementById('rematch-msg'),"
+           "{childList: true, characterData: true, subtree: true})")
+    click_at(b, "#rematch")
+    assert b.wait_for(f"{G}.gameId !== {gid!r} && {G}.full && {G}.color === 'black'", 20), \
+        (b.eval(f"{G}.gameId"), b.eval("document.getElementById('rematch-msg').textContent"))
+    assert "Rematch offer sent" in b.eval("window.__rematch")
+    new = b.eval(f"{G}.gameId")
+    assert b.eval(f"{G}.full.black.id") == b.eval(f"{G}.username").lower()
+    assert b.eval(f"{G}.full.white.title") == "BOT"
+    # the old game names its rematch (lila gameState ``rematch``), and the new game's board is black's
+    token = b.eval(f"{G}.token")
+    with requests.get(f"{app.url}/api/board/game/stream/{gid}", headers={"Authorization": f"Bearer {token}"},
+                      stream=True, timeout=5) as r:
+        full = json.loads(next(line for line in r.iter_lines() if line))
+    assert full["state"]["rematch"] == new
+    assert b.eval(f"{G}.orientation") == "black"
+    assert b.eval("document.getElementById('result').hidden") is True

@@ -10,6 +10,8 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
+from xml.etree import ElementTree
 
 import pytest
 import requests
@@ -107,6 +109,20 @@ def test_the_page_is_one_self_contained_html_with_its_settings():
         again = requests.post(server.url + "/local/session", data={"token": first["token"]}, timeout=5).json()
         assert again == first and server.account_for_token(first["token"]).web  # a reload is the same guest
         assert requests.post(server.url + "/local/session", data={"token": BOT}, timeout=5).json()["token"] != BOT
+
+
+def test_favicon_ico_answers_the_pages_own_icon():
+    """``GET /favicon.ico`` (asked by browsers and tools whatever the page says) is the page's inline icon, an SVG
+    image a browser can draw, not a 404."""
+    with LocalLichess(BOT) as server:
+        r = requests.get(server.url + "/favicon.ico", timeout=5)
+        assert r.status_code == 200 and r.headers["Content-Type"] == "image/svg+xml"
+        root = ElementTree.fromstring(r.content)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("viewBox") == "0 0 16 16"
+        html = requests.get(server.url + "/", timeout=5).text
+        inline = re.search(r'rel="icon" href="data:image/svg\+xml,([^"]+)"', html)
+        assert inline and urllib.parse.unquote(inline.group(1)).encode() == r.content  # one icon
+        assert requests.post(server.url + "/favicon.ico", timeout=5).status_code == 404  # GET only
 
 
 def test_the_page_stream_sends_positions_and_shows_the_spectator_room_to_players_after_the_game():

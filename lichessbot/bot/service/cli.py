@@ -98,6 +98,8 @@ def _play(args: argparse.Namespace, stopper: StopPolicy) -> int:
             raise LichessbotError(f"--{flag} is for --local (playing here); add --local")
     if args.allowed_host:
         raise LichessbotError("--allowed-host is for --local (playing here); add --local")
+    if args.show_thinking:
+        raise LichessbotError("--show-thinking is for --local (playing here); add --local")
     config = load_config(args.config or "config.yml")  # ConfigError is a LichessbotError: one line, exit status 2
     token = config.resolved_token()
     log_file = open_log_file(args.log_file)

@@ -75,6 +75,9 @@ def add_local_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--fen", default=None, help="--local: the page's start position (default: the usual one)")
     g.add_argument("--color", choices=["white", "black", "random"], default=None,
                    help="--local: the colour the page offers you first")
+    g.add_argument("--show-thinking", action="store_true",
+                   help="--local: show the players the bot's eval, depth and nps during the game (its spectator-room "
+                        "eval lines, chat.eval_every); off, a player sees them after the game, as on lichess")
 
 
 def parse_clock(text: str) -> tuple[float, int]:
@@ -135,13 +138,14 @@ def local_config(path: str | None, data_dir: Path, status_port: int, host: str,
     })
 
 
-def _bind(token: str, host: str, port: int | None, allowed_hosts: list[str]) -> LocalLichess:
+def _bind(token: str, host: str, port: int | None, allowed_hosts: list[str],
+          show_thinking: bool = False) -> LocalLichess:
     """The server on ``port`` (None: :data:`DEFAULT_PORT` or the next free one). Raises LichessbotError naming
     the address when it cannot be had."""
     ports = [port] if port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES))
     for p in ports:
         try:
-            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts)
+            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts, show_thinking=show_thinking)
         except OSError as err:
             if err.errno == errno.EADDRINUSE and port is None:
                 continue
@@ -187,7 +191,7 @@ def run_local(args: argparse.Namespace, install_signals: Callable[[BotService, B
         configure_logging(level=args.log_level, secrets=[token], file=log_file)
     data_dir = local_data_dir()
     # before anything else: a taken port starts nothing
-    server = _bind(token, args.host, args.port, args.allowed_host)
+    server = _bind(token, args.host, args.port, args.allowed_host, args.show_thinking)
     try:
         config = local_config(args.config, data_dir, _free_port(args.host, server.port), args.host,
                               args.allowed_host)
