@@ -110,14 +110,18 @@ def apply_move(g: Game, move: chess.Move, now: float) -> None:
     mover = g.board.turn
     if clock_running(g):
         # a correspondence move gives the mover its days again (scalachess CorrespondenceClock ``giveTime``)
-        left = remaining(g, mover, now) + g.increment_ms if g.has_clock else (g.days or 0) * DAY_MS
+        # not floored at 0: a move made inside the flag's grace carries its overdraft into the next move, so the
+        # grace is not granted afresh each move (scalachess Clock ``step``: ``takeTime`` then ``giveTime``, signed
+        # centiseconds; only ``remainingTime``, what players are shown, is floored: :func:`remaining`)
+        spent = int((now - g.last_move_at) * 1000)
+        left = (g.wtime if mover else g.btime) - spent + g.increment_ms if g.has_clock else (g.days or 0) * DAY_MS
         if mover:
             g.wtime = left
         else:
             g.btime = left
     g.last_move_at = now
     g.board.push(move)
-    g.clocks.append(g.wtime if mover else g.btime)
+    g.clocks.append(max(0, g.wtime if mover else g.btime))
     g.seat(not mover).offering_draw = False
     g.seat(not mover).proposing_takeback = False
     end = _end_of_play(g)

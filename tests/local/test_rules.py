@@ -70,6 +70,20 @@ def test_the_flag_grace_is_the_lag_quota_at_most_two_seconds():
     assert flag_grace_ms(game(initial=180_000, inc=2_000, speed="blitz"), True) == 2000
 
 
+def test_a_move_inside_the_grace_carries_its_overdraft_so_the_grace_is_not_granted_again():
+    """scalachess Clock ``step`` takes the move's time with no floor: a move 1 s past zero leaves -1 s, shown as
+    0, and the next flag falls 1 s before the grace's end, not a full grace later."""
+    g = game(initial=60_000, inc=0)  # 1+0: quota gain min(100, 60 * 2 / 5 + 15) = 39 cs
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert flag_grace_ms(g, True) == 1560
+    play(g, ("g1f3", T0 + 62))  # white's clock ran out at T0 + 61: played inside the grace
+    assert remaining(g, True, T0 + 62) == 0 and g.wtime == -1_000 and g.clocks[-1] == 0
+    play(g, ("b8c6", T0 + 63))
+    due = T0 + 63 + (flag_grace_ms(g, True) - 1_000) / 1000  # 1.95 s of grace, 1 s of it already spent
+    assert not flag(g, due - 0.05)
+    assert flag(g, due + 0.05) and (g.status, g.winner) == ("outoftime", "black")
+
+
 def test_a_challenge_game_never_expires_for_want_of_a_first_move():
     """lila Source.expirable: only lobby, arena, pool and swiss games."""
     g = game(speed="blitz")
