@@ -85,16 +85,30 @@ def color_name(white: bool) -> str:
     return "white" if white else "black"
 
 
+#: lila modules/pref/src/main/Pref.scala ``Takeback``: NEVER, CASUAL (in casual games only), ALWAYS.
+TAKEBACK_PREFS = ("never", "casual", "always")
+
+
 @dataclass
 class Account:
     """A user of the server: the bot (title ``BOT``), a Board API user (any token) or the page's guest
-    (``web``: it plays on the page as on lichess's site, so every speed the bot accepts)."""
+    (``web``: it plays on the page as on lichess's site, so every speed the bot accepts). ``takeback``: its
+    takeback preference, one of :data:`TAKEBACK_PREFS`; empty: lila's for its kind, "never" for a BOT account
+    (lila modules/pref/src/main/PrefApi.scala ``setBot``, run by app/controllers/PlayApi.scala at
+    ``bot/account/upgrade``), "always" for anyone else (lila modules/pref/src/main/Pref.scala ``default``)."""
 
     username: str
     title: str | None = None
     rating: int = 1500
     provisional: bool = False
     web: bool = False
+    takeback: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.takeback:
+            self.takeback = "never" if self.bot else "always"
+        if self.takeback not in TAKEBACK_PREFS:
+            raise ValueError(f"takeback preference {self.takeback!r}: one of {', '.join(TAKEBACK_PREFS)}")
 
     @property
     def id(self) -> str:

@@ -12,8 +12,8 @@ from lichessbot.local.model import EXPIRABLE_SOURCES, Game, color_name
 
 __all__ = ["MoveError", "abortable", "apply_move", "clock_running", "decline_draw", "drawable", "expirable",
            "expiry", "finish", "flag", "flag_grace_ms", "force_resignable", "gone_timeout_ms", "long_gone",
-           "offer_draw", "out_of_time", "parse_move", "remaining", "takeback", "takeback_offerable",
-           "time_for_first_move"]
+           "offer_draw", "out_of_time", "parse_move", "remaining", "takeback", "takeback_allowed_by_prefs",
+           "takeback_offerable", "time_for_first_move"]
 
 #: What lila reads as UCI (scalachess ``Uci.apply``: a move, a promotion or a drop such as ``P@e4``).
 _UCI = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|[PNBRQ]@[a-h][1-8])$")
@@ -242,7 +242,9 @@ def decline_draw(g: Game, white: bool) -> bool:
 def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
     """``white``'s ``takeback/yes`` or ``/no`` (lila modules/round/src/main/Takebacker.scala): yes accepts the
     opponent's proposal (its last move is taken back, and the reply to it when the proposer is to move again) or
-    proposes one; no declines the opponent's or withdraws its own. Not in tournaments. True: changed."""
+    proposes one; no declines the opponent's or withdraws its own. Not in tournaments, and a yes only where both
+    players' preferences allow takebacks (:func:`takeback_allowed_by_prefs`; lila ``IfAllowed`` fails the yes,
+    the round logs it and the API has already answered 200). True: changed."""
     if g.over or g.tournament is not None:
         return False
     me, other = g.seat(white), g.seat(not white)
@@ -253,6 +255,8 @@ def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
             g.takeback_declined_at = now
         me.proposing_takeback = other.proposing_takeback = False
         return changed
+    if not takeback_allowed_by_prefs(g):
+        return False
     if other.proposing_takeback:
         proposer = not white
         plies = 2 if g.board.turn == proposer else 1
@@ -269,6 +273,14 @@ def takeback(g: Game, white: bool, yes: bool, now: float) -> bool:
         return False
     me.proposing_takeback = True
     return True
+
+
+def takeback_allowed_by_prefs(g: Game) -> bool:
+    """Whether both players' takeback preferences allow takebacks in ``g``: each is "always", or "casual" and the
+    game is not rated (lila modules/round/src/main/Takebacker.scala ``isAllowedByPrefs``: ``_.forall`` over both
+    players' ``Pref.takeback``). A BOT account's is "never" (lila PrefApi ``setBot``), so no takeback is ever
+    proposed in a game with a bot on lichess, by either side."""
+    return all(a.takeback == "always" or (a.takeback == "casual" and not g.rated) for a in g.players())
 
 
 def takeback_offerable(g: Game, now: float) -> bool:

@@ -88,6 +88,11 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         show_thinking: the players' pages get the bot's figures (eval, depth, nps) during the game, read from the
             eval lines it posts in the spectator room (:func:`lichessbot.local.page.thinking_line`); off, as on
             lichess, a player sees them only after the game (the operator's ``play --local --show-thinking``).
+        bot_takeback: the bot's takeback preference ("never", "casual", "always"; ValueError otherwise). lila
+            sets a BOT account's to "never" (modules/pref/src/main/PrefApi.scala ``setBot``) and allows a takeback
+            only where both players' allow it (:func:`lichessbot.local.rules.takeback_allowed_by_prefs`), so by
+            default nobody can take back a move against the bot: a ``takeback/yes`` answers 200 and changes
+            nothing, as lila's does. "always" lets a person try the bot's ``max_takebacks_accepted``.
 
     ``challenge_unseen_s`` / ``challenge_ping_s``: lila's 20 s and 15 s of a challenge's life (a test may shorten
     them).
@@ -95,7 +100,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
 
     def __init__(self, bot_token: str, bot_name: str = "lichessbot", *, host: str = "127.0.0.1", port: int = 0,
                  keepalive: float = 6.0, any_token: bool = True, allowed_hosts: Iterable[str] = (),
-                 rate_limits: bool = True, show_thinking: bool = False) -> None:
+                 rate_limits: bool = True, show_thinking: bool = False, bot_takeback: str = "never") -> None:
         self.keepalive = keepalive
         self.show_thinking = show_thinking
         self.rate_limits = rate_limits
@@ -113,7 +118,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
         self._guests = 0
         self.page_extra: dict[str, Any] = {}
         self._stopping = threading.Event()
-        self.bot = Account(bot_name, title="BOT", rating=2000)
+        self.bot = Account(bot_name, title="BOT", rating=2000, takeback=bot_takeback)
         self._add(self.bot, bot_token)
         self.httpd = make_server(self, host, port, frozenset(allowed_hosts))
         shown = f"[{host}]" if ":" in host else host

@@ -213,6 +213,7 @@ def test_a_reconnection_rejoins_the_game(local):
 
 def test_takebacks_are_answered_by_max_takebacks_accepted(tmp_path, tiny_net):
     with local_bot(tmp_path, tiny_net, {"max_takebacks_accepted": 1}) as run:
+        run.server.bot.takeback = "always"  # lila's bot is "never" (no takeback at all); play --local's is this
         me = run.person()
         gid = _challenge(me)
         _started(run, gid)

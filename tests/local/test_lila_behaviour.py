@@ -270,3 +270,41 @@ def test_a_draw_offer_against_a_bare_king_is_an_insufficient_material_claim():
         assert state["status"] == "insufficientMaterialClaim" and "winner" not in state
         pgn = requests.get(f"{server.url}/game/export/{gid}", timeout=5).text
         assert '[Termination "Insufficient material"]' in pgn and '[Result "1/2-1/2"]' in pgn
+
+
+def test_nobody_can_take_back_against_a_bot_whose_preference_is_never_and_two_people_can():
+    """lila Takebacker.scala ``IfAllowed``/``isAllowedByPrefs`` (both players' ``Pref.takeback``), PrefApi.scala
+    ``setBot`` (a BOT account's is NEVER), PlayApi.scala ``takeback`` (``fuccess(setTakeback)``: 200 whatever the
+    round then does). A person's proposal to the bot answers 200 and the bot never sees it; nor can the bot ask;
+    two Board API accounts can."""
+    with LocalLichess(BOT) as server:
+        me, bot = _person(server, "lip_a"), _person(server, BOT)
+        ch = me.challenges.create(server.bot.username, False, clock_limit=300, clock_increment=3, color="white")
+        bot.bots.accept_challenge(ch["id"])
+        gid = str(ch["id"])
+        me.board.make_move(gid, "e2e4")
+        bot.bots.make_move(gid, "e7e5")
+        seen: list[dict[str, Any]] = []
+        threading.Thread(target=_collect, args=(bot.bots.stream_game_state(gid), seen, server), daemon=True).start()
+        assert server.wait_for(lambda: len(seen) >= 1, 5)
+        me.board.offer_takeback(gid)  # berserk raises on anything but 2xx: lila answers 200 {"ok":true}
+        asked = requests.post(f"{server.url}/api/bot/game/{gid}/takeback/yes", timeout=5,
+                              headers={"Authorization": f"Bearer {BOT}"})
+        assert asked.status_code == 200 and asked.json() == {"ok": True}
+        me.board.offer_draw(gid)  # a change the bot does see, after the proposals
+        assert server.wait_for(lambda: any(x.get("wdraw") for x in seen), 5)
+        g = server.games[gid]
+        assert not any(x.get("wtakeback") or x.get("btakeback") for x in seen)
+        assert (g.ply(), g.white.proposing_takeback, g.black.proposing_takeback) == (2, False, False)
+
+        a, b = _person(server, "lip_b"), _person(server, "lip_c")
+        gid = _game(server, a, "lip_c")
+        a.board.make_move(gid, "e2e4")
+        b.board.make_move(gid, "e7e5")
+        theirs: list[dict[str, Any]] = []
+        threading.Thread(target=_collect, args=(b.board.stream_game_state(gid), theirs, server), daemon=True).start()
+        assert server.wait_for(lambda: len(theirs) >= 1, 5)
+        a.board.offer_takeback(gid)
+        assert server.wait_for(lambda: any(x.get("wtakeback") for x in theirs), 5)
+        b.board.accept_takeback(gid)
+        assert server.wait_for(lambda: server.games[gid].ply() == 0, 5)

@@ -20,6 +20,7 @@ from lichessbot.local.rules import (
     parse_move,
     remaining,
     takeback,
+    takeback_allowed_by_prefs,
     time_for_first_move,
 )
 
@@ -27,8 +28,9 @@ T0 = 1000.0
 
 
 def game(fen: str = "startpos", initial: int = 60_000, inc: int = 2_000, speed: str = "bullet",
-         variant: str = "standard", source: str = "friend") -> Game:
-    g = Game(id="abcdefgh", white=Seat(Account("Alice")), black=Seat(Account("lichessbot", title="BOT")),
+         variant: str = "standard", source: str = "friend", black: Account | None = None) -> Game:
+    black = black or Account("lichessbot", title="BOT")
+    g = Game(id="abcdefgh", white=Seat(Account("Alice")), black=Seat(black),
              board=make_board(variant, fen), initial_fen=fen, variant=variant, speed=speed, initial_ms=initial,
              increment_ms=inc, wtime=initial, btime=initial, started_at=T0, last_move_at=T0, source=source)
     return g
@@ -134,7 +136,7 @@ def test_draw_offers_stand_lapse_on_a_move_and_meet_into_a_draw():
 
 
 def test_takebacks_take_back_one_move_or_two():
-    g = game()
+    g = game(black=Account("Bob"))  # two people: a bot's preference is never
     play(g, ("e2e4", T0), ("e7e5", T0 + 1))
     assert takeback(g, True, True, T0 + 2) and g.white.proposing_takeback  # white proposes on its turn
     assert takeback(g, False, True, T0 + 3)  # black accepts: black's reply and white's move go
@@ -148,7 +150,7 @@ def test_takebacks_take_back_one_move_or_two():
 
 def test_a_declined_takeback_holds_the_next_proposal_back():
     """lila RoundAsyncActor TakebackBoard: min(declines, 10)² × 10 s after the last decline."""
-    g = game()
+    g = game(black=Account("Bob"))  # two people: a bot's preference is never
     play(g, ("e2e4", T0), ("e7e5", T0 + 1))
     assert takeback(g, True, True, T0 + 2) and takeback(g, False, False, T0 + 3)  # declined
     assert g.ply() == 2 and not g.white.proposing_takeback
@@ -159,7 +161,7 @@ def test_a_declined_takeback_holds_the_next_proposal_back():
 
 def test_a_move_declines_the_opponents_takeback_proposal_and_the_movers_own_stands():
     """lila MovePlayer.scala ``postHumanOrBotPlay``: a move declines ``pov.opponent``'s proposal only."""
-    g = game()
+    g = game(black=Account("Bob"))  # two people: a bot's preference is never
     play(g, ("e2e4", T0), ("e7e5", T0 + 0.5), ("d2d4", T0 + 0.7))
     assert takeback(g, True, True, T0 + 1) and g.white.proposing_takeback  # white asks, black to move
     play(g, ("d7d5", T0 + 2))  # black moves instead of answering: white's proposal is declined
@@ -167,6 +169,27 @@ def test_a_move_declines_the_opponents_takeback_proposal_and_the_movers_own_stan
     assert takeback(g, True, True, T0 + 3) and g.white.proposing_takeback  # white asks on its own turn ...
     play(g, ("g1f3", T0 + 4))
     assert g.white.proposing_takeback  # ... and moves: its own proposal stands for black to answer
+
+
+def test_a_takeback_needs_both_players_preferences_and_a_bots_is_never():
+    """lila Takebacker.scala ``isAllowedByPrefs``: every player's ``Pref.takeback`` is ALWAYS, or CASUAL in a
+    casual game; PrefApi.scala ``setBot``: a BOT account's is NEVER; Pref.scala ``default``: ALWAYS."""
+    assert Account("lichessbot", title="BOT").takeback == "never" and Account("Bob").takeback == "always"
+    with pytest.raises(ValueError, match="takeback preference 'sometimes'"):
+        Account("Bob", takeback="sometimes")
+    g = game()  # Alice against the bot
+    play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+    assert not takeback_allowed_by_prefs(g)
+    assert not takeback(g, True, True, T0 + 2) and not g.white.proposing_takeback  # the person cannot ask
+    assert not takeback(g, False, True, T0 + 2) and not g.black.proposing_takeback  # nor can the bot
+    for pref, rated, allowed in (("casual", False, True), ("casual", True, False), ("never", False, False),
+                                 ("always", True, True)):
+        g = game(black=Account("Bob", takeback=pref))
+        g.rated = rated
+        play(g, ("e2e4", T0), ("e7e5", T0 + 1))
+        assert takeback_allowed_by_prefs(g) is allowed, (pref, rated)
+        assert takeback(g, True, True, T0 + 2) is allowed and g.white.proposing_takeback is allowed, (pref, rated)
+        assert takeback(g, False, True, T0 + 3) is allowed and g.ply() == (0 if allowed else 2), (pref, rated)
 
 
 def test_the_mate_and_the_draws_lichess_sees_at_once():

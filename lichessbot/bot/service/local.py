@@ -141,11 +141,14 @@ def local_config(path: str | None, data_dir: Path, status_port: int, host: str,
 def _bind(token: str, host: str, port: int | None, allowed_hosts: list[str],
           show_thinking: bool = False) -> LocalLichess:
     """The server on ``port`` (None: :data:`DEFAULT_PORT` or the next free one). Raises LichessbotError naming
-    the address when it cannot be had."""
+    the address when it cannot be had. The bot's takeback preference is "always" here, not lila's "never" for
+    a BOT account (:class:`~lichessbot.local.server.LocalLichess` ``bot_takeback``), so that the person at the
+    page can try the bot's ``max_takebacks_accepted``."""
     ports = [port] if port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES))
     for p in ports:
         try:
-            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts, show_thinking=show_thinking)
+            return LocalLichess(token, host=host, port=p, allowed_hosts=allowed_hosts, show_thinking=show_thinking,
+                                bot_takeback="always")
         except OSError as err:
             if err.errno == errno.EADDRINUSE and port is None:
                 continue
