@@ -2,7 +2,7 @@
 the JSON lines in a file too while the terminal shows only the more severe lines (``play --local``'s quiet
 terminal).
 
-Every game line carries ``game_id`` (bound by :class:`~lichessbot.bot.games.game.Game`). Any string equal
+Every game line carries ``game_id`` (bound by :class:`~lichessbot.bot.games.shell.Game`). Any string equal
 to a registered secret (the API token) is replaced by ``***`` in every field of every line, including
 formatted tracebacks and the lines of the standard ``logging`` module (urllib3, berserk).
 """

@@ -171,7 +171,7 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 
 def room_of(module: str) -> str:
-    """``lichessbot.search.searcher`` -> ``search``, ``lichessbot.bot.games.game`` -> ``bot.games`` (the bot's
+    """``lichessbot.search.searcher`` -> ``search``, ``lichessbot.bot.games.shell`` -> ``bot.games`` (the bot's
     rooms are one level down), ``lichessbot.score`` -> ``score``, the package -> ``lichessbot``."""
     if module in MODULE_ROOMS:
         return MODULE_ROOMS[module]
@@ -211,11 +211,11 @@ def test_the_docs_list_every_room_once_and_no_room_that_is_not_there():
 
 
 def test_back_arrows_are_found():
-    graph = {"lichessbot.search.searcher": {"lichessbot.bot.games.game", "lichessbot.config",
+    graph = {"lichessbot.search.searcher": {"lichessbot.bot.games.shell", "lichessbot.config",
                                             "lichessbot.lichess.client"},
              "lichessbot.timeman.manager": {"lichessbot.search", "lichessbot.search.searcher"},
              "lichessbot.book": {"lichessbot.tablebase"}, "lichessbot.config": set()}
-    assert set(back_arrows(graph)) == {("lichessbot.search.searcher", "lichessbot.bot.games.game"),
+    assert set(back_arrows(graph)) == {("lichessbot.search.searcher", "lichessbot.bot.games.shell"),
                                        ("lichessbot.search.searcher", "lichessbot.lichess.client"),
                                        ("lichessbot.timeman.manager", "lichessbot.search.searcher"),
                                        ("lichessbot.book", "lichessbot.tablebase")}

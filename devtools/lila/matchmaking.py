@@ -33,8 +33,8 @@ from devtools.lila.base import ServerBase
 from devtools.lila.game import FakeChallenge
 from devtools.lila.players import Opponent, random_mover
 from lichessbot.local.http import Handler
+from lichessbot.local.lila_rules import abortable, finish
 from lichessbot.local.model import Account
-from lichessbot.local.rules import abortable, finish
 from lichessbot.local.views import challenge_json
 
 __all__ = ["ACCEPT", "IGNORE", "MatchmakingRoutes"]

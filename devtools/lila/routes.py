@@ -13,8 +13,8 @@ from typing import Any, cast
 from devtools.lila.base import ServerBase
 from devtools.lila.game import FakeGame
 from lichessbot.local.http import Handler
+from lichessbot.local.lila_rules import finish, takeback
 from lichessbot.local.model import Account, Game
-from lichessbot.local.rules import finish, takeback
 
 __all__ = ["TestRoutes"]
 

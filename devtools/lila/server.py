@@ -37,8 +37,8 @@ from devtools.lila.players import OFFER_DRAW, RESIGN, Opponent, random_mover
 from devtools.lila.routes import TestRoutes
 from lichessbot.local import LocalLichess
 from lichessbot.local.http import DROP
+from lichessbot.local.lila_rules import apply_move, expiry, finish, flag
 from lichessbot.local.model import Account, Challenge, Game
-from lichessbot.local.rules import apply_move, expiry, finish, flag
 from lichessbot.local.views import challenge_json, game_info
 
 __all__ = ["FakeGame", "FakeLichess"]

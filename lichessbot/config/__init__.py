@@ -46,7 +46,13 @@ from lichessbot.config.engine import (
     TimemanConfig,
     Uci,
 )
-from lichessbot.config.game import ChatConfig, CorrespondenceConfig, DrawOrResignConfig, GreetingConfig, StatusConfig
+from lichessbot.config.game_sections import (
+    ChatConfig,
+    CorrespondenceConfig,
+    DrawOrResignConfig,
+    GreetingConfig,
+    StatusConfig,
+)
 from lichessbot.config.handlers import ExtraGameHandlersConfig
 from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
 from lichessbot.config.online import OnlineMovesConfig

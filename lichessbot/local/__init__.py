@@ -5,7 +5,7 @@ The bot reaches it over HTTP as it reaches lichess; this room knows nothing of t
 python-chess, structlog and the package's version only). Test doubles built on it (server-played opponents,
 fault injection) live in the developer tools (``devtools/lila``), outside the package.
 
-Modules: :mod:`~lichessbot.local.model` (accounts, challenges, games), :mod:`~lichessbot.local.rules` (lila's
+Modules: :mod:`~lichessbot.local.model` (accounts, challenges, games), :mod:`~lichessbot.local.lila_rules` (lila's
 rules of a game: moves, clocks, the end, draws, takebacks), :mod:`~lichessbot.local.views` (lila's JSON),
 :mod:`~lichessbot.local.http` (HTTP, NDJSON streams), :mod:`~lichessbot.local.streams`,
 :mod:`~lichessbot.local.challenges`, :mod:`~lichessbot.local.actions`, :mod:`~lichessbot.local.page` (the page,

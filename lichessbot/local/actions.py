@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lichessbot.local.export import attach_eval
 from lichessbot.local.http import Handler
-from lichessbot.local.model import Account, ChatLine, Game, color_name
-from lichessbot.local.page import thinking_line
-from lichessbot.local.rules import (
+from lichessbot.local.lila_rules import (
     MoveError,
     abortable,
     apply_move,
@@ -37,6 +35,8 @@ from lichessbot.local.rules import (
     parse_move,
     takeback,
 )
+from lichessbot.local.model import Account, ChatLine, Game, color_name
+from lichessbot.local.page import thinking_line
 from lichessbot.local.streams import chat_json
 from lichessbot.local.views import compat
 
@@ -195,7 +195,7 @@ class GameRoutes:
         """``claim-victory`` and ``claim-draw`` (lila modules/bot/src/main/BotPlayer.scala ``claimVictory``,
         ``claimDraw``; the round's ``ResignForce``, ``DrawForce``): where no claim can be made (the game over or
         not yet resignable, without a clock, or on the claimer's own turn) 200 and nothing changes; else, when the
-        opponent is long gone (:func:`~lichessbot.local.rules.long_gone`), the game ends ``timeout``: won by the
+        opponent is long gone (:func:`~lichessbot.local.lila_rules.long_gone`), the game ends ``timeout``: won by the
         claimer (a draw when it cannot mate: ``opponentHasInsufficientMaterial``) or drawn; else 400 "You cannot
         claim the win on this game" / "You cannot claim draw on this game"."""
         victory = action == "claim-victory"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 
 from lichessbot.local.http import END, Handler
+from lichessbot.local.lila_rules import abortable, finish
 from lichessbot.local.limits import RATE_LIMITED, Limiter, bot_games_refusal
 from lichessbot.local.model import (
     CLOCK_LIMITS,
@@ -40,7 +41,6 @@ from lichessbot.local.model import (
     make_board,
     speed_of,
 )
-from lichessbot.local.rules import abortable, finish
 from lichessbot.local.views import challenge_json, compat
 
 __all__ = ["ChallengeRoutes", "ChallengeSpec", "FormError", "check_fen", "decline_reason", "parse_challenge_form"]

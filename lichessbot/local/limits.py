@@ -1,11 +1,14 @@
 """lila's rate limits on the embedded lichess (lila modules/memo/src/main/RateLimit.scala: a window of ``duration``
 that opens at a key's first use and allows ``credits`` uses until it closes; then the next use opens a new one).
 
-The limits a client of the Bot and Board APIs meets (the figures issue 49 gives for lila's Limiters; the bot-game
-one as devtools/lila/botlimit.py answers it):
+The limits a client of the Bot and Board APIs meets (lila modules/web/src/main/Limiters.scala for the first two;
+the bot-game one as devtools/lila/botlimit.py answers it):
 
-* the event stream (``GET /api/stream/event``): 30 connections per 10 minutes per account;
-* challenges created (``POST /api/challenge/{user}``): 25 a minute and 200 a day per account;
+* the event stream (``GET /api/stream/event``): 30 connections per 10 minutes (Limiters ``eventStream``:
+  ``RateLimit[Bearer](30, 10.minutes, "api.stream.event.bearer")``: per token; here per account);
+* challenges created (``POST /api/challenge/{user}``): 25 a minute and 200 a day per account (Limiters
+  ``challengeUser``: ``RateLimit.composite[UserId]`` key ``challenge.create.user``, ``("fast", 5 * 5, 1.minute)``,
+  ``("slow", 40 * 5, 1.day)``; here two limiters);
 * games between two bots: 100 a day per bot (lila modules/bot/src/main/BotLimit.scala, key ``bot.vsBot.day``).
 
 Over a limit the answer is a 429 with lila's JSON (app/controllers ResponseBuilder ``rateLimitedJson``:
@@ -55,9 +58,9 @@ class Limiter:
         return True
 
 
-#: The event stream: 30 per 10 minutes per account.
+#: The event stream: 30 per 10 minutes per account (lila Limiters ``eventStream``).
 EVENT_STREAMS = (30, 600.0, "api.stream.event")
-#: Challenges created per account: 25 a minute, 200 a day.
+#: Challenges created per account: 25 a minute, 200 a day (lila Limiters ``challengeUser``).
 CHALLENGES_PER_MINUTE, CHALLENGES_PER_DAY = (25, 60.0, "challenge.create.minute"), (200, DAY, "challenge.create.day")
 #: Games against bots per bot and day (lila BotLimit: ``RateLimit[UserId](100, 1.day, "bot.vsBot.day")``).
 BOT_GAMES = (100, DAY, "bot.vsBot.day")

@@ -37,8 +37,8 @@ import chess
 from lichessbot import __version__
 from lichessbot.local.export import pgn
 from lichessbot.local.http import Handler
+from lichessbot.local.lila_rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 from lichessbot.local.model import Account, Game, color_name
-from lichessbot.local.rules import DRAW_OFFER_PLIES, abortable, clock_running, drawable, expiry
 
 __all__ = ["ICON_SVG", "PAGE_SCRIPTS", "PageRoutes", "can_offer_draw", "page_csp", "page_html", "thinking_line"]
 
@@ -202,7 +202,7 @@ def can_offer_draw(g: Game, white: bool) -> bool:
     """Whether ``white`` (False: black) may offer a draw now, so the page greys out its ½ otherwise (lila
     modules/game/src/main/GameExt.scala ``playerCanOfferDraw``: the game started and playable, at least 2 plies,
     not offering already, no offer of its own in the last 20 plies (``playerHasOfferedDrawRecently``:
-    :data:`~lichessbot.local.rules.DRAW_OFFER_PLIES`); accepting the opponent's offer is always possible)."""
+    :data:`~lichessbot.local.lila_rules.DRAW_OFFER_PLIES`); accepting the opponent's offer is always possible)."""
     seat = g.seat(white)
     return (drawable(g) and g.ply() >= 2 and not seat.offering_draw
             and not any(p >= g.ply() - DRAW_OFFER_PLIES for p in seat.draw_offers))

@@ -30,6 +30,7 @@ from typing import Any, Self
 from lichessbot.local.actions import GameRoutes
 from lichessbot.local.challenges import ChallengeRoutes
 from lichessbot.local.http import END, Handler, log, make_server
+from lichessbot.local.lila_rules import expiry, finish, flag
 from lichessbot.local.limits import (
     BOT_GAMES,
     CHALLENGES_PER_DAY,
@@ -40,7 +41,6 @@ from lichessbot.local.limits import (
 )
 from lichessbot.local.model import CHALLENGE_PING_S, CHALLENGE_UNSEEN_S, Account, Challenge, Game
 from lichessbot.local.page import PageRoutes
-from lichessbot.local.rules import expiry, finish, flag
 from lichessbot.local.streams import StreamRoutes
 from lichessbot.local.views import account_json, game_info, game_state
 
@@ -233,7 +233,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
     def _tick(self, now: float) -> None:
         """End the games whose side to move ran out of time (its grace spent), and those of an expirable source
         whose first move never came (lila modules/round/src/main/Finisher.scala ``noStart``: aborted, outside
-        tournaments, where it is a loss; a challenge's game never expires: :func:`~lichessbot.local.rules.expiry`);
+        tournaments, where it is a loss; a challenge's game never expires: :func:`~lichessbot.local.lila_rules.expiry`);
         tell players their opponent is gone; real-time challenges unseen for 20 s go offline."""
         with self.lock:
             self._sweep_challenges(now)

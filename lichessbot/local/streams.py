@@ -10,9 +10,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from lichessbot.local.http import END, Handler
+from lichessbot.local.lila_rules import GONE_NOTICE_MS, force_resignable, gone_timeout_ms, remaining
 from lichessbot.local.model import Account, Challenge, ChatLine, Game, Subscriber
 from lichessbot.local.page import thinking_line
-from lichessbot.local.rules import GONE_NOTICE_MS, force_resignable, gone_timeout_ms, remaining
 from lichessbot.local.views import challenge_json, compat, game_full, game_info
 
 __all__ = ["GONE_TICK_S", "StreamRoutes", "chat_json"]

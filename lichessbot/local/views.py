@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lichessbot.local.lila_rules import remaining
 from lichessbot.local.model import DECLINE_REASONS, STATUS_IDS, VARIANT_NAMES, Account, Challenge, Game, color_name
-from lichessbot.local.rules import remaining
 
 __all__ = ["account_json", "challenge_json", "compat", "game_full", "game_info", "game_state", "moves_text",
            "perf_name", "variant_json"]

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from devtools.lila.botrun import StandInEngine, StandInThinker
-from lichessbot.bot.games.rules import clocks_now
+from lichessbot.bot.games.move_rules import clocks_now
 from lichessbot.bot.service.service import CORRESPONDENCE_START_GAP
 from lichessbot.thinker.game_thinker import correspondence_think_s
 from tests.fake_lichess import BotRun, staller

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import chess
 
-from lichessbot.bot.games.rules import ScoreRules
+from lichessbot.bot.games.move_rules import ScoreRules
 from lichessbot.config import DrawOrResignConfig, parse_config
 from tests.bot.test_game_core import OPP, play, started
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lichessbot.bot.games.rules import ScoreRules
+from lichessbot.bot.games.move_rules import ScoreRules
 from lichessbot.config import DrawOrResignConfig, parse_config
 from lichessbot.thinker.engine import Engine
 from tests.fake_lichess import BotRun, resign_after

@@ -6,7 +6,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from lichessbot.bot.games.rules import fake_think_s
+from lichessbot.bot.games.move_rules import fake_think_s
 from tests.bot.test_game_core import T0, play, started, state
 
 TEN_PLIES = "e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 d2d3 f8c5 b1c3 d7d6"

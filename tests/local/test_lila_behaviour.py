@@ -13,7 +13,7 @@ import berserk
 import pytest
 import requests
 
-from lichessbot.local import LocalLichess, rules, streams
+from lichessbot.local import LocalLichess, lila_rules, streams
 
 BOT = "lip_bot"
 
@@ -96,8 +96,8 @@ def test_a_rematch_is_a_challenge_with_swapped_colours_and_the_old_game_names_it
 def test_claims_answer_400_until_the_opponent_is_long_gone_who_is_announced(monkeypatch: pytest.MonkeyPatch):
     """lila BotPlayer ``claimVictory``/``claimDraw``, RoundAsyncActor ``Tick``/``isLongGone`` (timeouts shortened
     here: lila waits 5 s before telling, and 40 s at least 10 before a claim)."""
-    monkeypatch.setattr(rules, "DISCONNECT_TIMEOUT_MS", 2600)
-    monkeypatch.setattr(rules, "RAGEQUIT_TIMEOUT_MS", 2600)
+    monkeypatch.setattr(lila_rules, "DISCONNECT_TIMEOUT_MS", 2600)
+    monkeypatch.setattr(lila_rules, "RAGEQUIT_TIMEOUT_MS", 2600)
     monkeypatch.setattr(streams, "GONE_NOTICE_MS", 200)
     monkeypatch.setattr(streams, "GONE_TICK_S", 0.1)
     with LocalLichess(BOT) as server:
@@ -116,7 +116,7 @@ def test_claims_answer_400_until_the_opponent_is_long_gone_who_is_announced(monk
         gone = next(x for x in seen if x.get("type") == "opponentGone")
         assert gone["gone"] is True and gone["claimWinInSeconds"] == 2  # 2.6 s less the 0.2 s before telling
         g = server.games[gid]
-        assert server.wait_for(lambda: rules.long_gone(g, False, time.monotonic()), 5)
+        assert server.wait_for(lambda: lila_rules.long_gone(g, False, time.monotonic()), 5)
         a.board.claim_victory(gid)
         assert (g.status, g.winner) == ("timeout", "white")
 

@@ -3,9 +3,9 @@ grey out ½ inside lila's 20-ply window and to browse the game without chess rul
 
 from __future__ import annotations
 
+from lichessbot.local.lila_rules import decline_draw, offer_draw
 from lichessbot.local.page import can_offer_draw
-from lichessbot.local.rules import decline_draw, offer_draw
-from tests.local.test_rules import T0, game, play
+from tests.local.test_lila_rules import T0, game, play
 
 
 def test_a_side_may_offer_a_draw_from_ply_2_and_again_only_20_plies_after_its_last_offer():

@@ -5,7 +5,7 @@ A challenge's way is ``stream -> event -> admission -> answer``: the service han
 returns; nothing climbs back. :class:`Admission` is a value the service (and its matchmaker) *holds*:
 
 * the pure filter (:mod:`.filter`: ``decide``, reasons, queue order);
-* the rules that remember and the queue (:mod:`.rules`: games per user, recent bot challenges, the
+* the rules that remember and the queue (:mod:`.stateful_rules`: games per user, recent bot challenges, the
   daily bot games, slots for humans);
 * the records that outlive a run (:mod:`.records`: declines, pauses, bot games; ``matchmaking.decline_file``);
 * the matchmaking choice (:mod:`.choice`);
@@ -29,7 +29,7 @@ import structlog
 from lichessbot.bot.challenges.filter import Verdict, decide
 from lichessbot.bot.challenges.handlers import Handlers
 from lichessbot.bot.challenges.records import DeclineRecords
-from lichessbot.bot.challenges.rules import ChallengeRules
+from lichessbot.bot.challenges.stateful_rules import ChallengeRules
 from lichessbot.config import BotConfig
 from lichessbot.lichess.events import Challenge, DeclineReason, GameFull, GameInfo, RateLimit
 from lichessbot.lichess.users import BOT_GAMES_KEY, Account

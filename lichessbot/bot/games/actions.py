@@ -1,7 +1,7 @@
 """What a game's core asks its shell to do (:class:`~lichessbot.bot.games.core.GameCore`): frozen values, one
 per thing the bot can do in a game on lichess (the Bot API's game endpoints) or ask of its engine.
 
-The shell (:class:`~lichessbot.bot.games.game.Game`) carries them out in order; where the outcome matters
+The shell (:class:`~lichessbot.bot.games.shell.Game`) carries them out in order; where the outcome matters
 to the game (a move post, a takeback answer, the strength level), it tells the core how it went. The core does
 no I/O: even the takeback ledger's file is written by the shell (:class:`CountTakeback`, :class:`ForgetTakebacks`).
 """

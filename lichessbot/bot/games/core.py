@@ -6,7 +6,7 @@ takeback ledger's file too is the shell's: :class:`~lichessbot.bot.games.actions
 The board is rebuilt from each state's ``moves`` (both castling notations). One move is decided per position
 (:meth:`GameCore.to_play`, :meth:`GameCore.decided`): a post that fails is retried with the *same* move after
 a resync from the server's state, never with another, at most :data:`MAX_POST_ATTEMPTS` times. Resigning and
-draw offers follow our scores (:class:`~lichessbot.bot.games.rules.ScoreRules`); the opponent who never makes
+draw offers follow our scores (:class:`~lichessbot.bot.games.move_rules.ScoreRules`); the opponent who never makes
 a first move is aborted after ``abort_time`` s (after a ``!wait``, no sooner than its one grace allows); a game
 the opponent left is claimed while lila's ``opponentGone`` allows it; takeback offers are answered by
 ``max_takebacks_accepted``.
@@ -38,8 +38,8 @@ from lichessbot.bot.games.actions import (
     SetOpponent,
     ThinkRequest,
 )
+from lichessbot.bot.games.move_rules import ScoreRules, Unplayable, clocks_now, fake_think_s, parse_moves, post_patience
 from lichessbot.bot.games.pgn import GameRecord
-from lichessbot.bot.games.rules import ScoreRules, Unplayable, clocks_now, fake_think_s, parse_moves, post_patience
 from lichessbot.bot.games.takeback import Takebacks, taken_back
 from lichessbot.config import PLAYABLE_VARIANTS, BotConfig, GameFacts
 from lichessbot.lichess.events import ChatLine, Connected, GameEvent, GameFull, GameState, OpponentGone, OtherEvent
@@ -328,7 +328,7 @@ class GameCore:
     # our move ----------------------------------------------------------------------------------
     def clock(self, now: float) -> tuple[Clock | None, float | None]:
         """Our clock now (with the game's initial clock and measured move overhead), and the correspondence
-        clock's seconds left (:func:`~lichessbot.bot.games.rules.clocks_now`)."""
+        clock's seconds left (:func:`~lichessbot.bot.games.move_rules.clocks_now`)."""
         ply = len(self.board.move_stack) if self.board is not None else 0
         since = now - self.state_at if ply >= 2 else 0.0  # lichess runs clocks from the 2nd moves
         return clocks_now(self.times, self.color, since, clocked=self.record.clock_initial_ms is not None,

@@ -48,7 +48,7 @@ import structlog
 
 from lichessbot.bot.arenas.player import ArenaPlayer
 from lichessbot.bot.challenges import Admission
-from lichessbot.bot.games.game import Game
+from lichessbot.bot.games.shell import Game
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker
 from lichessbot.lichess.client import LichessClient, LichessError
 from lichessbot.lichess.events import GameFull

@@ -32,7 +32,7 @@ from lichessbot.bot.arenas.player import ArenaPlayer
 from lichessbot.bot.challenges import Admission, Verdict
 from lichessbot.bot.challenges.answers import ChallengeAnswers
 from lichessbot.bot.chat.lines import ChatSender, greetings_with_links
-from lichessbot.bot.games.game import Game, PlayingThinker
+from lichessbot.bot.games.shell import Game, PlayingThinker
 from lichessbot.bot.games.takeback import LEDGER_FILE, TakebackLedger
 from lichessbot.bot.matchmaking.matchmaker import Matchmaker, MatchmakerOptions
 from lichessbot.bot.service.account import check_account

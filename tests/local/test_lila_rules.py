@@ -1,7 +1,7 @@
-"""lila's rules of a game as the embedded lichess plays them (:mod:`lichessbot.local.rules`): the clocks start after
-both first moves and add the increment, a flag ends the game (a draw when the other side cannot mate), a first
-move that never comes aborts the game, draw offers and takebacks, lila's messages for refused moves. Pure: times
-are given."""
+"""lila's rules of a game as the embedded lichess plays them (:mod:`lichessbot.local.lila_rules`): the clocks
+start after both first moves and add the increment, a flag ends the game (a draw when the other side cannot mate),
+a first move that never comes aborts the game, draw offers and takebacks, lila's messages for refused moves. Pure:
+times are given."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import chess
 import pytest
 
 from lichessbot.local.export import attach_eval, pgn
-from lichessbot.local.model import Account, Game, Seat, make_board, speed_of
-from lichessbot.local.rules import (
+from lichessbot.local.lila_rules import (
     MoveError,
     apply_move,
     expiry,
@@ -23,6 +22,7 @@ from lichessbot.local.rules import (
     takeback_allowed_by_prefs,
     time_for_first_move,
 )
+from lichessbot.local.model import Account, Game, Seat, make_board, speed_of
 
 T0 = 1000.0
 

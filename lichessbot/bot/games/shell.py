@@ -34,9 +34,9 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.core import GameCore
+from lichessbot.bot.games.move_rules import parse_moves
 from lichessbot.bot.games.pgn import game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
-from lichessbot.bot.games.rules import parse_moves
 from lichessbot.bot.games.takeback import TakebackLedger
 from lichessbot.config import BotConfig
 from lichessbot.lichess.client import LichessClient, LichessError
