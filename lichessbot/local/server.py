@@ -90,7 +90,7 @@ class LocalLichess(StreamRoutes, ChallengeRoutes, GameRoutes, PageRoutes):
             lichess, a player sees them only after the game (the operator's ``play --local --show-thinking``).
         bot_takeback: the bot's takeback preference ("never", "casual", "always"; ValueError otherwise). lila
             sets a BOT account's to "never" (modules/pref/src/main/PrefApi.scala ``setBot``) and allows a takeback
-            only where both players' allow it (:func:`lichessbot.local.rules.takeback_allowed_by_prefs`), so by
+            only where both players' allow it (:func:`lichessbot.local.lila_rules.takeback_allowed_by_prefs`), so by
             default nobody can take back a move against the bot: a ``takeback/yes`` answers 200 and changes
             nothing, as lila's does. "always" lets a person try the bot's ``max_takebacks_accepted``.
 
