@@ -59,7 +59,7 @@ def test_the_first_clocked_move_costs_at_most_a_tenth_of_the_clock(initial: int,
     b = allocate(clock, ply, cfg, first_search=True)
     cost = overhead if overhead is not None else cfg.move_overhead
     assert 0 < b.target <= b.hard_max
-    assert b.hard_max * 1000 + cost <= HUMAN_MOVE_SHARE * initial + 1e-6
+    assert b.hard_max * 1000 + cost + b.margin_ms <= HUMAN_MOVE_SHARE * initial + 1e-6  # the margin: a batch late
 
 
 @pytest.mark.parametrize(("initial", "inc"), [(180_000, 0), *HUMAN])
@@ -88,7 +88,7 @@ def test_no_move_of_a_game_may_cost_more_than_a_tenth_of_the_clock(initial: int,
         share = (used * 1000 + overhead) / time_ms
         worst = max(worst, share)
         # the search and its overhead within a tenth (when the overhead alone is more, no search at all)
-        assert b.hard_max * 1000 <= max(0.0, HUMAN_MOVE_SHARE * time_ms - overhead) + 1e-6, (i, time_ms, b)
+        assert b.hard_max * 1000 <= max(0.0, HUMAN_MOVE_SHARE * time_ms - overhead - b.margin_ms) + 1e-6, (i, b)
         time_ms = int(time_ms - used * 1000 - overhead + inc)
         assert time_ms > 0
     assert worst > 0.05  # the cap is reached at times: the check above is not vacuous
