@@ -10,6 +10,11 @@ value is reserved for the moves to come (Stockfish src/timeman.cpp ``TimeManagem
 of lc0 we cap one move at a share of the clock, floor the expected moves left, and keep a safety margin that
 grows as the clock gets low.
 
+At human time controls (lila's blitz and slower: :func:`human_time_control`) two more rules hold (issue 49): no
+move may take more than :data:`HUMAN_MOVE_SHARE` of the remaining clock, its overhead included, and the first
+search's bonus is not multiplied by the late stop. At bullet (``bench timeman``'s 10+0.1, where the strength
+against lc0 was measured) nothing changes: tests/timeman/test_timeman_pinned.py pins every budget.
+
 Clocks are in milliseconds (as UCI and lichess give them, :class:`~lichessbot.timeman.clock.Clock`); budgets
 are in seconds (as the search measures time).
 """
@@ -23,8 +28,9 @@ import chess
 from lichessbot.config import TimemanConfig
 from lichessbot.timeman.clock import Clock
 
-__all__ = ["OVERHEAD_HORIZON", "Budget", "allocate", "expected_moves_left", "fixed_budget", "game_ply",
-           "move_overhead_ms", "movetime_s", "overhead_moves", "safety_margin_ms"]
+__all__ = ["HUMAN_GAME_S", "HUMAN_MOVE_SHARE", "OVERHEAD_HORIZON", "Budget", "allocate", "estimated_game_s",
+           "expected_moves_left", "fixed_budget", "game_ply", "human_time_control", "move_overhead_ms", "movetime_s",
+           "overhead_moves", "safety_margin_ms"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,18 +102,46 @@ def overhead_moves(clock: Clock) -> float:
     return 2.0 + horizon
 
 
+#: Estimated game seconds from which a clock is a human time control: lila's blitz and slower (scalachess
+#: ``chess.Speed``: Bullet ``30 to 179``, Blitz from 180 s, of ``Clock.Config.estimateTotalSeconds``).
+HUMAN_GAME_S = 180
+
+#: At a human time control, the most one move may cost, search and overhead, as a share of the remaining clock
+#: (issue 49: "no single move above ~10 % of the remaining clock at 3+2 and slower"; lc0's legacy manager, with
+#: no late stop, spent about 9 % on its first clocked move at 3+2 there).
+HUMAN_MOVE_SHARE = 0.10
+
+
+def estimated_game_s(initial_ms: float, inc_ms: float) -> float:
+    """lila's estimated game time, seconds: ``limit + 40 * increment`` (scalachess ``Clock.Config
+    .estimateTotalSeconds``; the speeds of lichess.org/faq#time-controls), from milliseconds."""
+    return (max(0.0, initial_ms) + 40.0 * max(0.0, inc_ms)) / 1000.0
+
+
+def human_time_control(clock: Clock) -> bool:
+    """True for lila's blitz and slower: the estimated game time from the game's starting clock
+    (``clock.initial``, ms) and increment is at least :data:`HUMAN_GAME_S` (3+0, 2+1 is bullet: 160 s). False
+    when the starting clock is not known (``clock.initial`` None: the time manager fills it in for UCI)."""
+    return clock.initial is not None and estimated_game_s(clock.initial, clock.inc) >= HUMAN_GAME_S
+
+
 def move_overhead_ms(clock: Clock, cfg: TimemanConfig) -> float:
     """What one move costs beyond its search, ms: the game's measured overhead (``clock.overhead``, the bot's
     :class:`~lichessbot.timeman.overhead.OverheadEstimator`) when known, else ``cfg.move_overhead``."""
     return float(max(0, cfg.move_overhead if clock.overhead is None else clock.overhead))
 
 
-def _clock_cap_s(time_ms: float, overhead_ms: float, cfg: TimemanConfig) -> tuple[float, float]:
+def _clock_cap_s(time_ms: float, overhead_ms: float, cfg: TimemanConfig, human: bool) -> tuple[float, float]:
     """(cap in seconds, margin in ms): a move may use at most min(max_move_share * time,
     time - overhead - margin), never below 0 (lc0 legacy.cc: ``min(this_move, time - overhead)``; the share
-    and the margin are ours)."""
+    and the margin are ours); at a human time control also at most ``HUMAN_MOVE_SHARE * time - overhead -
+    margin``, so the move with its overhead costs at most that share of the clock (issue 49), the margin
+    keeping back, as it does from the whole clock, the batch a search finishes past its deadline (a 3+2 game on
+    the embedded lichess stopped 43 ms past a 3.83 s hard maximum, and the move cost 10.1 % of the clock)."""
     margin = safety_margin_ms(time_ms, cfg)
     cap_ms = min(cfg.max_move_share * time_ms, time_ms - overhead_ms - margin)
+    if human:
+        cap_ms = min(cap_ms, HUMAN_MOVE_SHARE * time_ms - overhead_ms - margin)
     return max(0.0, cap_ms) / 1000.0, margin
 
 
@@ -148,14 +182,27 @@ def allocate(clock: Clock, ply: int, cfg: TimemanConfig, *, banked_ms: float = 0
         total = max(0.0, total - banked_ms)
         squander = banked_ms * cfg.bank_use
     this_ms = total / mtg
+    plain_ms = this_ms + squander  # the target without the first search's bonus
     if first_search:
         this_ms *= 1.0 + cfg.first_move_bonus + cfg.book_ply_bonus * min(12, ply)
     this_ms += squander
-    cap_s, margin = _clock_cap_s(time_ms, per_move, cfg)
+    human = human_time_control(clock)
+    cap_s, margin = _clock_cap_s(time_ms, per_move, cfg, human)
     target = min(this_ms / 1000.0, cap_s)
     # No late-stop extension on a low clock: a fixed cost per move (latency) must not meet doubled moves (ours).
     extend = cfg.late_stop and time_ms >= cfg.low_clock
-    hard = min(target * cfg.late_stop_factor, cap_s) if extend else target
+    if not extend:
+        hard = target
+    elif human and first_search:
+        # The bonus and the late stop never multiply (issue 49): lc0's bonus (legacy.cc ``LegacyTimeManager::
+        # GetStopper``: ``this_move_time *= 1 + first-move-bonus + book-ply-bonus * min(12, ply)`` on the first
+        # move of the game) is already the extra time of a search without a tree to reuse, and lc0 has no late
+        # stop on top of it. The late stop extends the move without its bonus, so the hard maximum is the larger
+        # of the bonus-given target and late_stop_factor x the plain target (with the defaults, x2.8 and more
+        # against x2: the target itself).
+        hard = min(max(target, plain_ms * cfg.late_stop_factor / 1000.0), cap_s)
+    else:
+        hard = min(target * cfg.late_stop_factor, cap_s)
     return Budget(target=target, hard_max=hard, moves_left=mtg, margin_ms=margin, bank_used_ms=squander,
                   overhead_ms=per_move, reserve_ms=overhead)
 

@@ -37,6 +37,10 @@ class TimeManager:
         bank_ms: time spared by earlier moves and not spent yet (ms).
         stops: how many timed searches ended by each kind of stop ("early-stop", "smart-pruning", "target", ...).
         extended: how many searches the late stop took past their target.
+
+    A clock without the game's starting clock (UCI: ``Clock.initial`` None) is given our clock at this game's first
+    clocked search as its start, so the human-time-control rules (:func:`~lichessbot.timeman.allocation.
+    human_time_control`, from lila's blitz on) know the game's speed (the bot has lichess's ``clock.initial``).
         context: fields added to every ``timeman.*`` log line of this game (the bot: ``game_id``).
     """
 
@@ -50,6 +54,7 @@ class TimeManager:
         self.stops: Counter[str] = Counter()
         self.extended = 0
         self._clocked_searches = 0
+        self._initial_ms: int | None = None
         self._prev_q: float | None = None
         self._prev_turn: bool | None = None
 
@@ -62,6 +67,10 @@ class TimeManager:
             think = cfg.first_moves_think / 1000.0
             return fixed_budget(think if movetime is None else min(think, movetime))
         if clock is not None:
+            if clock.initial is None:  # UCI: the game's starting clock is our clock at its first clocked search
+                if self._initial_ms is None:
+                    self._initial_ms = max(0, clock.time)
+                clock = replace(clock, initial=self._initial_ms)
             budget = allocate(clock, game_ply(board), cfg, banked_ms=self.bank_ms,
                               first_search=self._clocked_searches == 0)
             self.bank_ms = max(0.0, self.bank_ms - budget.bank_used_ms)
