@@ -55,7 +55,10 @@ class FakeLichess(TestRoutes, FaultRoutes, MatchmakingRoutes, BroadcastRoutes, A
     def __init__(self, token: str = "lip_TESTTOKEN0123456789", username: str = "TestBot", title: str | None = "BOT",
                  keepalive: float = 0.2, opponent_delay: float | Callable[[], float] = 0.02,
                  quota: tuple[float, float] | None = None, no_start_after: float | None = None):
-        super().__init__(token, username, keepalive=keepalive, any_token=False, rate_limits=False)
+        # the bot's takeback preference "always": its opponents here propose takebacks to test how the bot answers
+        # them (on lichess a bot's operator may set it; lila's default for a BOT account is never, PrefApi.setBot)
+        super().__init__(token, username, keepalive=keepalive, any_token=False, rate_limits=False,
+                         bot_takeback="always")
         self.token = token
         self.bot.title = title
         self.opponent_delay = opponent_delay
