@@ -9,7 +9,6 @@ The models are frozen: a loaded config never changes while the bot runs.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +57,7 @@ from lichessbot.config.matchmaking import MatchmakingConfig, MatchmakingOverride
 from lichessbot.config.online import OnlineMovesConfig
 from lichessbot.config.overrides import GameFacts, GameOverride, conditions_of, merge
 from lichessbot.errors import ConfigError
+from lichessbot.hosts import is_loopback
 
 __all__ = [
     "BookConfig",
@@ -279,16 +279,9 @@ def _outside_challenge(where: tuple[str, ...], key: str, message: str, challenge
 
 
 def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (a URL's hostname: no port, no brackets) names this machine: ``localhost`` or a name
-    under it (RFC 6761 section 6.3: they resolve to loopback addresses), or a loopback address (127.0.0.0/8,
-    RFC 1122 section 3.2.1.3; ::1, RFC 4291 section 2.5.3)."""
-    name = host.lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    """Whether ``host`` (a URL's hostname: no port, no brackets) names this machine
+    (:func:`lichessbot.hosts.is_loopback`)."""
+    return is_loopback(host)
 
 
 def _format_errors(err: ValidationError) -> str:

@@ -19,7 +19,6 @@ says ``X-Content-Type-Options: nosniff`` and ``X-Frame-Options: DENY`` and carri
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import queue
 import socket
@@ -30,6 +29,8 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import structlog
+
+from lichessbot.hosts import host_admitted, host_names
 
 __all__ = ["API_CSP", "DROP", "END", "LISTEN_BACKLOG", "MAX_BODY", "App", "Handler", "host_allowed", "make_server"]
 
@@ -45,10 +46,6 @@ SOCKET_TIMEOUT = 120.0
 LISTEN_BACKLOG = 128
 #: The Content-Security-Policy of every answer but the page: nothing may load, nobody may frame it.
 API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
-#: Names that always reach this machine (RFC 6761 section 6.3: ``localhost``; 127.0.0.0/8 and ::1 by address).
-LOOPBACK_NAMES = frozenset({"localhost"})
-#: Addresses that mean "every interface": they name no host a browser could ask for.
-WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 log = structlog.get_logger("lichessbot.local")
 
@@ -63,35 +60,11 @@ class App(Protocol):
         ...
 
 
-def _host_name(header: str) -> str | None:
-    """The host of a ``Host`` header without its port, lower case, without a trailing dot and IPv6's brackets
-    (RFC 9110 section 7.2: ``uri-host [ ":" port ]``); None when it is not of that form."""
-    value = header.strip().lower()
-    if value.startswith("["):  # an IPv6 literal: [::1] or [::1]:8080
-        name, _, rest = value[1:].partition("]")
-        port = rest.removeprefix(":") if rest.startswith(":") else None if rest else ""
-    else:
-        name, _, port = value.partition(":")
-    if port is None or port and not port.isdigit():
-        return None
-    return name.removesuffix(".")
-
-
 def host_allowed(header: str | None, bound: str, allowed: frozenset[str] = frozenset()) -> bool:
     """Whether a request's ``Host`` header names this server: a loopback address or ``localhost``, the address it
-    listens on (``bound``, unless a wildcard such as 0.0.0.0), or a name of ``allowed`` (lower case, no port)."""
-    name = _host_name(header or "")
-    if not name:
-        return False
-    if name in LOOPBACK_NAMES or name in allowed:
-        return True
-    bound = bound.strip("[]").lower()
-    if bound not in WILDCARDS and name == bound:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    listens on (``bound``, unless a wildcard such as 0.0.0.0), or a name of ``allowed`` (lower case, no port);
+    :func:`lichessbot.hosts.host_admitted`."""
+    return host_admitted(header, host_names(bound, allowed))
 
 
 class Handler(BaseHTTPRequestHandler):

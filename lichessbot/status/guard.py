@@ -20,8 +20,6 @@ Why each check (each attack below was tried in Debian's chromium: tests/status):
 
 from __future__ import annotations
 
-import ipaddress
-import re
 import secrets
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -30,16 +28,15 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["SAFE_METHODS", "SECURITY_HEADERS", "TOKEN_HEADER", "WILDCARDS", "Guard", "is_json", "is_loopback",
-           "same_origin", "split_host"]
+from lichessbot.hosts import is_loopback, split_host
+
+__all__ = ["SAFE_METHODS", "SECURITY_HEADERS", "TOKEN_HEADER", "Guard", "is_json", "same_origin"]
 
 #: The header the page sends the per-run token in (a custom header: not CORS-safelisted, so another origin's
 #: page cannot send it without a preflight; Fetch standard, "CORS-safelisted request-header").
 TOKEN_HEADER = "X-Lichessbot-Token"
 #: Methods that change nothing here (RFC 9110 §9.2.1): the only ones taken without the token.
 SAFE_METHODS = frozenset({"GET", "HEAD"})
-#: Bind addresses that mean "every address": no name of their own to admit as a Host.
-WILDCARDS = frozenset({"", "0.0.0.0", "::", "*"})
 #: Headers added to every answer that does not set them itself (OWASP Secure Headers Project). The CSP loads
 #: nothing (an SVG opened alone keeps its pieces' ``style`` attributes); the page sends a CSP of its own.
 SECURITY_HEADERS = {
@@ -49,41 +46,6 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src-attr 'unsafe-inline'; frame-ancestors 'none'; "
                                "base-uri 'none'; form-action 'none'",
 }
-_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
-
-
-def split_host(value: str) -> tuple[str, int | None] | None:
-    """``(name, port)`` of a ``Host`` header value (RFC 9110 §7.2: ``host [":" port]``, IPv6 in brackets): the
-    name lowercased without brackets or a trailing dot, the port None when absent; None when malformed."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        name, sep, rest = value[1:].partition("]")
-        try:
-            ipaddress.IPv6Address(name)
-        except ValueError:
-            return None
-        if not sep or (rest and not rest.startswith(":")):
-            return None
-        port = rest[1:] if rest else None
-    else:
-        name, sep, port_text = value.partition(":")
-        port = port_text if sep else None
-        name = name[:-1] if name.endswith(".") else name
-        if not _NAME.fullmatch(name):
-            return None
-    if port is not None and not (port.isdigit() and len(port) <= 5 and int(port) <= 65535):
-        return None
-    return name, int(port) if port is not None else None
-
-
-def is_loopback(name: str) -> bool:
-    """Whether a host name (as :func:`split_host` gives it) is this machine only: ``localhost``, 127.0.0.0/8, ::1."""
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def same_origin(origin: str, host: str) -> bool:

@@ -41,7 +41,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from lichessbot.status.guard import WILDCARDS, Guard, split_host
+from lichessbot.hosts import host_names
+from lichessbot.status.guard import Guard
 from lichessbot.status.hub import GameSnapshot, StatusHub
 from lichessbot.status.page import page_csp, page_html
 from lichessbot.status.render import board_svg, eval_svg, game_json, game_summary, summary_svg
@@ -92,17 +93,6 @@ def health_json(hub: StatusHub, now: float | None = None) -> tuple[bool, dict[st
 
 #: The addresses commands come from when ``remote_commands`` is off.
 LOCAL = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
-
-
-def host_names(host: str, allowed_hosts: Iterable[str] = ()) -> frozenset[str]:
-    """The names a request's ``Host`` may carry besides the loopback ones: the bind address ``host`` unless it is
-    a wildcard (``0.0.0.0``, ``::``), and ``allowed_hosts`` (a reverse proxy's names); lowercase, no port."""
-    names = {h.lower().rstrip(".") for h in allowed_hosts}
-    if host not in WILDCARDS:
-        parsed = split_host(f"[{host}]" if ":" in host else host)
-        if parsed is not None:
-            names.add(parsed[0])
-    return frozenset(names)
 
 
 async def read_capped(request: Request, cap: int) -> bytes | None:

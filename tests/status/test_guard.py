@@ -14,9 +14,10 @@ import time
 
 import pytest
 
+from lichessbot.hosts import host_names, split_host
 from lichessbot.status import StatusHub
-from lichessbot.status.guard import TOKEN_HEADER, same_origin, split_host
-from lichessbot.status.server import MAX_COMMAND_BODY, StatusServer, host_names
+from lichessbot.status.guard import TOKEN_HEADER, same_origin
+from lichessbot.status.server import MAX_COMMAND_BODY, StatusServer
 from tests.browser import Browser
 
 CHROMIUM = Browser.find()
