@@ -25,8 +25,8 @@ from lichessbot.bot.chat.commands import (
     reply_to,
 )
 from lichessbot.bot.chat.lines import MAX_CHAT, ChatSender, eval_line
+from lichessbot.bot.games.move_rules import parse_moves
 from lichessbot.bot.games.pgn import GameRecord, result_string, to_pgn
-from lichessbot.bot.games.shell import parse_moves
 from lichessbot.logs import configure_logging
 from lichessbot.score import Score
 from lichessbot.search import SearchResult

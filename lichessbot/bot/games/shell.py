@@ -34,7 +34,6 @@ from lichessbot.bot.games.actions import (
     ThinkRequest,
 )
 from lichessbot.bot.games.core import GameCore
-from lichessbot.bot.games.move_rules import parse_moves
 from lichessbot.bot.games.pgn import game_stem, write_pgn
 from lichessbot.bot.games.publish import game_snapshot, write_eval_svg
 from lichessbot.bot.games.takeback import TakebackLedger
@@ -45,7 +44,7 @@ from lichessbot.lichess.streams import ReconnectingStream, game_stream
 from lichessbot.status import GameSnapshot, LiveSearch, StatusHub
 from lichessbot.thinker.protocol import Decision, Thinker
 
-__all__ = ["Game", "PlayingThinker", "parse_moves"]
+__all__ = ["Game", "PlayingThinker"]
 
 
 class PlayingThinker(Thinker, Protocol):
