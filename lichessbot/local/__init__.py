@@ -2,8 +2,8 @@
 and the page where a person plays the bot.
 
 The bot reaches it over HTTP as it reaches lichess; this room knows nothing of the bot's internals (it imports
-python-chess, structlog and the package's version only). Test doubles built on it (server-played opponents,
-fault injection) live in the developer tools (``devtools/lila``), outside the package.
+python-chess, structlog, the package's version and :mod:`lichessbot.hosts` only). Test doubles built on it
+(server-played opponents, fault injection) live in the developer tools (``devtools/lila``), outside the package.
 
 Modules: :mod:`~lichessbot.local.model` (accounts, challenges, games), :mod:`~lichessbot.local.lila_rules` (lila's
 rules of a game: moves, clocks, the end, draws, takebacks), :mod:`~lichessbot.local.views` (lila's JSON),
