@@ -51,16 +51,6 @@ pub(crate) struct Level {
     next: u32,
 }
 
-/// Per-edge scratch of the node whose visits are being split (lc0's `current_pol`, `current_util`,
-/// `current_score`, `current_nstarted`); reused, filled on demand.
-#[derive(Default)]
-pub(crate) struct PickScratch {
-    pol: Vec<f64>,
-    util: Vec<f64>,
-    score: Vec<f64>,
-    started: Vec<u32>,
-}
-
 impl Search {
     /// One pass of lc0's multi-visit picking from the root with `limit` visits (lc0 search.cc
     /// `PickNodesToExtendTask`; score = Q + cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + N_i +
@@ -130,6 +120,11 @@ impl Search {
     /// Split `limit` visits of the node at the end of `self.path` (which holds them in flight) among
     /// its children (lc0 `PickNodesToExtendTask`, the `while (cur_limit > 0)` loop), record the
     /// first visit to each fresh or terminal child, and push the node's [`Level`].
+    ///
+    /// lc0 caches each edge's score in arrays and updates the chosen edge's; here each round scans
+    /// the edges and children again, which gives the same scores (nothing but the chosen child's
+    /// visits in flight changes between rounds) without per-edge arrays: most splits below the root
+    /// carry one or two visits.
     fn split(&mut self, node: u32, mut limit: u32, max_limit: &mut u32) {
         let p = &self.params;
         let ply = self.path.len() - 1;
@@ -144,55 +139,42 @@ impl Search {
         let pm = p.cpuct_at(n) * if n > 2 { f64::from(n - 1).sqrt() } else { 1.0 };
         let fpu = if absolute { fv } else { (-nd.wl + dsc * f64::from(nd.d)) - fv * nd.vp.sqrt() };
         let filter = ply == 0 && !self.search_moves.is_empty();
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let sc = &mut scratch;
-        sc.pol.clear();
-        sc.util.clear();
-        sc.score.clear();
-        sc.started.clear();
-        let mut cursor = nd.first_child;
+        let edges = nd.edges as usize..nd.edges as usize + k;
         let mut end = 0u32;
         while limit > 0 {
             let (mut best, mut second) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-            let (mut bi, mut best_util, mut examined) = (usize::MAX, f64::NEG_INFINITY, 0u32);
+            let mut bi = usize::MAX;
+            let (mut best_util, mut best_pol, mut best_started, mut best_child) = (0.0, 0.0, 0u32, NONE);
+            let mut examined = 0u32;
             let mut can_exit = false;
-            for i in 0..k {
-                if i == sc.pol.len() {
-                    // lc0 fills the per-edge values on demand ("cache_filled_idx").
-                    let e = self.tree.edges[nd.edges as usize + i];
-                    let (child, started, util) =
-                        if cursor != NONE && self.tree.nodes[cursor as usize].index as usize == i {
-                            let cn = &self.tree.nodes[cursor as usize];
-                            let c = cursor;
-                            cursor = cn.sibling;
-                            (c, cn.n + cn.in_flight, if cn.n > 0 { cn.wl + dsc * f64::from(cn.d) } else { fpu })
-                        } else {
-                            (NONE, 0, fpu)
-                        };
-                    let pol = f64::from(decompress_p(e.p));
-                    sc.pol.push(pol);
-                    sc.util.push(util);
-                    sc.started.push(started);
-                    sc.score.push(util + pm * pol / f64::from(1 + started));
-                    self.vtp[vstart + i].1 = child;
-                }
-                if filter && !self.search_moves.contains(&self.tree.edges[nd.edges as usize + i].mv) {
+            let mut c = nd.first_child;
+            for (i, e) in self.tree.edges[edges.clone()].iter().enumerate() {
+                let (child, started, util) = if c != NONE && self.tree.nodes[c as usize].index as usize == i {
+                    let cn = &self.tree.nodes[c as usize];
+                    let id = c;
+                    c = cn.sibling;
+                    (id, cn.n + cn.in_flight, if cn.n > 0 { cn.wl + dsc * f64::from(cn.d) } else { fpu })
+                } else {
+                    (NONE, 0, fpu)
+                };
+                if filter && !self.search_moves.contains(&e.mv) {
                     continue; // lc0: root moves outside root_move_filter_
                 }
-                let s = sc.score[i];
+                let pol = f64::from(decompress_p(e.p));
+                let s = util + pm * pol / f64::from(1 + started);
                 examined += 1;
                 if s > best {
                     second = best;
                     best = s;
                     bi = i;
-                    best_util = sc.util[i];
+                    (best_util, best_pol, best_started, best_child) = (util, pol, started, child);
                 } else if s > second {
                     second = s;
                 }
                 if can_exit {
                     break;
                 }
-                if sc.started[i] == 0 {
+                if started == 0 {
                     // lc0: "One more loop will get 2 unvisited nodes, which is sufficient to ensure
                     // second best is correct" (edges are sorted by prior).
                     can_exit = true;
@@ -207,8 +189,8 @@ impl Search {
             let mut new_visits = if examined >= 2 {
                 let mut est = u32::MAX;
                 if best_util < second {
-                    let n1 = f64::from(sc.started[bi] + 1);
-                    est = (sc.pol[bi] * pm / (second - best_util) - n1 + 1.0).clamp(1.0, 1e9) as u32;
+                    let n1 = f64::from(best_started + 1);
+                    est = (best_pol * pm / (second - best_util) - n1 + 1.0).clamp(1.0, 1e9) as u32;
                 }
                 *max_limit = (*max_limit).min(est);
                 limit.min(est)
@@ -217,24 +199,18 @@ impl Search {
             };
             self.vtp[vstart + bi].0 += new_visits;
             limit -= new_visits;
-            let mut child = self.vtp[vstart + bi].1;
-            if child == NONE {
-                child = self.tree.child_or_insert(node, bi as u8);
-                self.vtp[vstart + bi].1 = child;
-            }
+            let child = if best_child != NONE { best_child } else { self.tree.child_or_insert(node, bi as u8) };
+            self.vtp[vstart + bi].1 = child;
             let cn = &mut self.tree.nodes[child as usize];
             // lc0 node.cc `TryStartScoreUpdate`: fails on a node without visits already in flight
             // (waiting for the network, or picked earlier in this pass).
             let started = !(cn.n == 0 && cn.in_flight > 0);
             if started {
                 cn.in_flight += 1;
-                sc.started[bi] += 1;
                 new_visits -= 1;
                 if cn.n > 0 && cn.terminal == Terminal::NonTerminal {
                     cn.in_flight += new_visits;
-                    sc.started[bi] += new_visits;
                 }
-                sc.score[bi] = sc.util[bi] + pm * sc.pol[bi] / f64::from(1 + sc.started[bi]);
             }
             let leaf = cn.n == 0 || cn.terminal != Terminal::NonTerminal;
             if started && leaf {
@@ -245,7 +221,6 @@ impl Search {
                 end = end.max(bi as u32 + 1);
             }
         }
-        self.scratch = scratch;
         self.levels.push(Level { vtp: vstart as u32, end, next: 0 });
     }
 }

@@ -16,7 +16,7 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 use crate::cache::NNCache;
 use crate::encoding::{self, InputRow};
 use crate::params::Params;
-use crate::pick::{Level, Pick, PickScratch};
+use crate::pick::{Level, Pick};
 use crate::policy;
 use crate::position::{PosInfo, has_mating_material, repetitions};
 use crate::softmax::fast_exp;
@@ -94,7 +94,6 @@ pub struct Search {
     pub(crate) pick_paths: Vec<u32>,
     pub(crate) vtp: Vec<(u32, u32)>,
     pub(crate) levels: Vec<Level>,
-    pub(crate) scratch: PickScratch,
     pub(crate) priors: Vec<u16>,
     pub(crate) weights: Vec<f32>,
     /// Playouts of the current search (including out-of-order ones).
@@ -147,7 +146,6 @@ impl Search {
             pick_paths: Vec::new(),
             vtp: Vec::new(),
             levels: Vec::new(),
-            scratch: PickScratch::default(),
             priors: Vec::with_capacity(256),
             weights: Vec::with_capacity(256),
             playouts: 0,
