@@ -16,40 +16,8 @@
 //! So in lc0, and here, only collisions take several visits in one entry: a terminal or an NN-cache
 //! hit takes one visit per pass, the others that reached it in that pass being a collision.
 
-use crate::search::Search;
+use crate::search::{Level, Pick, Search};
 use crate::tree::*;
-
-/// One result of a pass ([`Search::pick`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Pick {
-    /// The leaf of a visit, or the node where the visits of a collision stopped.
-    pub node: u32,
-    /// Start of the path in `Search::pick_paths`.
-    pub path_start: u32,
-    /// Nodes of the path, root first: for a visit the root to the leaf (one visit in flight on
-    /// each); for a collision the nodes that hold its visits in flight (the root to the node's
-    /// parent).
-    pub path_len: u32,
-    /// 1 for a visit; a collision's visits (lc0 `multivisit`).
-    pub visits: u32,
-    /// True for a collision.
-    pub collision: bool,
-    /// For a collision that took every visit of the pass: how many visits it may grow to, to end
-    /// the batch sooner (lc0 `maxvisit`: the smallest "visits to change the best child" of the
-    /// pass); 0 otherwise.
-    pub max_visits: u32,
-}
-
-/// One node of the pass's path whose children received visits.
-#[derive(Clone, Copy)]
-pub(crate) struct Level {
-    /// Start of its children's (visits, child node) in `Search::vtp`, one per edge.
-    vtp: u32,
-    /// Highest edge index with visits, plus one.
-    end: u32,
-    /// Next edge index to walk into.
-    next: u32,
-}
 
 impl Search {
     /// One pass of lc0's multi-visit picking from the root with `limit` visits (lc0 search.cc

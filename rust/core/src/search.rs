@@ -16,7 +16,6 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 use crate::cache::NNCache;
 use crate::encoding::{self, InputRow};
 use crate::params::Params;
-use crate::pick::{Level, Pick};
 use crate::policy;
 use crate::position::{PosInfo, has_mating_material, repetitions};
 use crate::softmax::fast_exp;
@@ -42,6 +41,38 @@ struct Leaf {
 pub(crate) struct Batch {
     leaves: Vec<Leaf>,
     paths: Vec<u32>,
+}
+
+/// One result of a pick pass (`Search::pick`, [`crate::pick`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pick {
+    /// The leaf of a visit, or the node where the visits of a collision stopped.
+    pub node: u32,
+    /// Start of the path in `Search::pick_paths`.
+    pub path_start: u32,
+    /// Nodes of the path, root first: for a visit the root to the leaf (one visit in flight on
+    /// each); for a collision the nodes that hold its visits in flight (the root to the node's
+    /// parent).
+    pub path_len: u32,
+    /// 1 for a visit; a collision's visits (lc0 `multivisit`).
+    pub visits: u32,
+    /// True for a collision.
+    pub collision: bool,
+    /// For a collision that took every visit of the pass: how many visits it may grow to, to end
+    /// the batch sooner (lc0 `maxvisit`: the smallest "visits to change the best child" of the
+    /// pass); 0 otherwise.
+    pub max_visits: u32,
+}
+
+/// One node of the pass's path whose children received visits.
+#[derive(Clone, Copy)]
+pub(crate) struct Level {
+    /// Start of its children's (visits, child node) in `Search::vtp`, one per edge.
+    pub(crate) vtp: u32,
+    /// Highest edge index with visits, plus one.
+    pub(crate) end: u32,
+    /// Next edge index to walk into.
+    pub(crate) next: u32,
 }
 
 /// Root statistics of one edge, for stats, stoppers and VerboseMoveStats.
