@@ -116,10 +116,6 @@ class SearchCounters:
     def nn_evals(self) -> int:
         """Positions sent to the network."""
     @property
-    def descents(self) -> int:
-        """Pick passes from the root (lc0 ``PickNodesToExtend`` calls): each carries several visits down
-        the tree (lc0's multi-visit picking), so with a minibatch above 1 there are fewer than playouts."""
-    @property
     def cache_hits(self) -> int: ...
     @property
     def tbhits(self) -> int:

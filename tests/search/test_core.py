@@ -133,20 +133,6 @@ def test_root_statistics_are_frozen_values_with_named_fields():
     searcher.close()
 
 
-def test_a_pick_pass_carries_several_visits_so_a_batch_takes_fewer_descents_than_playouts():
-    # lc0 search.cc `PickNodesToExtendTask`: one pass from the root splits its visits among the children, so a
-    # batch of 64 takes a few passes (`descents`); at minibatch 1 each pass carries one visit (the root's own
-    # evaluation is gathered without one).
-    for minibatch, most in ((64, 250), (1, 1999)):
-        searcher = Searcher(FakeEvaluator(), SearchParams(minibatch_size=minibatch), pipeline=False)
-        searcher.search(chess.Board(), VisitsStopper(2000))
-        c = searcher._core.counters()
-        assert c.playouts == 2000 and c.descents <= most, (minibatch, c)
-        if minibatch == 1:
-            assert c.descents == 1999
-        searcher.close()
-
-
 def test_bad_positions_and_moves_are_value_errors_naming_them():
     core = _core.SearchCore(_params(), _core.NNCache(0))
     with pytest.raises(ValueError, match="invalid FEN"):

@@ -5,7 +5,6 @@ pub mod backup;
 pub mod cache;
 pub mod encoding;
 pub mod params;
-pub mod pick;
 pub mod policy;
 pub mod position;
 pub mod report;

@@ -83,7 +83,6 @@ impl Search {
         self.depth_sum = 0;
         self.seldepth = 0;
         self.nn_evals = 0;
-        self.descents = 0;
         self.cache_hits = 0;
         self.tbhits = 0;
         // lc0 skips probes in the search when its root probe by DTZ succeeded; the root of a covered

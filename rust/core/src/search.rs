@@ -43,38 +43,6 @@ pub(crate) struct Batch {
     paths: Vec<u32>,
 }
 
-/// One result of a pick pass (`Search::pick`, [`crate::pick`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Pick {
-    /// The leaf of a visit, or the node where the visits of a collision stopped.
-    pub node: u32,
-    /// Start of the path in `Search::pick_paths`.
-    pub path_start: u32,
-    /// Nodes of the path, root first: for a visit the root to the leaf (one visit in flight on
-    /// each); for a collision the nodes that hold its visits in flight (the root to the node's
-    /// parent).
-    pub path_len: u32,
-    /// 1 for a visit; a collision's visits (lc0 `multivisit`).
-    pub visits: u32,
-    /// True for a collision.
-    pub collision: bool,
-    /// For a collision that took every visit of the pass: how many visits it may grow to, to end
-    /// the batch sooner (lc0 `maxvisit`: the smallest "visits to change the best child" of the
-    /// pass); 0 otherwise.
-    pub max_visits: u32,
-}
-
-/// One node of the pass's path whose children received visits.
-#[derive(Clone, Copy)]
-pub(crate) struct Level {
-    /// Start of its children's (visits, child node) in `Search::vtp`, one per edge.
-    pub(crate) vtp: u32,
-    /// Highest edge index with visits, plus one.
-    pub(crate) end: u32,
-    /// Next edge index to walk into.
-    pub(crate) next: u32,
-}
-
 /// Root statistics of one edge, for stats, stoppers and VerboseMoveStats.
 #[derive(Clone, Debug)]
 pub struct RootEdge {
@@ -116,15 +84,8 @@ pub struct Search {
     // Scratch of one descent and one expansion (reused: no allocation per playout).
     pub(crate) path: Vec<u32>,
     pub(crate) path_pos: Vec<PosInfo>,
-    /// The nodes holding each collision's visits in flight until the batch is gathered, and per
-    /// collision (nodes, visits).
     pub(crate) collided: Vec<u32>,
-    pub(crate) collided_lens: Vec<(u32, u32)>,
-    /// Results of the last pick pass and their paths, and the pass's working stacks ([`crate::pick`]).
-    pub(crate) picks: Vec<Pick>,
-    pub(crate) pick_paths: Vec<u32>,
-    pub(crate) vtp: Vec<(u32, u32)>,
-    pub(crate) levels: Vec<Level>,
+    pub(crate) collided_lens: Vec<u32>,
     pub(crate) priors: Vec<u16>,
     pub(crate) weights: Vec<f32>,
     /// Playouts of the current search (including out-of-order ones).
@@ -135,9 +96,6 @@ pub struct Search {
     pub seldepth: u32,
     /// Positions sent to the network by this search.
     pub nn_evals: u64,
-    /// Pick passes from the root of this search (lc0 `PickNodesToExtend` calls): one pass carries
-    /// several visits down the tree, so with a minibatch above 1 there are fewer than playouts.
-    pub descents: u64,
     /// NN-cache hits of this search.
     pub cache_hits: u64,
     /// The process's Syzygy tables (None: no probing in the search).
@@ -173,17 +131,12 @@ impl Search {
             path_pos: Vec::with_capacity(256),
             collided: Vec::new(),
             collided_lens: Vec::new(),
-            picks: Vec::new(),
-            pick_paths: Vec::new(),
-            vtp: Vec::new(),
-            levels: Vec::new(),
             priors: Vec::with_capacity(256),
             weights: Vec::with_capacity(256),
             playouts: 0,
             depth_sum: 0,
             seldepth: 0,
             nn_evals: 0,
-            descents: 0,
             cache_hits: 0,
             tb: None,
             tb_root: false,
@@ -298,45 +251,41 @@ impl Search {
         }
         let p = &self.params;
         let mb = p.minibatch_size.min(out.capacity());
-        let rn = self.tree.nodes[root as usize];
-        if rn.num_edges == 0 {
-            self.spare.push(batch);
-            return 0;
-        }
         let mut budget: i64 = match nodes_limit {
-            Some(limit) => limit as i64 - i64::from(rn.n) - self.pending_leaves() as i64,
+            Some(limit) => limit as i64 - i64::from(self.tree.nodes[root as usize].n) - self.pending_leaves() as i64,
             None => i64::MAX,
         };
-        let mut collisions = p.collisions_allowed(rn.n);
+        let mut collisions = p.collisions_allowed(self.tree.nodes[root as usize].n);
         let mut ooo_left: i64 = ((p.max_out_of_order_evals_factor * mb as f64) as i64).max(1);
         self.collided.clear();
         self.collided_lens.clear();
-        // lc0 search.cc `GatherMinibatch`: passes of `PickNodesToExtend` with as many visits as the
-        // collisions, the rows and the out-of-order evaluations left allow (and here the node limit).
-        'gather: while batch.leaves.len() < mb && budget > 0 && ooo_left > 0 && collisions > 0 {
-            let limit = collisions.min((mb - batch.leaves.len()) as i64).min(ooo_left).min(budget);
-            self.pick(limit as u32);
-            self.descents += 1;
-            let mut some_ooo = false;
-            for k in 0..self.picks.len() {
-                let pk = self.picks[k];
-                if pk.collision {
-                    continue;
-                }
-                let start = pk.path_start as usize;
-                self.path.clear();
-                self.path.extend_from_slice(&self.pick_paths[start..start + pk.path_len as usize]);
-                let leaf = pk.node;
-                let ply = pk.path_len - 1;
+        while batch.leaves.len() < mb && budget > 0 {
+            let (leaf, ply) = self.select();
+            let nd = self.tree.nodes[leaf as usize];
+            if nd.terminal != Terminal::NonTerminal {
+                let depth = self.backup_path(nd.wl, f64::from(nd.d), f64::from(nd.m));
+                self.count(depth);
                 budget -= 1;
-                let nd = self.tree.nodes[leaf as usize];
-                if nd.terminal != Terminal::NonTerminal {
-                    let depth = self.backup_path(nd.wl, f64::from(nd.d), f64::from(nd.m));
-                    self.count(depth);
-                    ooo_left -= 1;
-                    some_ooo = true;
-                    continue;
+                ooo_left -= 1;
+            } else if nd.state == NodeState::Pending {
+                // A collision: the leaf already waits for the network. It keeps the one visit in flight it
+                // has (lc0 search.cc `PickNodesToExtendTask`: `TryStartScoreUpdate` fails on it and adds
+                // nothing), while the collision's visit stays in flight on the nodes above it until the
+                // batch is gathered (lc0 `IncrementNInFlight` on the path, `CancelScoreUpdate` after the
+                // batch). Counting the collision on the leaf too made its U fall with each collision, so
+                // virtual loss spread a large batch over leaves PUCT would not pick yet, where lc0's
+                // batch ends on the collision budget (docs/search.md, "Minibatch").
+                self.tree.nodes[leaf as usize].in_flight -= 1;
+                let above = self.path.len() - 1;
+                self.collided.extend_from_slice(&self.path[..above]);
+                self.collided_lens.push(above as u32);
+                collisions -= 1;
+                if collisions <= 0 {
+                    break;
                 }
+                continue;
+            } else {
+                budget -= 1;
                 let row = batch.leaves.len();
                 match self.expand(leaf, ply, out.row(row)) {
                     Expansion::Terminal => {
@@ -347,13 +296,11 @@ impl Search {
                             self.update_bounds(self.path.len() - 2);
                         }
                         ooo_left -= 1;
-                        some_ooo = true;
                     }
                     Expansion::CacheHit(wdl, m) => {
                         self.cache_hits += 1;
                         self.finish_expansion(leaf, wdl, m);
                         ooo_left -= 1;
-                        some_ooo = true;
                     }
                     Expansion::Network(transform, black, key) => {
                         let start = batch.paths.len() as u32;
@@ -367,55 +314,23 @@ impl Search {
                             key,
                         });
                         self.nn_evals += 1;
+                        continue;
                     }
                 }
             }
-            // Collisions (lc0 `GatherMinibatch`): after a pass with out-of-order evaluations they are
-            // undone at once ("revert 'all' new collisions", the next pass picks again); otherwise
-            // their visits stay in flight until the batch is gathered (`CancelScoreUpdate`), count
-            // against the collision budget, and one that took every visit of the pass may grow to
-            // its `maxvisit` to end the batch sooner.
-            let mut done = false;
-            for k in 0..self.picks.len() {
-                let pk = self.picks[k];
-                if !pk.collision {
-                    continue;
-                }
-                let range = pk.path_start as usize..(pk.path_start + pk.path_len) as usize;
-                if some_ooo {
-                    for &x in &self.pick_paths[range] {
-                        self.tree.nodes[x as usize].in_flight -= pk.visits;
-                    }
-                    continue;
-                }
-                let mut visits = pk.visits;
-                if !done && pk.max_visits > 0 && collisions > i64::from(visits) {
-                    let extra = (i64::from(pk.max_visits).min(collisions) - i64::from(visits)) as u32;
-                    visits += extra;
-                    for &x in &self.pick_paths[range.clone()] {
-                        self.tree.nodes[x as usize].in_flight += extra;
-                    }
-                }
-                self.collided.extend_from_slice(&self.pick_paths[range]);
-                self.collided_lens.push((pk.path_len, visits));
-                if !done {
-                    collisions -= i64::from(visits);
-                    done = collisions <= 0;
-                }
-            }
-            if done {
-                break 'gather;
+            if ooo_left <= 0 {
+                break;
             }
         }
         // Collisions: undo their visits in flight.
         let mut at = 0usize;
         for k in 0..self.collided_lens.len() {
-            let (len, visits) = self.collided_lens[k];
-            for j in at..at + len as usize {
+            let len = self.collided_lens[k] as usize;
+            for j in at..at + len {
                 let x = self.collided[j] as usize;
-                self.tree.nodes[x].in_flight -= visits;
+                self.tree.nodes[x].in_flight -= 1;
             }
-            at += len as usize;
+            at += len;
         }
         let rows = batch.leaves.len();
         if rows > 0 {
@@ -424,6 +339,66 @@ impl Search {
             self.spare.push(batch);
         }
         rows
+    }
+
+    /// One descent from the root by PUCT with virtual loss (lc0 search.cc `PickNodesToExtendTask`):
+    /// score = Q + cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + N_i + in_flight_i), Q of unvisited edges
+    /// by FPU (lc0 `GetFpu`). Leaves the path (root first) in `self.path`, with one visit in flight on
+    /// each node. Returns the leaf and its ply.
+    fn select(&mut self) -> (u32, u32) {
+        let p = &self.params;
+        let tree = &mut self.tree;
+        self.path.clear();
+        let mut node = self.root;
+        let mut ply = 0u32;
+        let mut dsc = self.root_dsc;
+        tree.nodes[node as usize].in_flight += 1;
+        self.path.push(node);
+        let (mut absolute, mut fv) = (p.root_fpu_absolute, p.root_fpu_value);
+        loop {
+            let nd = &tree.nodes[node as usize];
+            if nd.state != NodeState::Expanded || nd.num_edges == 0 || (ply > 0 && nd.terminal != Terminal::NonTerminal)
+            {
+                break;
+            }
+            let n = nd.n;
+            let pm = p.cpuct_at(n) * if n > 2 { f64::from(n - 1).sqrt() } else { 1.0 };
+            let fpu = if absolute { fv } else { (-nd.wl + dsc * f64::from(nd.d)) - fv * nd.vp.sqrt() };
+            let edges = &tree.edges[nd.edges as usize..nd.edges as usize + nd.num_edges as usize];
+            let mut c = nd.first_child;
+            let mut best = f64::NEG_INFINITY;
+            let mut bi = 0usize;
+            let filter = ply == 0 && !self.search_moves.is_empty();
+            for (i, e) in edges.iter().enumerate() {
+                let (ni, fi, q) = if c != NONE && tree.nodes[c as usize].index as usize == i {
+                    let cn = &tree.nodes[c as usize];
+                    c = cn.sibling;
+                    (cn.n, cn.in_flight, cn.wl + dsc * f64::from(cn.d))
+                } else {
+                    (0, 0, 0.0)
+                };
+                if filter && !self.search_moves.contains(&e.mv) {
+                    continue; // lc0 search.cc PickNodesToExtendTask: root moves outside root_move_filter_
+                }
+                let s = (if ni > 0 { q } else { fpu }) + pm * f64::from(decompress_p(e.p)) / f64::from(1 + ni + fi);
+                if s > best {
+                    best = s;
+                    bi = i;
+                }
+                if ni + fi == 0 {
+                    break; // edges are sorted by prior: no later unstarted edge can score higher
+                }
+            }
+            let child = tree.child_or_insert(node, bi as u8);
+            tree.nodes[child as usize].in_flight += 1;
+            self.path.push(child);
+            node = child;
+            ply += 1;
+            dsc = -dsc;
+            absolute = p.fpu_absolute;
+            fv = p.fpu_value;
+        }
+        (node, ply)
     }
 
     /// Expand the fresh leaf at the end of `self.path` (lc0 search.cc `ExtendNode`): replay the path,

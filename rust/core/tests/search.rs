@@ -312,22 +312,3 @@ fn a_collision_adds_no_visit_in_flight_to_the_leaf_so_the_batch_ends_on_the_coll
     let rows = s.gather(&mut planes, None);
     assert_eq!(rows, 39);
 }
-
-#[test]
-fn a_pass_carries_several_visits_so_a_batch_takes_fewer_descents_than_playouts() {
-    // lc0 search.cc `PickNodesToExtendTask`: one pass from the root splits its visits among the children
-    // by PUCT, so a batch of 64 leaves takes a few passes, where one descent per leaf took 64. With a
-    // minibatch of 1 every pass carries one visit (the root's own evaluation is no pass). Uniform logits,
-    // no NN cache: the start position, 3000 playouts.
-    for (mb, most) in [(1usize, 2999u64), (64, 300)] {
-        let mut s = search(mb, 0);
-        s.set_position(START, &[], false, false).unwrap();
-        run(&mut s, 3000);
-        assert_eq!(s.playouts, 3000);
-        assert!(s.descents <= most, "minibatch {mb}: {} descents for {} playouts", s.descents, s.playouts);
-    }
-    let mut s = search(1, 0);
-    s.set_position(START, &[], false, false).unwrap();
-    run(&mut s, 3000);
-    assert_eq!(s.descents, 2999);
-}

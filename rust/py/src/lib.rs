@@ -295,7 +295,6 @@ impl PySearchCore {
             depth_sum: s.depth_sum,
             seldepth: s.seldepth,
             nn_evals: s.nn_evals,
-            descents: s.descents,
             cache_hits: s.cache_hits,
             tbhits: s.tbhits,
         }

@@ -96,9 +96,6 @@ pub struct SearchCounters {
     pub seldepth: u32,
     /// Positions sent to the network.
     pub nn_evals: u64,
-    /// Pick passes from the root (lc0 `PickNodesToExtend` calls): each carries several visits down the
-    /// tree (lc0's multi-visit picking), so with a minibatch above 1 there are fewer than playouts.
-    pub descents: u64,
     /// NN cache hits.
     pub cache_hits: u64,
     /// Syzygy probes that made a node terminal (UCI tbhits).
