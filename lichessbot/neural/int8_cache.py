@@ -27,7 +27,6 @@ import errno
 import hashlib
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import onnxruntime as ort
@@ -72,12 +71,11 @@ def user_cache_dir() -> Path:
 
 def cache_dirs(network: Network) -> list[Path]:
     """The folders where ``network``'s int8 copy is looked for and written, in order: the network's own
-    folder (``lichessbot/data`` for the default network), then :func:`user_cache_dir`."""
+    folder, then :func:`user_cache_dir` (the only one for the default network: the package's folder is not
+    the user's to write)."""
     if network.source == "default":
-        beside = Path(str(resources.files("lichessbot") / "data"))
-    else:
-        beside = Path(network.source).expanduser().parent
-    return [beside, user_cache_dir()]
+        return [user_cache_dir()]
+    return [Path(network.source).expanduser().parent, user_cache_dir()]
 
 
 def cache_key(model: bytes, calibration: str, settings: QuantSettings) -> str:

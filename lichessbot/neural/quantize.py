@@ -33,12 +33,13 @@ import onnxruntime as ort
 from lichessbot import _core
 from lichessbot.errors import NetworkError
 
-__all__ = ["CALIBRATION_BATCH", "CALIBRATION_STRIDE", "DEFAULT_SETTINGS", "QuantSettings", "calibration_games",
-           "calibration_planes", "planes_digest", "quantize_model"]
+__all__ = ["CALIBRATION_BATCH", "CALIBRATION_FIRST", "CALIBRATION_STRIDE", "DEFAULT_SETTINGS", "QuantSettings",
+           "calibration_games", "calibration_planes", "calibration_plies", "planes_digest", "quantize_model"]
 
-#: Every this many plies of each calibration game is a calibration position (ply 0, the start, included):
-#: 1,829 plies in 36 games give 324 positions (ours: a few hundred positions calibrate in about a second).
-CALIBRATION_STRIDE = 6
+#: Every this many plies of each calibration game is a calibration position, from ply
+#: :data:`CALIBRATION_FIRST` on (not the start position, which every game shares): 1,829 plies in 36 games
+#: give 310 positions, calibrated in 5 batches of 62 (ours: a few hundred positions calibrate in about a second).
+CALIBRATION_STRIDE, CALIBRATION_FIRST = 6, 3
 #: Positions per calibration run of the fp32 network (ours).
 CALIBRATION_BATCH = 64
 #: The network's input (lc0 src/neural/onnx/converter.cc; :data:`lichessbot.neural.network.INPUT_NAME`).
@@ -103,15 +104,20 @@ def calibration_games(path: Path | None = None) -> list[tuple[str, list[str]]]:
     return games
 
 
-def calibration_planes(input_format: int, *, history_fill: str = "fen_only", stride: int = CALIBRATION_STRIDE,
+def calibration_plies(moves: int) -> range:
+    """The plies of a calibration game of ``moves`` plies that are calibration positions."""
+    return range(CALIBRATION_FIRST, moves + 1, CALIBRATION_STRIDE)
+
+
+def calibration_planes(input_format: int, *, history_fill: str = "fen_only",
                        path: Path | None = None) -> npt.NDArray[np.float32]:
-    """Planes float32 [N, 112, 8, 8]: every ``stride``-th position of each calibration game (with its history,
-    as the search encodes it: lc0 input format ``input_format``, ``history_fill``). Raises NetworkError as
-    :func:`calibration_games`, ValueError for an unknown input format or history fill."""
+    """Planes float32 [N, 112, 8, 8]: the positions at :func:`calibration_plies` of each calibration game (with
+    its history, as the search encodes it: lc0 input format ``input_format``, ``history_fill``). Raises
+    NetworkError as :func:`calibration_games`, ValueError for an unknown input format or history fill."""
     chunks = []
     for fen, moves in calibration_games(path):
         planes, _ = _core.encode_plies(fen, moves, input_format=input_format, history_fill=history_fill)
-        chunks.append(planes[::stride])
+        chunks.append(planes[list(calibration_plies(len(moves)))])
     return np.ascontiguousarray(np.concatenate(chunks), dtype=np.float32)
 
 
@@ -123,14 +129,15 @@ def planes_digest(planes: npt.NDArray[np.float32]) -> str:
 
 
 class _Reader:
-    """``onnxruntime.quantization.CalibrationDataReader``'s protocol over ``planes`` in batches of ``batch``
-    positions; the last positions that do not fill a batch are left out (onnxruntime's histogram
-    calibrators stack the batches' outputs, which must have one shape: ``HistogramCollector`` in
-    onnxruntime/quantization/calibrate.py)."""
+    """``onnxruntime.quantization.CalibrationDataReader``'s protocol over ``planes`` in equal batches of at most
+    ``batch`` positions; the few positions past the last whole batch (fewer than the batches) are left out
+    (onnxruntime's histogram calibrators stack the batches' outputs, which must have one shape:
+    ``HistogramCollector`` in onnxruntime/quantization/calibrate.py)."""
 
     def __init__(self, planes: npt.NDArray[np.float32], batch: int) -> None:
-        batch = min(batch, len(planes))
-        whole = len(planes) - len(planes) % batch
+        count = -(-len(planes) // batch)
+        batch = len(planes) // count
+        whole = batch * count
         self._batches: Iterator[npt.NDArray[np.float32]] = (planes[i:i + batch] for i in range(0, whole, batch))
 
     def get_next(self) -> dict[str, npt.NDArray[np.float32]] | None:
