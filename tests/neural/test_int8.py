@@ -60,7 +60,9 @@ def test_int8_maia_agrees_with_fp32_on_positions_not_calibrated_on(tmp_path):
     assert int8.precision_run == "int8" and int8.int8_built
     boards = holdout_boards()
     assert len(boards) >= 200 and not calibration_epds() & {b.epd() for b in boards}
+    assert chess.Board().epd() in {b.epd() for b in boards}  # the start position is held out, not calibrated on
     a = agreement(evaluate_boards(fp32, boards, input_format=1), evaluate_boards(int8, boards, input_format=1))
+    assert a.mean_tv > 0 and a.mean_dq > 0  # it is another network: the int8 copy runs
     assert a.top1 >= MIN_TOP1, a
     assert a.mean_tv <= MAX_MEAN_TV, a
     assert a.mean_dq <= MAX_MEAN_DQ, a
