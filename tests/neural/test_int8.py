@@ -9,6 +9,7 @@ of them calibration positions; docs/engine.md, "int8"), with margin.
 from __future__ import annotations
 
 import io
+import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -22,7 +23,10 @@ from onnx import numpy_helper
 from pydantic import ValidationError
 
 from devtools.int8cmp import agreement, calibration_epds, holdout_boards
+from devtools.int8cmp import main as int8cmp_main
+from devtools.lc0cmp import Ours
 from lichessbot import _core
+from lichessbot.cli import main
 from lichessbot.config import EngineConfig
 from lichessbot.errors import NetworkError
 from lichessbot.neural import int8_cache
@@ -36,6 +40,8 @@ from lichessbot.neural.quantize import calibration_games, calibration_planes, ca
 from lichessbot.neural.session import float16_model
 from lichessbot.uci import UciEngine
 from tests.conftest import maia_net
+from tests.neural.test_eval_cli import run_cli
+from tests.tinynet import build_tiny_onnx
 
 #: Limits on maia-1100 over the held-out positions: measured top-1 0.95, mean TV 0.039, mean |dQ| 0.015.
 MIN_TOP1, MAX_MEAN_TV, MAX_MEAN_DQ = 0.90, 0.06, 0.03
@@ -206,3 +212,31 @@ def test_config_and_uci_accept_int8_and_refuse_junk_naming_the_key():
     eng.handle("setoption name Precision value int4")
     errors = [x for x in out.getvalue().splitlines() if x.startswith("info string error")]
     assert len(errors) == 1 and "Precision" in errors[0] and "int4" in errors[0]
+
+
+@pytest.mark.slow
+def test_bench_nn_bench_search_and_lc0cmp_run_our_side_in_int8(tmp_path, capsys):
+    path = build_tiny_onnx(tmp_path / "tiny.onnx", seed=3)
+    code, out, _ = run_cli(capsys, "bench", "nn", "--network", str(path), "--json", "--backend", "cpu",
+                           "--seconds", "0.01", "--batches", "8", "--precision", "int8")
+    assert code == 0 and json.loads(out)["precision"] == "int8"
+    assert main(["bench", "search", "--network", str(path), "--backend", "cpu", "--nodes", "40", "--no-pipeline",
+                 "--only", "network", "--precision", "int8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["precision"] == "int8"
+    ours = Ours(str(path), 8, 1, False, "int8")
+    try:
+        assert ours.evaluator.precision_run == "int8" and not ours.evaluator.int8_built  # bench nn's copy
+    finally:
+        ours.close()
+
+
+@pytest.mark.slow
+def test_int8cmp_reports_accuracy_and_speed_of_each_variant(tmp_path, capsys):
+    path = build_tiny_onnx(tmp_path / "tiny.onnx", seed=4)
+    assert int8cmp_main(["--network", str(path), "--variants", "default,qop-s8", "--threads", "1",
+                         "--seconds", "0.01", "--batch", "8", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["variant"] for r in doc["rows"]] == ["default", "qop-s8"] and doc["positions"] >= 200
+    for row in doc["rows"]:
+        assert 0 < row["mean_tv"] < 1 and 0 <= row["top1"] <= 1 and row["evals_per_s"]["1"] > 0
+    assert int8cmp_main(["--network", str(path), "--variants", "nonsense"]) == 2
