@@ -68,6 +68,9 @@ VARIANTS: dict[str, QuantSettings] = {
     "qdq-u8-rr": QuantSettings(quant_format="qdq", activations="u8", reduce_range=True),
     "qdq-u8-minmax": QuantSettings(quant_format="qdq", activations="u8", calibration="minmax"),
     "qdq-u8-float-input": QuantSettings(quant_format="qdq", activations="u8", keep_float=("/inputconv",)),
+    "qdq-u8-all": QuantSettings(quant_format="qdq", activations="u8", op_types=()),
+    "qop-u8-all": QuantSettings(quant_format="qoperator", activations="u8", op_types=()),
+    "qdq-s8-all": QuantSettings(quant_format="qdq", activations="s8", op_types=()),
 }
 
 

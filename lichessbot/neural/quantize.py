@@ -56,7 +56,9 @@ class QuantSettings:
     model). ``activations``: "u8" (uint8, asymmetric) or "s8" (int8). Weights are int8, one scale per output
     channel (``per_channel``). ``reduce_range``: 7-bit weights, against the saturation of AVX2's
     ``vpmaddubsw`` (u8 x s8 pairs summed into int16) on CPUs without VNNI. ``op_types``: the operators
-    quantized (the rest stay float).
+    quantized (the rest stay float; empty: every operator onnxruntime can quantize). ``keep_float``: nodes
+    left in float by name (e.g. ``/inputconv``). ``calibration``: how activation ranges are read from the
+    calibration runs (``percentile``: onnxruntime's default 99.999th percentile of |x|).
     """
 
     quant_format: Literal["qdq", "qoperator"] = "qdq"
@@ -73,7 +75,7 @@ class QuantSettings:
         parts = [self.quant_format, self.activations, "pc" if self.per_channel else "pt", self.calibration]
         if self.reduce_range:
             parts.append("rr")
-        parts.append(".".join(self.op_types))
+        parts.append(".".join(self.op_types) or "all")
         if self.keep_float:
             parts.append("float:" + ",".join(self.keep_float))
         return "-".join(parts)
@@ -195,7 +197,7 @@ def quantize_model(model: bytes, planes: npt.NDArray[np.float32], settings: Quan
                 quantize_static(
                     str(pre), str(out), _Reader(planes, CALIBRATION_BATCH),
                     quant_format=QuantFormat.QDQ if settings.quant_format == "qdq" else QuantFormat.QOperator,
-                    op_types_to_quantize=list(settings.op_types), per_channel=settings.per_channel,
+                    op_types_to_quantize=list(settings.op_types) or None, per_channel=settings.per_channel,
                     nodes_to_exclude=list(settings.keep_float),
                     reduce_range=settings.reduce_range,
                     activation_type=QuantType.QUInt8 if settings.activations == "u8" else QuantType.QInt8,

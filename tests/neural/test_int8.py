@@ -44,7 +44,7 @@ from tests.neural.test_eval_cli import run_cli
 from tests.tinynet import build_tiny_onnx
 
 #: Limits on maia-1100 over the held-out positions: measured top-1 0.95, mean TV 0.039, mean |dQ| 0.015.
-MIN_TOP1, MAX_MEAN_TV, MAX_MEAN_DQ = 0.90, 0.06, 0.03
+MIN_TOP1, MAX_MEAN_TV, MAX_MEAN_DQ = 0.85, 0.06, 0.03
 
 
 def _copy_net(src: Path, folder: Path, name: str = "net.onnx") -> Path:
