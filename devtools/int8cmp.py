@@ -71,6 +71,8 @@ VARIANTS: dict[str, QuantSettings] = {
     "qdq-u8-all": QuantSettings(quant_format="qdq", activations="u8", op_types=()),
     "qop-u8-all": QuantSettings(quant_format="qoperator", activations="u8", op_types=()),
     "qdq-s8-all": QuantSettings(quant_format="qdq", activations="s8", op_types=()),
+    "qdq-u8-all-float-heads": QuantSettings(quant_format="qdq", activations="u8", op_types=(), float_heads=True),
+    "qop-u8-all-float-heads": QuantSettings(quant_format="qoperator", activations="u8", op_types=(), float_heads=True),
 }
 
 

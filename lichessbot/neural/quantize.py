@@ -28,17 +28,20 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 import onnxruntime as ort
 
 from lichessbot import _core
 from lichessbot.errors import NetworkError
 
 __all__ = ["CALIBRATION_BATCH", "CALIBRATION_FIRST", "CALIBRATION_STRIDE", "DEFAULT_SETTINGS", "QuantSettings",
-           "calibration_games", "calibration_planes", "calibration_plies", "planes_digest", "quantize_model"]
+           "calibration_games", "calibration_planes", "calibration_plies", "output_heads", "planes_digest",
+           "quantize_model"]
 
 #: Every this many plies of each calibration game is a calibration position, from ply
 #: :data:`CALIBRATION_FIRST` on (not the start position, which every game shares): 1,829 plies in 36 games
-#: give 310 positions, calibrated in 5 batches of 62 (ours: a few hundred positions calibrate in about a second).
+#: give 310 positions, calibrated in 5 batches of 62 (ours: enough positions for stable ranges, few enough
+#: to quantize in seconds).
 CALIBRATION_STRIDE, CALIBRATION_FIRST = 6, 3
 #: Positions per calibration run of the fp32 network (ours).
 CALIBRATION_BATCH = 64
@@ -57,7 +60,9 @@ class QuantSettings:
     channel (``per_channel``). ``reduce_range``: 7-bit weights, against the saturation of AVX2's
     ``vpmaddubsw`` (u8 x s8 pairs summed into int16) on CPUs without VNNI. ``op_types``: the operators
     quantized (the rest stay float; empty: every operator onnxruntime can quantize). ``keep_float``: nodes
-    left in float by name (e.g. ``/inputconv``). ``calibration``: how activation ranges are read from the
+    left in float by name (e.g. ``/inputconv``). ``float_heads``: the last weighted layer of each output (the
+    policy's last convolution, the value head's last dense layer) and what follows it stay float
+    (:func:`output_heads`). ``calibration``: how activation ranges are read from the
     calibration runs (``percentile``: onnxruntime's default 99.999th percentile of |x|).
     """
 
@@ -67,6 +72,7 @@ class QuantSettings:
     reduce_range: bool = False
     op_types: tuple[str, ...] = ("Conv", "MatMul", "Gemm")
     keep_float: tuple[str, ...] = ()
+    float_heads: bool = False
     calibration: Literal["minmax", "percentile", "entropy"] = "percentile"
 
     @property
@@ -78,6 +84,8 @@ class QuantSettings:
         parts.append(".".join(self.op_types) or "all")
         if self.keep_float:
             parts.append("float:" + ",".join(self.keep_float))
+        if self.float_heads:
+            parts.append("float-heads")
         return "-".join(parts)
 
 
@@ -151,6 +159,22 @@ class _Reader:
             yield item
 
 
+def output_heads(model: onnx.ModelProto) -> list[str]:
+    """The names of the nodes from each graph output of ``model`` back to the first weighted node (Conv, Gemm,
+    MatMul) on its path, that one included: e.g. lc0's ``/output/policy`` Gather, ``/policy/flatten`` and
+    ``/policy/conv2``, and ``/output/wdl``'s Softmax and ``/value/dense2``'s Gemm."""
+    producer = {out: node for node in model.graph.node for out in node.output}
+    names: list[str] = []
+    for output in model.graph.output:
+        node = producer.get(output.name)
+        while node is not None:
+            names.append(node.name)
+            if node.op_type in ("Conv", "Gemm", "MatMul") or not node.input:
+                break
+            node = producer.get(node.input[0])
+    return names
+
+
 @contextlib.contextmanager
 def _quiet_quantizer() -> Iterator[None]:
     """onnxruntime's quantizer logs through ``logging`` and prints progress; both go nowhere (stdout is UCI)."""
@@ -171,8 +195,8 @@ def _quiet_quantizer() -> Iterator[None]:
 def quantize_model(model: bytes, planes: npt.NDArray[np.float32], settings: QuantSettings = DEFAULT_SETTINGS,
                    *, source: str = "the network") -> bytes:
     """The int8 copy of ``model`` (a serialized fp32 network with lc0's ``/input/planes``) calibrated on
-    ``planes`` float32 [N, 112, 8, 8], as serialized ONNX. Takes about a second for a 6x64 network on one
-    core (the calibration runs the fp32 network on the planes once). Raises NetworkError naming ``source``
+    ``planes`` float32 [N, 112, 8, 8], as serialized ONNX. Takes a few seconds for a 6x64 network (docs/engine.md,
+    "int8"; the calibration runs the fp32 network on the planes once). Raises NetworkError naming ``source``
     when onnxruntime's tooling fails on the model."""
     from onnxruntime.quantization import (  # noqa: PLC0415 - the quantization tooling loads only for int8
         CalibrationMethod,
@@ -194,11 +218,12 @@ def quantize_model(model: bytes, planes: npt.NDArray[np.float32], settings: Quan
                 # skip_symbolic_shape: lc0's networks have fixed shapes after the batch (ONNX's own shape
                 # inference suffices), and the symbolic one needs sympy, which onnxruntime does not bring.
                 quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
+                heads = output_heads(onnx.load(str(pre))) if settings.float_heads else []
                 quantize_static(
                     str(pre), str(out), _Reader(planes, CALIBRATION_BATCH),
                     quant_format=QuantFormat.QDQ if settings.quant_format == "qdq" else QuantFormat.QOperator,
                     op_types_to_quantize=list(settings.op_types) or None, per_channel=settings.per_channel,
-                    nodes_to_exclude=list(settings.keep_float),
+                    nodes_to_exclude=[*settings.keep_float, *heads],
                     reduce_range=settings.reduce_range,
                     activation_type=QuantType.QUInt8 if settings.activations == "u8" else QuantType.QInt8,
                     weight_type=QuantType.QInt8, calibrate_method=method,
