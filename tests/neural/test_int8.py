@@ -36,7 +36,7 @@ from lichessbot.neural.int8_cache import int8_copy, user_cache_dir
 from lichessbot.neural.network import load_network
 from lichessbot.neural.position_eval import encode_boards, evaluate_boards
 from lichessbot.neural.providers import OnnxBackend, start
-from lichessbot.neural.quantize import calibration_games, calibration_planes, calibration_plies
+from lichessbot.neural.quantize import calibration_games, calibration_planes, calibration_plies, output_heads
 from lichessbot.neural.session import float16_model
 from lichessbot.uci import UciEngine
 from tests.conftest import maia_net
@@ -240,3 +240,12 @@ def test_int8cmp_reports_accuracy_and_speed_of_each_variant(tmp_path, capsys):
     for row in doc["rows"]:
         assert 0 < row["mean_tv"] < 1 and 0 <= row["top1"] <= 1 and row["evals_per_s"]["1"] > 0
     assert int8cmp_main(["--network", str(path), "--variants", "nonsense"]) == 2
+
+
+def test_output_heads_are_the_last_weighted_layer_of_each_output_and_what_follows():
+    maia = onnx.load(str(maia_net("maia-1100.onnx")))
+    assert output_heads(maia) == ["/output/policy", "/policy/flatten", "/policy/conv2",
+                                  "/output/wdl", "/value/dense2/add", "/value/dense2/matmul"]
+    default = onnx.load(str(_default_path()))
+    heads = {n.name: n.op_type for n in default.graph.node if n.name in output_heads(default)}
+    assert sorted(heads.values()) == ["Conv", "Flatten", "Gather", "Gemm", "Softmax"]
