@@ -2,7 +2,7 @@
 original, on positions the int8 copy was not calibrated on, and both networks' speed.
 
     python -m devtools.int8cmp [--network PATH] [--variants default,qdq-s8,qop-u8,...] [--batch 64]
-                               [--threads 1,2] [--seconds 3] [--pgn FILE] [--json]
+                               [--threads 1,2] [--seconds 1.5] [--rounds 5] [--pgn FILE] [--json]
 
 Accuracy, over the held-out positions (:func:`holdout_boards`: lc0cmp's 24 built-in positions and every
 position from ply 4 of lichessbot/data/openings.pgn, less any calibration position; ``--pgn`` adds every
@@ -15,7 +15,8 @@ legal moves' logits at the policy temperature: :func:`lichessbot.neural.position
 
 Speed: evaluations per second of each network at ``--batch`` through the evaluator's own path
 (:class:`~lichessbot.neural.evaluator.Evaluator`, backend cpu: ``threads`` batches side by side, one
-onnxruntime thread each), on positions of seeded random games (``lichessbot bench nn``'s). The load average
+onnxruntime thread each), on positions of seeded random games (``lichessbot bench nn``'s): the median of
+``--rounds`` rounds of ``--seconds``, the networks taking turns within each round. The load average
 is printed with the figures: they mean nothing on a busy machine.
 
 ``default`` is ``engine.precision: int8`` itself (:data:`lichessbot.neural.quantize.DEFAULT_SETTINGS`, through
@@ -150,14 +151,23 @@ def _variant_network(net: Network, name: str) -> Network:
                    name=f"{net.name}:{name}", source=net.source)
 
 
-def _speed(ev_of: Any, threads: list[int], batch: int, seconds: float, input_format: int) -> dict[str, float]:
+def _speeds(makers: dict[str, Any], threads: list[int], batch: int, seconds: float, rounds: int,
+            input_format: int) -> dict[str, dict[str, float]]:
+    """Median evals/s of each network (``makers``: name -> evaluator of ``threads``) by thread count, over
+    ``rounds`` rounds of ``seconds`` each; within a round the networks take turns, so that another job on the
+    machine slows them alike."""
     planes = encode_boards(bench_positions(batch), input_format=input_format,
                            history_fill=SearchParams().history_fill)[0]
-    out = {}
+    out: dict[str, dict[str, float]] = {name: {} for name in makers}
     for t in threads:
-        ev = ev_of(t)
-        count, elapsed = timed_calls(partial(ev.run, planes), seconds, ev.concurrency)
-        out[str(t)] = round(batch * count / elapsed, 1)
+        evs = {name: make(t) for name, make in makers.items()}
+        rates: dict[str, list[float]] = {name: [] for name in makers}
+        for _ in range(rounds):
+            for name, ev in evs.items():
+                count, elapsed = timed_calls(partial(ev.run, planes), seconds, ev.concurrency)
+                rates[name].append(batch * count / elapsed)
+        for name in makers:
+            out[name][str(t)] = round(float(np.median(rates[name])), 1)
     return out
 
 
@@ -179,19 +189,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     def fp32_of(t: int, n: Network = net) -> Evaluator:
         return Evaluator(n, backend="cpu", threads=t, cache_size=0)
 
+    def default_of(t: int) -> Evaluator:
+        return Evaluator(net, backend="cpu", threads=t, cache_size=0, precision="int8")
+
     ref = evaluate_boards(fp32_of(1), boards, input_format=fmt)
-    report["fp32_evals_per_s"] = _speed(fp32_of, threads, args.batch, args.seconds, fmt)
+    makers: dict[str, Any] = {"fp32": fp32_of}
+    accuracy = {}
     for name in names:
-        if name == "default":
-            def ev_of(t: int) -> Evaluator:
-                return Evaluator(net, backend="cpu", threads=t, cache_size=0, precision="int8")
-        else:
-            variant = _variant_network(net, name)
-            ev_of = partial(fp32_of, n=variant)
-        acc = agreement(ref, evaluate_boards(ev_of(1), boards, input_format=fmt))
-        speed = _speed(ev_of, threads, args.batch, args.seconds, fmt)
-        row = {"variant": name, "settings": VARIANTS[name].tag, **asdict(acc), "evals_per_s": speed,
-               "speedup": {t: round(speed[t] / report["fp32_evals_per_s"][t], 2) for t in speed}}
+        makers[name] = default_of if name == "default" else partial(fp32_of, n=_variant_network(net, name))
+        accuracy[name] = agreement(ref, evaluate_boards(makers[name](1), boards, input_format=fmt))
+    speeds = _speeds(makers, threads, args.batch, args.seconds, args.rounds, fmt)
+    report["fp32_evals_per_s"] = speeds["fp32"]
+    for name in names:
+        speed = speeds[name]
+        row = {"variant": name, "settings": VARIANTS[name].tag, **asdict(accuracy[name]), "evals_per_s": speed,
+               "speedup": {t: round(speed[t] / speeds["fp32"][t], 2) for t in speed}}
         report["rows"].append(row)
         if not args.json:
             print(_row_text(row), flush=True)
@@ -211,7 +223,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variants", default="default", help=f"comma-separated, of: {', '.join(VARIANTS)}")
     parser.add_argument("--batch", type=int, default=64, help="positions per network call for the speed (64)")
     parser.add_argument("--threads", default="1,2", help="comma-separated evaluator threads for the speed (1,2)")
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per speed figure (3)")
+    parser.add_argument("--seconds", type=float, default=1.5, help="seconds per speed figure and round (1.5)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds, the networks taking turns; the median (5)")
     parser.add_argument("--pgn", default=None, help="a PGN file whose games' positions are added to the held-out set")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 

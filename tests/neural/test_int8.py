@@ -234,7 +234,7 @@ def test_bench_nn_bench_search_and_lc0cmp_run_our_side_in_int8(tmp_path, capsys)
 def test_int8cmp_reports_accuracy_and_speed_of_each_variant(tmp_path, capsys):
     path = build_tiny_onnx(tmp_path / "tiny.onnx", seed=4)
     assert int8cmp_main(["--network", str(path), "--variants", "default,qop-s8", "--threads", "1",
-                         "--seconds", "0.01", "--batch", "8", "--json"]) == 0
+                         "--seconds", "0.01", "--rounds", "2", "--batch", "8", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["variant"] for r in doc["rows"]] == ["default", "qop-s8"] and doc["positions"] >= 200
     for row in doc["rows"]:
