@@ -366,6 +366,7 @@ def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp
             continue
         if precision == "int8":
             notes.append(f"precision int8 is for the CPU: {provider} runs the network in fp32")
+            log.warning(notes[-1])
         return Started(session, provider, runs, options, failures, notes, data, providers,
                        threads or GPU_SESSION_THREADS)
     cpu_model = model

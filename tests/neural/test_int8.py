@@ -40,6 +40,7 @@ from lichessbot.neural.quantize import calibration_games, calibration_planes, ca
 from lichessbot.neural.session import float16_model
 from lichessbot.uci import UciEngine
 from tests.conftest import maia_net
+from tests.neural.gpu_host import CPU, CUDA, EmulatedGpuHost
 from tests.neural.test_eval_cli import run_cli
 from tests.tinynet import build_tiny_onnx
 
@@ -250,3 +251,15 @@ def test_output_heads_are_the_last_weighted_layer_of_each_output_and_what_follow
     default = onnx.load(str(_default_path()))
     heads = {n.name: n.op_type for n in default.graph.node if n.name in output_heads(default)}
     assert sorted(heads.values()) == ["Conv", "Flatten", "Gather", "Gemm", "Softmax"]
+
+
+def test_int8_with_backend_auto_runs_fp32_on_a_gpu_and_int8_without_one(monkeypatch, tmp_path):
+    path = build_tiny_onnx(tmp_path / "tiny.onnx", seed=5)
+    EmulatedGpuHost(tensorrt="missing", cuda="ok").install(monkeypatch)
+    ev = Evaluator(load_network(str(path)), backend="auto", threads=1, cache_size=0, precision="int8")
+    assert ev.provider == CUDA and ev.precision_run == "fp32" and ev.int8_path is None
+    assert ev.provider_options["use_tf32"] == "0"
+    assert any("precision int8 is for the CPU" in note for note in ev.notes)
+    EmulatedGpuHost(tensorrt="missing", cuda="no-device").install(monkeypatch)
+    ev = Evaluator(load_network(str(path)), backend="auto", threads=1, cache_size=0, precision="int8")
+    assert ev.provider == CPU and ev.precision_run == "int8" and ev.int8_built
