@@ -201,9 +201,9 @@ class Lc0:
 class Ours:
     """Our Searcher in-process, through its public API only."""
 
-    def __init__(self, network: str, minibatch: int, threads: int, pipeline: bool) -> None:
+    def __init__(self, network: str, minibatch: int, threads: int, pipeline: bool, precision: str = "fp32") -> None:
         self.params = SearchParams(minibatch_size=minibatch)
-        self.evaluator = Evaluator(load_network(network), backend=OnnxBackend.CPU, threads=threads)
+        self.evaluator = Evaluator(load_network(network), backend=OnnxBackend.CPU, threads=threads, precision=precision)
         try:
             self.searcher = Searcher(self.evaluator, self.params, pipeline=pipeline)
         except TypeError:  # a Searcher without the pipeline switch
@@ -235,7 +235,7 @@ def search_lc0(args: argparse.Namespace, minibatch: int) -> Lc0:
 
 
 def search_ours(args: argparse.Namespace, minibatch: int) -> Ours:
-    return Ours(args.network, minibatch, args.ours_threads, args.pipeline)
+    return Ours(args.network, minibatch, args.ours_threads, args.pipeline, args.precision)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -254,6 +254,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="onnx-cpu", choices=("onnx-cpu", "blas", "eigen"),
                         help="lc0 backend (default onnx-cpu)")
     parser.add_argument("--ours-threads", type=int, default=0, help="our onnxruntime intra-op threads (0: default)")
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "int8"),
+                        help="our network's precision (int8: the CPU's int8 copy, engine.precision int8)")
     parser.add_argument("--pipeline", action="store_true",
                         help="our search pipelined (gathers the next batch while one is evaluated); off by "
                         "default: lc0 with one search thread does not, and pipelining alone adds ~0.015 mean TV")
@@ -313,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
             raise
 
     report: dict[str, Any] = {"mode": mode, "sides": labels, "nodes": args.nodes, "minibatch": mb,
-                              "pipeline": args.pipeline, "match_nodes": args.match_nodes,
+                              "pipeline": args.pipeline, "match_nodes": args.match_nodes, "precision": args.precision,
                     "lc0": args.lc0, "lc0_threads": args.threads, "lc0_backend": args.backend,
                     "network": args.network, "lc0_weights": args.lc0_weights, "cpus": os.cpu_count(),
                     "load": os.getloadavg()[0], "rows": []}

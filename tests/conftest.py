@@ -126,7 +126,8 @@ def leaked_threads(before: set[threading.Thread], wait_s: float = 10.0) -> list[
 
 #: The environment variables that place the bot's default directories on Linux (platformdirs honours them):
 #: ``state_directory`` under XDG_STATE_HOME, ``pgn_directory`` and ``play --local``'s files under XDG_DATA_HOME.
-USER_DIRS = ("XDG_DATA_HOME", "XDG_STATE_HOME")
+#: XDG_CACHE_HOME: the int8 copies of networks (lichessbot/neural/int8_cache.py) and TensorRT's engines.
+USER_DIRS = ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 
 
 @pytest.fixture(autouse=True, scope="session")

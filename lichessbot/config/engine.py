@@ -151,11 +151,13 @@ class EngineConfig(Strict):
         2_000_000, ge=0, description="NNCacheSize: entries of the evaluation cache (lc0 v0.33's default, "
         "src/neural/shared_params.cc; about 175 bytes an entry with 35 legal moves, docs/engine.md).",
     )
-    precision: Literal["auto", "fp32", "tf32", "fp16", "bf16"] = Field(
-        "auto", description="Network precision on a GPU: auto (fp16 on a GPU with tensor cores, compute "
+    precision: Literal["auto", "fp32", "tf32", "fp16", "bf16", "int8"] = Field(
+        "auto", description="Network precision: auto (fp16 on a GPU with tensor cores, compute "
         "capability 7.0 or more, as lc0's cuda-auto; fp32 elsewhere and on the CPU), fp32 (TF32 off on CUDA), "
         "tf32 (TF32 tensor cores for fp32 convolutions), fp16 (a float16 copy of the network on CUDA, "
-        "TensorRT's fp16 engines), bf16 (backend torch only). UCI: the Precision option. Measure speed and "
+        "TensorRT's fp16 engines), bf16 (backend torch only), int8 (the CPU only: an int8 copy of the network "
+        "made at the first start and cached beside it; backend auto runs fp32 when a GPU starts, backends cuda "
+        "and tensorrt refuse it; docs/engine.md, \"int8\"). UCI: the Precision option. Measure speed and "
         "agreement with the CPU on your GPU: lichessbot bench gpu --precisions fp32,tf32,fp16.",
     )
     compact_input: bool = Field(

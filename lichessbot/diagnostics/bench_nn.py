@@ -1,6 +1,6 @@
 """``lichessbot bench nn``: network evaluations per second by batch size.
 
-    lichessbot bench nn --network PATH [--json] [--backend B] [--threads N] [--seconds S]
+    lichessbot bench nn --network PATH [--json] [--backend B] [--threads N] [--precision P] [--seconds S]
 
 For each batch size (1, 8, 32, 64, 128, 256 by default) it runs the network on real positions from
 seeded random games for about ``--seconds`` seconds after one warm-up batch and reports evaluations
@@ -28,7 +28,7 @@ from lichessbot.neural.eval_cli import EvalInputError, configure_stderr_logging
 from lichessbot.neural.evaluator import Evaluator
 from lichessbot.neural.network import load_network
 from lichessbot.neural.position_eval import encode_boards, evaluate_boards
-from lichessbot.neural.providers import ONNX_BACKENDS, OnnxBackend
+from lichessbot.neural.providers import ONNX_BACKENDS, PRECISIONS, OnnxBackend
 
 __all__ = ["add_arguments", "bench_positions", "run", "timed_calls"]
 
@@ -42,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=ONNX_BACKENDS, default=OnnxBackend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="engine.precision of the network (default fp32; int8: the CPU's int8 copy)")
     parser.add_argument("--seconds", type=float, default=1.5, help="time per batch size, seconds (default 1.5)")
     parser.add_argument("--batches", default=",".join(map(str, DEFAULT_BATCHES)),
                         help="comma-separated batch sizes (default 1,8,32,64,128,256)")
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise EvalInputError("--seconds must be > 0")
 
     net = load_network(args.network, args.input_format)
-    ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=0)
+    ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=0, precision=args.precision)
     boards = bench_positions(max(batches))
     fill = SearchParams().history_fill
     rows = []
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     encode_us = 1e6 * elapsed / (count * big)
     count, elapsed = timed_calls(lambda: evaluate_boards(ev, boards[:big], input_format=net.input_format), args.seconds)
     evaluate_ps = big * count / elapsed
-    result = {"network": net.name, "provider": ev.provider, "threads": args.threads,
+    result = {"network": net.name, "provider": ev.provider, "precision": ev.precision_run, "threads": args.threads,
               "concurrency": ev.concurrency, "results": rows,
               "encode_us_per_position": round(encode_us, 2), "encode_batch": big,
               "evaluate_per_s": round(evaluate_ps, 1)}
@@ -122,5 +124,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         print(f"encode (core): {encode_us:.1f} us/position at batch {big}; evaluate (encode + run + priors): "
-              f"{evaluate_ps:.1f} positions/s at batch {big}  [{net.name}, {ev.provider}]")
+              f"{evaluate_ps:.1f} positions/s at batch {big}  [{net.name}, {ev.provider}, {ev.precision_run}]")
     return 0

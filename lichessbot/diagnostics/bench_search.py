@@ -35,7 +35,7 @@ from lichessbot.diagnostics.bench_search_extra import lc0_nps
 from lichessbot.diagnostics.fake_net import FakeEvaluator, GpuModelEvaluator
 from lichessbot.neural.evaluator import Evaluator
 from lichessbot.neural.network import load_network
-from lichessbot.neural.providers import ONNX_BACKENDS, OnnxBackend
+from lichessbot.neural.providers import ONNX_BACKENDS, PRECISIONS, OnnxBackend
 from lichessbot.neural.runner import NetworkRunner
 from lichessbot.search import Searcher
 from lichessbot.search.searcher import minibatch_of
@@ -85,6 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default=OnnxBackend.AUTO.value, choices=ONNX_BACKENDS,
                         help="where the network runs (default: auto, the best available)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="engine.precision of --network (default fp32; int8: the CPU's int8 copy)")
     parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size,
                         help="positions per batch; 0 (default): the provider's (256 for the fake network)")
     parser.add_argument("--no-pipeline", action="store_true", help="only the unpipelined search")
@@ -146,8 +148,9 @@ def run(args: argparse.Namespace) -> int:
     net_ev = None
     if args.network or args.stop_latency:
         net = load_network(args.network or "default")
-        net_ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=200_000)
-        report["provider"] = net_ev.provider
+        net_ev = Evaluator(net, backend=args.backend, threads=args.threads, cache_size=200_000,
+                           precision=args.precision)
+        report["provider"], report["precision"] = net_ev.provider, net_ev.precision_run
         if args.network and args.only in (None, "network"):
             evaluators.append((net.name, net_ev))
     for name, ev in evaluators:

@@ -16,6 +16,7 @@ import os
 import re
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import structlog
@@ -25,6 +26,7 @@ from lichessbot.config import EngineConfig
 from lichessbot.neural import gpu
 from lichessbot.neural.buckets import BucketSessions
 from lichessbot.neural.compact import compact_model, compact_of
+from lichessbot.neural.int8_cache import int8_copy
 from lichessbot.neural.network import (
     INPUT_NAME,
     MLH_NAME,
@@ -75,8 +77,9 @@ class Evaluator:
     started on its own with its own options and the first that really starts runs the network, the CPU at
     worst (:func:`lichessbot.neural.providers.start`); :attr:`failures` keeps every provider's reason.
     ``precision``: "auto" (fp16 on a GPU with tensor cores, else fp32:
-    :func:`~lichessbot.neural.providers.resolve_precision`), "fp32", "tf32" or "fp16" (:attr:`precision_run` is
-    what runs). ``device``: the CUDA
+    :func:`~lichessbot.neural.providers.resolve_precision`), "fp32", "tf32", "fp16" or "int8" (the CPU: an int8
+    copy made at start and cached, :mod:`lichessbot.neural.int8_cache`; :attr:`precision_run` is what runs).
+    ``device``: the CUDA
     device number (``engine.device``, lc0's ``gpu=``). ``threads``: on the CPU, batches evaluated side by
     side, one thread each (0 = one per core, at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider,
     onnxruntime intra-op threads of each session (0: one). ``cache_size``: entries of the search's NN cache (0
@@ -98,13 +101,17 @@ class Evaluator:
                  cache_size: int = 2_000_000, precision: str = "fp32", device: int = 0, io_binding: bool | None = None,
                  buckets: bool | None = None, compact: bool = False) -> None:
         self.network = network
+        #: Where the int8 copy was read from or written to (None: not int8, or no folder took it), and
+        #: whether this start quantized it (False: read from the cache).
+        self.int8_path: Path | None = None
+        self.int8_built = False
         #: The session takes the compact input (uint8 [B, 1344]) instead of the planes.
         self.compact = compact
         self._model = compact_model(network.model) if compact else network.model
         #: The NN cache of every search of the process (the Rust core's, keyed by position hash).
         self.search_cache = _core.NNCache(cache_size)
         started = start(self._model, backend=backend, precision=precision, device=device, threads=threads,
-                        float16=float16_model, source=network.source)
+                        float16=float16_model, int8=self._int8_model, source=network.source)
         self._session = started.session
         #: The provider that runs the network, e.g. "CUDAExecutionProvider".
         self.provider: str = started.provider
@@ -158,6 +165,13 @@ class Evaluator:
         self._switch = threading.Lock()
         self._default_minibatch: int | None = None
         self.shapes_planned: frozenset[int] = frozenset()
+
+    def _int8_model(self, _model: bytes) -> bytes:
+        """The int8 copy of the network (cached: :func:`~lichessbot.neural.int8_cache.int8_copy`), with the
+        compact prologue when the session takes the compact input."""
+        copy = int8_copy(self.network)
+        self.int8_path, self.int8_built = copy.path, copy.built
+        return compact_model(copy.model) if self.compact else copy.model
 
     def _sessions_of(self, started: Started, binding: bool) -> BucketSessions:
         widths = {POLICY_NAME: 1858, WDL_NAME: 3, VALUE_NAME: 1, MLH_NAME: 1}
@@ -326,8 +340,8 @@ class Evaluator:
             if self._runs.device != "cuda":
                 return
             reason = reason_of(error)
-            started = start(self._model, backend=OnnxBackend.CPU, precision="fp32", threads=1, float16=float16_model,
-                            source=self.network.source)
+            started = start(self._model, backend=OnnxBackend.CPU, precision="int8" if self.precision == "int8" else
+                            "fp32", threads=1, float16=float16_model, int8=self._int8_model, source=self.network.source)
             gpus = gpu.nvidia_gpus()
             fix = gpu.advice([reason], gpus=gpus, container=gpu.in_container())
             warning = (f"the GPU failed while running the network ({reason}); the network runs on the CPU from "

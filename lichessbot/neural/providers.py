@@ -12,7 +12,9 @@ library does not load with only a log line), records each failure with its full 
 
 Precision (``engine.precision``) is explicit: ``fp32`` on CUDA sets ``use_tf32=0`` (onnxruntime's CUDA
 provider defaults to 1, so "fp32" convolutions would run in TF32 on Ampere and later); ``tf32`` sets it
-to 1; ``fp16`` runs a float16 copy of the network (CUDA, CPU) or TensorRT's fp16 engines. TensorRT allows
+to 1; ``fp16`` runs a float16 copy of the network (CUDA, CPU) or TensorRT's fp16 engines; ``int8`` runs an int8
+copy on the CPU (:mod:`lichessbot.neural.quantize`): backend ``auto`` still tries the GPU first, which then
+runs fp32 (a note says so), and backends ``cuda`` and ``tensorrt`` refuse it. TensorRT allows
 TF32 in its fp32 engines by default (NVIDIA TensorRT developer guide, ``BuilderFlag::kTF32``) and
 onnxruntime 1.31's TensorRT provider has no option to clear it, so TensorRT's ``fp32`` runs as ``tf32``
 (:attr:`Started.precision` says what ran).
@@ -68,8 +70,8 @@ ONNX_BACKENDS: tuple[str, ...] = tuple(b.value for b in OnnxBackend)
 BACKENDS: dict[str, tuple[str, ...]] = {OnnxBackend.AUTO: (CUDA, CPU), OnnxBackend.TENSORRT: (TRT, CUDA, CPU),
                                         OnnxBackend.CUDA: (CUDA, CPU), OnnxBackend.CPU: (CPU,)}
 #: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`), fp32
-#: (no TF32 anywhere it can be switched off), tf32, fp16.
-PRECISIONS = ("auto", "fp32", "tf32", "fp16")
+#: (no TF32 anywhere it can be switched off), tf32, fp16, int8 (the CPU only).
+PRECISIONS = ("auto", "fp32", "tf32", "fp16", "int8")
 #: The compute capability from which ``auto`` runs fp16: lc0 src/neural/backends/cuda/network_cuda.cc counts
 #: tensor cores from a device major version of 7 on, except the parts whose name holds "GTX 16" (SM 7.5
 #: without tensor cores, "very very slow" there), and its ``cuda-auto`` runs fp16 where it finds them.
@@ -174,7 +176,9 @@ def cuda_options(precision: str = "fp32", device: int = 0) -> dict[str, str]:
 def resolve_precision(precision: str, provider: str, device: int = 0) -> str:
     """What ``precision`` means on ``provider``: ``auto`` is fp16 on CUDA or TensorRT when GPU ``device``
     has compute capability >= :data:`FP16_MIN_COMPUTE_CAPABILITY` and is no GTX 16xx (lc0's cuda-auto), else
-    fp32 (also when the capability cannot be read); any other value is itself."""
+    fp32 (also when the capability cannot be read); int8 is fp32 on a GPU; any other value is itself."""
+    if precision == "int8" and provider in (CUDA, TRT):
+        return "fp32"
     if precision != "auto":
         return precision
     if provider not in (CUDA, TRT):
@@ -286,18 +290,20 @@ def _session(model: bytes, providers: list[str | tuple[str, dict[str, str]]], th
 
 
 def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp32", device: int = 0, threads: int = 0,
-          float16: Callable[[bytes], bytes], source: str = "the network") -> Started:
+          float16: Callable[[bytes], bytes], int8: Callable[[bytes], bytes] | None = None,
+          source: str = "the network") -> Started:
     """A session for ``model`` (serialized ONNX) on the first provider of ``backend`` that really starts.
 
     ``precision``: one of :data:`PRECISIONS`; ``device``: the CUDA device number (``engine.device``);
     ``threads``: onnxruntime intra-op threads of a GPU session (0: one, :data:`GPU_SESSION_THREADS`; the
     CPU session always gets 1: the evaluator runs CPU batches side by side instead); ``float16``: makes the
     float16 copy of a model
-    (:func:`lichessbot.neural.session.float16_model`), called only for fp16 on CUDA or the CPU; ``source``
-    names the network in errors.
+    (:func:`lichessbot.neural.session.float16_model`), called only for fp16 on CUDA or the CPU; ``int8``:
+    makes the int8 copy (:func:`lichessbot.neural.int8_cache.int8_copy`), called only for int8 on the CPU;
+    ``source`` names the network in errors.
 
-    Raises NetworkError for an unknown backend or precision, or when even the CPU refuses the model (the
-    reason in the message).
+    Raises NetworkError for an unknown backend or precision, int8 with backend cuda or tensorrt or without
+    ``int8``, or when even the CPU refuses the model (the reason in the message).
     """
     if precision == "bf16":
         raise NetworkError("precision bf16 runs on backend torch only (onnxruntime: fp16)")
@@ -306,6 +312,11 @@ def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp
     wanted = BACKENDS.get(backend)
     if wanted is None:
         raise NetworkError(f"unknown engine backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+    if precision == "int8" and int8 is None:
+        raise NetworkError("precision int8 needs a maker of the int8 copy (this caller gives none)")
+    if precision == "int8" and backend in (OnnxBackend.CUDA, OnnxBackend.TENSORRT):
+        raise NetworkError(f"engine.precision int8 runs on the CPU only (engine.backend cpu or auto), not with "
+                           f"engine.backend {backend}: on a GPU use precision auto or fp16")
     listed = set(ort.get_available_providers())
     failures: list[ProviderFailure] = []
     notes: list[str] = []
@@ -353,17 +364,23 @@ def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp
             failures.append(ProviderFailure(provider, why, why))
             del session
             continue
+        if precision == "int8":
+            notes.append(f"precision int8 is for the CPU: {provider} runs the network in fp32")
+            log.warning(notes[-1])
         return Started(session, provider, runs, options, failures, notes, data, providers,
                        threads or GPU_SESSION_THREADS)
     cpu_model = model
     if precision == "fp16":
         cpu_model = float16(model) if half is None else half
+    elif precision == "int8" and int8 is not None:
+        cpu_model = int8(model)
     try:
         session = _session(cpu_model, [CPU], 1)
     except Exception as err:  # noqa: BLE001 - a model onnxruntime cannot run
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise NetworkError(f"onnxruntime cannot load network {source}: {first[:300]}") from None
-    return Started(session, CPU, "fp16" if precision == "fp16" else "fp32", {}, failures, notes, cpu_model, [CPU], 1)
+    runs = precision if precision in ("fp16", "int8") else "fp32"
+    return Started(session, CPU, runs, {}, failures, notes, cpu_model, [CPU], 1)
 
 
 def session_like(started: Started, shared: dict[str, ort.OrtValue] | None = None) -> ort.InferenceSession:
