@@ -153,7 +153,8 @@ class EngineConfig(Strict):
     )
     precision: Literal["auto", "fp32", "tf32", "fp16", "bf16", "int8"] = Field(
         "auto", description="Network precision: auto (fp16 on a GPU with tensor cores, compute "
-        "capability 7.0 or more, as lc0's cuda-auto; fp32 elsewhere and on the CPU), fp32 (TF32 off on CUDA), "
+        "capability 7.0 or more, as lc0's cuda-auto; fp32 on other GPUs; int8 on the CPU, which played stronger than "
+        "fp32 at equal time: docs/engine.md, \"int8\"), fp32 (TF32 off on CUDA), "
         "tf32 (TF32 tensor cores for fp32 convolutions), fp16 (a float16 copy of the network on CUDA, "
         "TensorRT's fp16 engines), bf16 (backend torch only), int8 (the CPU only: an int8 copy of the network "
         "made at the first start and cached beside it; backend auto runs fp32 when a GPU starts, backends cuda "

@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=ONNX_BACKENDS, default=OnnxBackend.AUTO.value,
                         help="onnxruntime execution provider (default auto)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
-                        help="engine.precision of the network (default fp32; int8: the CPU's int8 copy)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="engine.precision of the network (default auto, the engine's: int8 on the CPU)")
     parser.add_argument("--seconds", type=float, default=1.5, help="time per batch size, seconds (default 1.5)")
     parser.add_argument("--batches", default=",".join(map(str, DEFAULT_BATCHES)),
                         help="comma-separated batch sizes (default 1,8,32,64,128,256)")

@@ -85,8 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default=OnnxBackend.AUTO.value, choices=ONNX_BACKENDS,
                         help="where the network runs (default: auto, the best available)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
-                        help="engine.precision of --network (default fp32; int8: the CPU's int8 copy)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="engine.precision of --network (default auto, the engine's: int8 on the CPU)")
     parser.add_argument("--minibatch", type=int, default=SearchParams().minibatch_size,
                         help="positions per batch; 0 (default): the provider's (256 for the fake network)")
     parser.add_argument("--no-pipeline", action="store_true", help="only the unpipelined search")

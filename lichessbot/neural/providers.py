@@ -69,7 +69,8 @@ ONNX_BACKENDS: tuple[str, ...] = tuple(b.value for b in OnnxBackend)
 #: engines for minutes.
 BACKENDS: dict[str, tuple[str, ...]] = {OnnxBackend.AUTO: (CUDA, CPU), OnnxBackend.TENSORRT: (TRT, CUDA, CPU),
                                         OnnxBackend.CUDA: (CUDA, CPU), OnnxBackend.CPU: (CPU,)}
-#: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`), fp32
+#: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`;
+#: int8 on the CPU), fp32
 #: (no TF32 anywhere it can be switched off), tf32, fp16, int8 (the CPU only).
 PRECISIONS = ("auto", "fp32", "tf32", "fp16", "int8")
 #: The compute capability from which ``auto`` runs fp16: lc0 src/neural/backends/cuda/network_cuda.cc counts
@@ -372,14 +373,14 @@ def start(model: bytes, *, backend: str = OnnxBackend.AUTO, precision: str = "fp
     cpu_model = model
     if precision == "fp16":
         cpu_model = float16(model) if half is None else half
-    elif precision == "int8" and int8 is not None:
-        cpu_model = int8(model)
+    elif precision in ("int8", "auto") and int8 is not None:  # auto is int8 on the CPU (docs/engine.md, int8)
+        cpu_model = int8(model)  # the model itself back: auto on a network with no int8 copy (fp32)
     try:
         session = _session(cpu_model, [CPU], 1)
     except Exception as err:  # noqa: BLE001 - a model onnxruntime cannot run
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise NetworkError(f"onnxruntime cannot load network {source}: {first[:300]}") from None
-    runs = precision if precision in ("fp16", "int8") else "fp32"
+    runs = "fp16" if precision == "fp16" else ("int8" if cpu_model is not model else "fp32")
     return Started(session, CPU, runs, {}, failures, notes, cpu_model, [CPU], 1)
 
 

@@ -102,11 +102,32 @@ def test_auto_precision_is_fp16_where_lc0_finds_tensor_cores(monkeypatch, tiny_n
     assert host.last().options_of(CUDA)["use_tf32"] == ("1" if runs == "fp16" else "0")
 
 
-def test_auto_precision_on_the_cpu_is_fp32(tiny_net):
+def test_auto_precision_on_the_cpu_is_int8(tiny_net):
+    """auto runs the int8 copy on the CPU (it beat fp32 at equal time: docs/engine.md, "int8"); fp32 stays
+    the float network."""
     ev = Evaluator(load_network(str(tiny_net)), backend="cpu", precision="auto", threads=1, cache_size=0)
-    assert ev.provider == CPU and ev.precision_run == "fp32"
-    assert ev._session.get_inputs()[0].type == "tensor(float)"
+    assert ev.provider == CPU and ev.precision_run == "int8"
+    assert ev.int8_path is not None and ev.int8_path.exists()
     assert EngineConfig().precision == "auto"
+    fp = Evaluator(load_network(str(tiny_net)), backend="cpu", precision="fp32", threads=1, cache_size=0)
+    assert fp.precision_run == "fp32" and fp.int8_path is None
+
+
+def test_auto_runs_fp32_on_the_cpu_when_the_network_has_no_int8_copy(monkeypatch, tiny_net):
+    """A network onnxruntime cannot quantize still plays under auto (fp32); under int8 it is an error."""
+    import lichessbot.neural.evaluator as evaluator_module
+    from lichessbot.errors import NetworkError
+
+    def refuse(network):
+        raise NetworkError(f"onnxruntime cannot quantize {network.name}")
+
+    monkeypatch.setattr(evaluator_module, "int8_copy", refuse)
+    ev = Evaluator(load_network(str(tiny_net)), backend="cpu", precision="auto", threads=1, cache_size=0)
+    assert ev.provider == CPU and ev.precision_run == "fp32" and ev.int8_path is None
+    assert ev._session.get_inputs()[0].type == "tensor(float)"
+    assert np.isfinite(ev.run(ev.neutral_inputs(2)).wdl).all()
+    with pytest.raises(NetworkError, match="cannot quantize"):
+        Evaluator(load_network(str(tiny_net)), backend="cpu", precision="int8", threads=1, cache_size=0)
 
 
 def test_uci_chooses_the_precision(gpu_host, tiny_net):
