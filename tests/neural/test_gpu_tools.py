@@ -42,8 +42,8 @@ def test_doctor_prints_it_for_a_person(tiny_net, capsys):
 
 @pytest.mark.slow
 def test_bench_gpu_runs_on_the_cpu_and_its_check_passes(tiny_net, capsys):
-    rc = main(["bench", "gpu", "--network", str(tiny_net), "--backend", "cpu", "--batches", "8,64",
-               "--seconds", "0.2", "--search-seconds", "0.4", "--games", "3", "--first-nodes", "64",
+    rc = main(["bench", "gpu", "--network", str(tiny_net), "--backend", "cpu", "--precision", "fp32", "--batches",
+               "8,64", "--seconds", "0.2", "--search-seconds", "0.4", "--games", "3", "--first-nodes", "64",
                "--stop-runs", "2", "--check-positions", "40", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["check"]["ok"] and out["check"]["max_logit_delta"] == 0.0
@@ -64,6 +64,15 @@ def test_bench_gpu_runs_on_the_compact_input(tiny_net, capsys):
     ci = out["compact_input"]
     assert ci["bytes_per_position"] == {"planes": 28672, "compact": 1344}
     assert ci["gather_us_per_leaf"]["compact"] > 0 and ci["network_evals_per_s"]["compact"] > 0
+
+
+def test_int8_is_held_to_its_own_best_move_limit_not_fp16s():
+    """The CPU's int8 copy (precision auto on the CPU) agrees with fp32 on ~92-96 % of best moves and moves the
+    value by up to ~0.15: within its limit, while fp16's limits would call it broken; a copy that picks other
+    moves is still caught."""
+    close = {"max_logit_delta": 2.0, "argmax_share": 0.92, "max_wdl_delta": 0.15}
+    assert within_limits(close, "int8") and not within_limits(close, "fp16")
+    assert not within_limits({**close, "argmax_share": 0.5}, "int8")
 
 
 def test_the_check_sees_a_network_that_is_not_the_reference(tiny_net, tmp_path):
