@@ -69,7 +69,7 @@ ONNX_BACKENDS: tuple[str, ...] = tuple(b.value for b in OnnxBackend)
 #: engines for minutes.
 BACKENDS: dict[str, tuple[str, ...]] = {OnnxBackend.AUTO: (CUDA, CPU), OnnxBackend.TENSORRT: (TRT, CUDA, CPU),
                                         OnnxBackend.CUDA: (CUDA, CPU), OnnxBackend.CPU: (CPU,)}
-#: engine.precision values: auto (fp16 on a GPU with tensor cores, else fp32: :func:`resolve_precision`;
+#: engine.precision values: auto (fp16 on a GPU with tensor cores, fp32 on other GPUs: :func:`resolve_precision`;
 #: int8 on the CPU), fp32
 #: (no TF32 anywhere it can be switched off), tf32, fp16, int8 (the CPU only).
 PRECISIONS = ("auto", "fp32", "tf32", "fp16", "int8")
