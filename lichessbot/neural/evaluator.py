@@ -79,8 +79,8 @@ class Evaluator:
     worst (:func:`lichessbot.neural.providers.start`); :attr:`failures` keeps every provider's reason.
     ``precision``: "auto" (fp16 on a GPU with tensor cores, fp32 on other GPUs:
     :func:`~lichessbot.neural.providers.resolve_precision`; int8 on the CPU: :meth:`_int8_model`), "fp32",
-    "tf32", "fp16" or "int8" (the CPU: an int8
-    copy made at start and cached, :mod:`lichessbot.neural.int8_cache`; :attr:`precision_run` is what runs).
+    "tf32", "fp16" or "int8" (the CPU: an int8 copy made at start and cached, :mod:`lichessbot.neural.int8_cache`;
+    :attr:`precision_run` is what runs).
     ``device``: the CUDA
     device number (``engine.device``, lc0's ``gpu=``). ``threads``: on the CPU, batches evaluated side by
     side, one thread each (0 = one per core, at most :data:`CPU_MAX_CONCURRENCY`); on a GPU provider,
